@@ -1,0 +1,74 @@
+"""The one exception tree of privgame.
+
+Every error privgame raises on purpose derives from :class:`PrivgameError`, which is a
+:class:`ValueError`, so callers can catch bad input with ``except ValueError`` or be precise::
+
+    PrivgameError(ValueError)
+    ├── DataError              a file or table cannot be used (collects every problem)
+    │   └── SchemaError        a schema or role override is inconsistent with the table
+    ├── SizeError              the table is too small for the chosen sizes
+    ├── ParameterError         an option has a wrong value (unknown generator, epsilon <= 0, ...)
+    └── RunError               a run folder is missing, corrupt or in the wrong state
+
+Errors that collect several problems keep them in ``problems`` (one sentence each, naming the
+column or line and the fix); ``str(error)`` lists them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+__all__ = [
+    "DataError",
+    "ParameterError",
+    "PrivgameError",
+    "RunError",
+    "SchemaError",
+    "SizeError",
+]
+
+
+class PrivgameError(ValueError):
+    """Base class of every error privgame raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        A one-paragraph summary.
+    problems : iterable of str, optional
+        Every individual problem found, each naming what is wrong and how to fix it.
+    """
+
+    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
+        self.problems: list[str] = list(problems)
+        self.summary = message
+        text = message
+        if self.problems:
+            text = message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(text)
+
+
+class DataError(PrivgameError):
+    """A file or table cannot be used as it is."""
+
+
+class SchemaError(DataError):
+    """A schema, or an override of a column's role or domain, does not fit the table."""
+
+
+class SizeError(PrivgameError):
+    """The table is too small for the chosen sizes of D_aux, D_eval and D."""
+
+
+class ParameterError(PrivgameError):
+    """An option has a value outside its allowed range, or names something unknown."""
+
+
+class RunError(PrivgameError):
+    """A run folder is missing, corrupt, or in a state that does not allow the request."""
+
+
+def raise_if_problems(error_type: type[PrivgameError], message: str, problems: list[str]) -> None:
+    """Raise ``error_type(message, problems)`` when ``problems`` is not empty."""
+    if problems:
+        raise error_type(message, problems)

@@ -1,0 +1,68 @@
+"""The protocol every synthetic data generator follows.
+
+A generator works on encoded arrays (see :mod:`privgame.data.encoding`): ``fit`` learns from
+a training array and its schema, ``sample`` draws new rows in the same encoding. Randomness
+comes only from the ``rng`` arguments, never from global state. Constructors store
+hyper-parameters only; ``fit`` validates them and sets attributes ending in ``_``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from privgame.data.schema import Schema
+from privgame.errors import ParameterError
+
+__all__ = ["SyntheticGenerator"]
+
+
+class SyntheticGenerator(ABC):
+    """Base class of all generators.
+
+    Class attributes
+    ----------------
+    name : str
+        The registry name (``"synthpop"``, ``"baynet"``, ...).
+    label : str
+        A short human label shown in the dashboard and reports.
+    leaks_training_data : bool
+        True for generators that exist only for tests and sanity checks (identity).
+    """
+
+    name: ClassVar[str] = ""
+    label: ClassVar[str] = ""
+    leaks_training_data: ClassVar[bool] = False
+
+    @abstractmethod
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        """Learn from the encoded training rows ``X`` (shape ``(n, len(schema.used))``)."""
+
+    @abstractmethod
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` encoded synthetic rows; the output keeps the schema's domain."""
+
+    def fit_sample(
+        self, X: np.ndarray, schema: Schema, n: int, *, rng: np.random.Generator
+    ) -> np.ndarray:
+        """Fit on ``X`` then sample ``n`` rows, both from ``rng``."""
+        return self.fit(X, schema, rng=rng).sample(n, rng=rng)
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's hyper-parameters, as passed."""
+        return {k: v for k, v in vars(self).items() if not k.endswith("_") and not k.startswith("_")}
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """Facts about the fitted generator worth recording with a run (e.g. DP caveats)."""
+        return {"generator": self.name, "params": self.get_params()}
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "schema_"):
+            raise ParameterError(f"The {self.name} generator must be fitted before it can sample.")
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({params})"

@@ -1,0 +1,1 @@
+"""Baynet and PrivBayes. Placeholder module: being implemented."""

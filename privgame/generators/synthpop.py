@@ -1,0 +1,1 @@
+"""Synthpop (CART). Placeholder module: being implemented."""
