@@ -1,0 +1,119 @@
+"""Which rows each dataset of each game is trained on (Algorithm 1 of the paper), and what a
+plan costs.
+
+Every function here is pure: given the split and a random generator, it returns the record ids
+(rows of the prepared table) of one training dataset. Roles and their datasets, for target x,
+dataset size n = |D|:
+
+==============  ==========================================================  ============
+role            training rows                                               shared?
+==============  ==========================================================  ============
+shadow 'in'     n - 1 random rows of D_aux, plus x                          per target
+shadow 'out'    n random rows of D_aux                                      every target
+MS 'in'         D itself                                                    every target
+MS 'out'        D with x replaced by a reference record ~ Unif(D_eval \\ D)  per target
+T 'in'          n - 1 random rows of D_eval \\ {x}, plus x                  per target
+T 'out'         n random rows of D_eval \\ {x}                              per target
+==============  ==========================================================  ============
+
+Random rows are drawn without replacement. The attacker's shadow datasets come only from D_aux,
+which is disjoint from D_eval (and so from D).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = [
+    "FitCount",
+    "count_fits",
+    "ms_in_rows",
+    "ms_out_rows",
+    "shadow_in_rows",
+    "shadow_out_rows",
+    "t_in_rows",
+    "t_out_rows",
+]
+
+
+def shadow_in_rows(rng: np.random.Generator, aux: np.ndarray, record_id: int, n: int) -> np.ndarray:
+    """n - 1 random auxiliary rows plus the target record."""
+    return np.append(rng.choice(aux, size=n - 1, replace=False), record_id)
+
+
+def shadow_out_rows(rng: np.random.Generator, aux: np.ndarray, n: int) -> np.ndarray:
+    """n random auxiliary rows (the target is never in D_aux)."""
+    return rng.choice(aux, size=n, replace=False)
+
+
+def ms_in_rows(target: np.ndarray) -> np.ndarray:
+    """The model-seeded game's 'in' dataset: D itself."""
+    return np.asarray(target)
+
+
+def ms_out_rows(
+    rng: np.random.Generator, target: np.ndarray, reference: np.ndarray, record_id: int
+) -> tuple[np.ndarray, int]:
+    """D with the target replaced, in place, by a reference record drawn from D_eval \\ D.
+
+    Returns the rows and the reference record's id.
+    """
+    ref = int(reference[rng.integers(0, len(reference))])
+    rows = np.array(target, copy=True)
+    rows[rows == record_id] = ref
+    return rows, ref
+
+
+def _pool_without(pool: np.ndarray, record_id: int) -> np.ndarray:
+    return pool[pool != record_id]
+
+
+def t_in_rows(rng: np.random.Generator, eval_pool: np.ndarray, record_id: int, n: int) -> np.ndarray:
+    """The traditional game's 'in' dataset: n - 1 rows of D_eval \\ {x}, plus x."""
+    return np.append(rng.choice(_pool_without(eval_pool, record_id), size=n - 1, replace=False), record_id)
+
+
+def t_out_rows(rng: np.random.Generator, eval_pool: np.ndarray, record_id: int, n: int) -> np.ndarray:
+    """The traditional game's 'out' dataset: n rows of D_eval \\ {x}."""
+    return rng.choice(_pool_without(eval_pool, record_id), size=n, replace=False)
+
+
+@dataclass(frozen=True)
+class FitCount:
+    """How many generator fits and samples a plan needs."""
+
+    shared_fits: int
+    shared_samples: int
+    fits_per_target: int
+    n_targets: int
+
+    @property
+    def total_fits(self) -> int:
+        """Every generator fit of the run."""
+        return self.shared_fits + self.fits_per_target * self.n_targets
+
+    def describe(self) -> str:
+        """One sentence for the CLI and the dashboard."""
+        return (
+            f"{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
+            f"(shadow 'out' datasets and the model-seeded 'in' models) and {self.fits_per_target:,} "
+            f"for each of the {self.n_targets:,} target records."
+        )
+
+
+def count_fits(n_targets: int, n_shadow: int, n_eval: int, *, deterministic_fit: bool) -> FitCount:
+    """Count the generator fits of a plan.
+
+    Shared: N_shadow/2 shadow 'out' fits, and the N_eval/2 model-seeded 'in' models on D (a single
+    fit when the generator's fit is deterministic, sampled N_eval/2 times). Per target:
+    N_shadow/2 shadow 'in', N_eval/2 model-seeded 'out', and N_eval traditional fits.
+    """
+    half_shadow, half_eval = n_shadow // 2, n_eval // 2
+    return FitCount(
+        shared_fits=half_shadow + (1 if deterministic_fit else half_eval),
+        shared_samples=half_shadow + half_eval,
+        fits_per_target=half_shadow + 3 * half_eval,
+        n_targets=n_targets,
+    )

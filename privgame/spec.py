@@ -1,0 +1,217 @@
+"""The frozen run specification: everything that determines a run's results.
+
+A :class:`RunSpec` is built by the CLI or the dashboard, validated, written as ``spec.json``
+into the run folder and read back by the engine. How a run is executed (number of workers,
+Dask scheduler) is not part of the spec: it never changes the results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from privgame.errors import ParameterError
+
+__all__ = ["TARGET_MODES", "AttackSettings", "RunSpec", "TargetSelection", "package_versions"]
+
+TargetMode = Literal["all", "random", "outliers", "ids"]
+TARGET_MODES: tuple[str, ...] = ("all", "random", "outliers", "ids")
+
+
+@dataclass(frozen=True)
+class TargetSelection:
+    """Which records of the target dataset D are evaluated.
+
+    Attributes
+    ----------
+    mode : {"all", "random", "outliers", "ids"}
+        Every record of D; ``k`` random records; the ``k`` most outlying records (see
+        :func:`privgame.targets.outlier_scores`); or the records listed in ``ids``.
+    k : int or None
+        Number of records for ``random`` and ``outliers``.
+    ids : tuple of int
+        Record ids (row numbers of the prepared table) for ``ids``; each must be in D.
+    """
+
+    mode: TargetMode = "random"
+    k: int | None = 20
+    ids: tuple[int, ...] = ()
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        if self.mode not in TARGET_MODES:
+            out.append(f"target selection {self.mode!r} is unknown; use one of {list(TARGET_MODES)}.")
+        if self.mode in ("random", "outliers") and (self.k is None or self.k < 1):
+            out.append(f"the number of target records must be at least 1 (got {self.k}).")
+        if self.mode == "ids" and not self.ids:
+            out.append("target selection 'ids' needs at least one record id.")
+        if self.mode == "ids" and len(set(self.ids)) != len(self.ids):
+            out.append("the target record ids contain duplicates; list each id once.")
+        return out
+
+
+@dataclass(frozen=True)
+class AttackSettings:
+    """The TAPAS attack's settings (the attacker's knowledge is fixed by the threat model)."""
+
+    n_shadow: int = 200
+    n_eval: int = 200
+    classifier: Literal["random_forest", "logistic"] = "random_forest"
+    max_exact_columns: int = 20
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        for name in ("n_shadow", "n_eval"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 4 or value % 2:
+                out.append(
+                    f"{name} must be an even integer of at least 4 (half 'in', half 'out'); got {value!r}."
+                )
+        if self.classifier not in ("random_forest", "logistic"):
+            out.append(f"classifier {self.classifier!r} is unknown; use 'random_forest' or 'logistic'.")
+        if not 1 <= self.max_exact_columns <= 24:
+            out.append(
+                f"max_exact_columns must be between 1 and 24 (2^d features); got {self.max_exact_columns}."
+            )
+        return out
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that can change a run's numbers."""
+    import numpy
+    import pandas
+    import sklearn
+
+    import privgame
+
+    return {
+        "privgame": privgame.__version__,
+        "numpy": numpy.__version__,
+        "pandas": pandas.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run's results, frozen and JSON-serialisable.
+
+    Attributes
+    ----------
+    data_name : str
+        A human name for the data (file name), for display only.
+    data_fingerprint : str
+        SHA-256 of the prepared table.
+    schema : dict
+        :meth:`privgame.data.Schema.to_dict` of the prepared table.
+    sizes : dict
+        ``{"aux": |D_aux|, "eval": |D_eval|, "target": |D|}``.
+    generator : str
+        Registry name of the generator.
+    generator_params : dict
+        Its parameters.
+    attack : AttackSettings
+    targets : TargetSelection
+    threshold : float
+        The high-risk threshold t used by reports (reports may pick another).
+    seed : int
+        The root seed of every random choice.
+    versions : dict
+        Package versions, recorded for provenance.
+    """
+
+    data_name: str
+    data_fingerprint: str
+    schema: dict[str, Any]
+    sizes: dict[str, int]
+    generator: str
+    generator_params: dict[str, Any] = field(default_factory=dict)
+    attack: AttackSettings = field(default_factory=AttackSettings)
+    targets: TargetSelection = field(default_factory=TargetSelection)
+    threshold: float = 0.8
+    seed: int = 0
+    versions: dict[str, str] = field(default_factory=package_versions)
+
+    def validate(self) -> RunSpec:
+        """Check every setting and raise one :class:`ParameterError` listing all problems."""
+        from privgame.generators import available
+
+        problems = [*self.attack.problems(), *self.targets.problems()]
+        if self.generator not in available():
+            problems.append(f"generator {self.generator!r} is unknown; use one of {available()}.")
+        if not (isinstance(self.threshold, (int, float)) and 0.0 <= self.threshold <= 1.0):
+            problems.append(f"the high-risk threshold t must be between 0 and 1; got {self.threshold!r}.")
+        if not isinstance(self.seed, int) or self.seed < 0:
+            problems.append(f"the seed must be a non-negative integer; got {self.seed!r}.")
+        if set(self.sizes) != {"aux", "eval", "target"}:
+            problems.append("sizes must give 'aux', 'eval' and 'target'.")
+        if problems:
+            raise ParameterError("The run settings are not valid.", problems)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (infinite epsilon is written as the string "inf")."""
+        data = asdict(self)
+        data["targets"]["ids"] = list(self.targets.ids)
+        data["generator_params"] = {k: _json_number(v) for k, v in self.generator_params.items()}
+        return data
+
+    def to_json(self) -> str:
+        """Canonical JSON text (sorted keys), identical for identical specs."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSpec:
+        """Rebuild a spec from :meth:`to_dict` output."""
+        targets = dict(data.get("targets", {}))
+        targets["ids"] = tuple(int(i) for i in targets.get("ids", ()))
+        params = {k: _from_json_number(v) for k, v in dict(data.get("generator_params", {})).items()}
+        return cls(
+            data_name=str(data["data_name"]),
+            data_fingerprint=str(data["data_fingerprint"]),
+            schema=dict(data["schema"]),
+            sizes={k: int(v) for k, v in dict(data["sizes"]).items()},
+            generator=str(data["generator"]),
+            generator_params=params,
+            attack=AttackSettings(**dict(data.get("attack", {}))),
+            targets=TargetSelection(**targets),
+            threshold=float(data.get("threshold", 0.8)),
+            seed=int(data.get("seed", 0)),
+            versions=dict(data.get("versions", {})),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSpec:
+        """Parse :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _from_json_number(value: Any) -> Any:
+    if value in ("inf", "-inf"):
+        return float(value)
+    return value
+
+
+def parse_ids(values: Sequence[str]) -> tuple[int, ...]:
+    """Parse record ids given as text, with a clear error for anything that is not an integer."""
+    out = []
+    bad = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except ValueError:
+            bad.append(v)
+    if bad:
+        raise ParameterError(f"Record ids must be whole numbers; these are not: {bad}.")
+    return tuple(out)

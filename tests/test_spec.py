@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from privgame.errors import ParameterError
+from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
+
+
+def _spec(**kwargs: object) -> RunSpec:
+    base: dict[str, object] = {
+        "data_name": "t.csv",
+        "data_fingerprint": "abc",
+        "schema": {"columns": [], "missing_policy": "drop"},
+        "sizes": {"aux": 10, "eval": 10, "target": 5},
+        "generator": "privbayes",
+        "generator_params": {"epsilon": math.inf, "degree": 1},
+    }
+    base.update(kwargs)
+    return RunSpec(**base)  # type: ignore[arg-type]
+
+
+def test_spec_round_trips_through_json_including_infinite_epsilon() -> None:
+    spec = _spec(targets=TargetSelection(mode="ids", k=None, ids=(3, 1)))
+    again = RunSpec.from_json(spec.to_json())
+    assert again == spec
+    assert '"epsilon": "inf"' in spec.to_json()
+    assert spec.to_json() == again.to_json()
+
+
+def test_validation_collects_every_problem() -> None:
+    spec = _spec(
+        generator="nope",
+        threshold=1.5,
+        seed=-1,
+        attack=AttackSettings(n_shadow=3, n_eval=0, classifier="svm"),  # type: ignore[arg-type]
+        targets=TargetSelection(mode="random", k=0),
+    )
+    with pytest.raises(ParameterError, match="not valid") as info:
+        spec.validate()
+    text = "\n".join(info.value.problems)
+    for fragment in ("n_shadow", "n_eval", "svm", "at least 1", "nope", "threshold", "seed"):
+        assert fragment in text
+    assert len(info.value.problems) == 7
+
+
+def test_parse_ids_names_the_bad_values() -> None:
+    assert parse_ids(["1", "22"]) == (1, 22)
+    with pytest.raises(ParameterError, match=r"\['x1'\]"):
+        parse_ids(["1", "x1"])

@@ -1,0 +1,73 @@
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame.errors import RunError
+from privgame.spec import RunSpec
+from privgame.store import RunFolder, atomic_write, create_run, list_runs, open_run
+
+
+def _spec() -> RunSpec:
+    return RunSpec(
+        data_name="t.csv",
+        data_fingerprint="abc",
+        schema={"columns": [], "missing_policy": "drop"},
+        sizes={"aux": 10, "eval": 10, "target": 5},
+        generator="marginals",
+    )
+
+
+def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> None:
+    table = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    folder = create_run(tmp_path / "runs", _spec(), table)
+    assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder.path / "spec.json").stat().st_mode) == 0o600
+    assert folder.spec() == _spec()
+    pd.testing.assert_frame_equal(folder.load_table(), table)
+    assert folder.status()["state"] == "created"
+    assert [info.run_id for info in list_runs(tmp_path / "runs")] == [folder.run_id]
+    assert open_run(tmp_path / "runs", folder.run_id).path == folder.path
+
+
+def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder.save_shared("shadow_out", 16, np.ones((2, 3, 4)))
+    folder.save_shared("shadow_out", 0, np.zeros((16, 3, 4)))
+    assert folder.shared_done("shadow_out", 0) and not folder.shared_done("ms_in", 0)
+    stacked = folder.load_shared("shadow_out")
+    assert stacked.shape == (18, 3, 4) and stacked[:16].sum() == 0 and stacked[16:].min() == 1
+    folder.save_target(7, {"ms_scores": np.arange(4.0)})
+    assert folder.finished_targets() == [7]
+    assert np.array_equal(folder.load_target(7)["ms_scores"], np.arange(4.0))
+    with pytest.raises(RunError, match="Record 8 was not evaluated"):
+        folder.load_target(8)
+
+
+def test_cancel_flag_and_results_guard(tmp_path: Path) -> None:
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    assert not folder.cancel_requested()
+    folder.request_cancel()
+    assert folder.cancel_requested()
+    folder.clear_cancel()
+    assert not folder.cancel_requested()
+    with pytest.raises(RunError, match="no results yet"):
+        folder.records()
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
+    atomic_write(tmp_path / "f.txt", b"one")
+    atomic_write(tmp_path / "f.txt", b"two")
+    assert (tmp_path / "f.txt").read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_a_folder_without_spec_or_a_bad_run_id_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="not a privgame run folder"):
+        RunFolder(tmp_path)
+    with pytest.raises(RunError, match="not a run id"):
+        open_run(tmp_path, "../../etc")
