@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame.data.encoding import encode
+from privgame.data.schema import infer_schema
+from privgame.errors import ParameterError
+from privgame.spec import TargetSelection
+from privgame.targets import gower_distances, nearest_neighbours, outlier_scores, select_targets
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 60
+    df = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "blue"], size=n),
+            "size": rng.normal(10, 1, size=n).round(2),
+        }
+    )
+    df.loc[5] = ["green", 40.0]  # a clear outlier: rare category and extreme value
+    return df
+
+
+def _slow_gower(a: np.ndarray, b: np.ndarray, is_cat: np.ndarray, ranges: np.ndarray) -> float:
+    total = 0.0
+    for j in range(len(a)):
+        if is_cat[j]:
+            total += float(a[j] != b[j])
+        elif ranges[j] > 0:
+            total += min(abs(a[j] - b[j]) / ranges[j], 1.0)
+    return total / len(a)
+
+
+def test_gower_distances_match_the_formula(table: pd.DataFrame) -> None:
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    fast = gower_distances(X[:7], X, schema)
+    ranges = np.array([0.0, schema.column("size").upper - schema.column("size").lower])
+    for i in range(7):
+        for k in range(len(X)):
+            assert fast[i, k] == pytest.approx(_slow_gower(X[i], X[k], schema.is_categorical, ranges))
+
+
+def test_the_outlier_scores_highest_and_neighbours_exclude_the_record(table: pd.DataFrame) -> None:
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    scores = outlier_scores(X, schema)
+    assert int(np.argmax(scores)) == 5
+    positions, distances = nearest_neighbours(X[5], X, schema, k=3, exclude=5)
+    assert 5 not in positions and len(positions) == 3
+    assert np.all(np.diff(distances) >= 0)
+
+
+def test_target_selection_modes(table: pd.DataFrame) -> None:
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    d = np.arange(0, 60, 2)
+    assert np.array_equal(select_targets(TargetSelection("all", None), d, X, schema, seed=0), d)
+    picked = select_targets(TargetSelection("random", 5), d, X, schema, seed=1)
+    assert len(picked) == 5 and np.isin(picked, d).all()
+    assert np.array_equal(picked, select_targets(TargetSelection("random", 5), d, X, schema, seed=1))
+    assert not np.array_equal(picked, select_targets(TargetSelection("random", 5), d, X, schema, seed=2))
+    assert np.array_equal(select_targets(TargetSelection("ids", None, (4, 2)), d, X, schema, seed=0), [2, 4])
+    d_with_outlier = np.arange(0, 30)
+    top = select_targets(TargetSelection("outliers", 1), d_with_outlier, X, schema, seed=0)
+    assert top.tolist() == [5]
+
+
+def test_target_selection_errors_name_the_fix(table: pd.DataFrame) -> None:
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    d = np.arange(0, 10)
+    with pytest.raises(ParameterError, match=r"\[11\] are not in the target dataset D"):
+        select_targets(TargetSelection("ids", None, (1, 11)), d, X, schema, seed=0)
+    with pytest.raises(ParameterError, match="only 10"):
+        select_targets(TargetSelection("random", 11), d, X, schema, seed=0)
