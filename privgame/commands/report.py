@@ -65,13 +65,14 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"at risk (R > t)     model-seeded {summary.get('at_risk_model_seeded')}, "
         f"traditional {summary.get('at_risk_traditional')}",
     ]
-    pct = summary.get("percentiles") or {}
-    for name, label in (("model_seeded", "model-seeded"), ("traditional", "traditional"), ("abs_difference", "|R_T - R_MS|")):
-        p = pct.get(name)
+    for name, label in (
+        ("model_seeded", "model-seeded risk"),
+        ("traditional", "traditional risk"),
+        ("abs_difference", "|R_MS - R_T|"),
+    ):
+        p = summary.get(f"percentiles_{name}")
         if p:
-            lines.append(
-                f"{label:<20}p10 {_fmt(p.get('10'))}  p50 {_fmt(p.get('50'))}  p90 {_fmt(p.get('90'))}"
-            )
+            lines.append(f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}")
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")

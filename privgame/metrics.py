@@ -1,0 +1,724 @@
+"""Metrics of the privacy games: per-record risk (ROC AUC) and comparisons across records.
+
+Per record (Section 3.3 and Algorithm 1 of the paper), a game yields one membership score per run
+and the secret bit of that run. Here ``labels`` hold the bits (1 = 'in', the target record was a
+member; 0 = 'out') and ``scores`` the attack's membership scores, higher meaning more likely 'in'.
+The attack predicts 'in' when ``score >= gamma``; sweeping the threshold ``gamma`` gives the
+empirical false positive rate (Eq. 5) and false negative rate (Eq. 6), and the area under the ROC
+curve is the record's risk ``R`` (``R^MS`` in the model-seeded game, ``R^T`` in the traditional
+game).
+
+Across records (Section 4.3), the two risks are compared with the miss rate (Eq. 9) and the root
+mean squared deviation (Eq. 10), together with distribution summaries (ECDF, percentiles).
+
+Decisions on edge cases, applied everywhere in this module:
+
+* A per-record metric needs both classes. With only 'in' or only 'out' runs (or none), the AUC,
+  its confidence interval and TPR at a given FPR are ``nan``: undefined, never a silent 0.5.
+* Scores must be finite, and labels 0 or 1 (booleans allowed); anything else raises
+  :class:`~privgame.errors.ParameterError`.
+* Risks compared across records must lie in [0, 1] or be ``nan``. A record with a ``nan`` risk in
+  either game (an undefined AUC) is left out of every across-record metric, and the number left
+  out is reported (``MissRate.excluded``, ``summarize``'s ``records_excluded``).
+* A miss rate with no record at risk (no ``R^MS > t``) is undefined: ``MissRate.rate`` is
+  ``None`` and its text says so, never 0.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from privgame.errors import ParameterError
+
+__all__ = [
+    "MissRate",
+    "RocCurve",
+    "abs_differences",
+    "auc",
+    "auc_ci",
+    "ecdf",
+    "hoeffding_half_width",
+    "miss_rate",
+    "miss_rate_curve",
+    "percentiles",
+    "rmsd",
+    "roc_points",
+    "summarize",
+    "tpr_at_fpr",
+]
+
+FloatArray = NDArray[np.float64]
+
+
+# --------------------------------------------------------------------------------------------
+# Input checks
+# --------------------------------------------------------------------------------------------
+
+
+def _float_vector(values: ArrayLike, name: str) -> FloatArray:
+    """Return ``values`` as a 1-D float64 array, or raise ParameterError."""
+    try:
+        array = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(
+            f"{name} must be a sequence of numbers; convert it to a 1-D numeric array ({exc})."
+        ) from exc
+    if array.ndim != 1:
+        raise ParameterError(
+            f"{name} must be one-dimensional, got shape {array.shape}; pass one value per entry."
+        )
+    return array
+
+
+def _scores_labels(scores: ArrayLike, labels: ArrayLike) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Validate one record's game output; return (scores, is_in)."""
+    s = _float_vector(scores, "scores")
+    lab = _float_vector(labels, "labels")
+    if s.shape != lab.shape:
+        raise ParameterError(
+            f"scores and labels must have the same length, got {s.size} scores and "
+            f"{lab.size} labels; pass one score and one label per run."
+        )
+    if not np.all(np.isfinite(s)):
+        bad = int(np.count_nonzero(~np.isfinite(s)))
+        raise ParameterError(
+            f"scores must be finite numbers, but {bad} are nan or infinite; drop or repair "
+            "those runs before computing the metric."
+        )
+    if not np.all((lab == 0) | (lab == 1)):
+        bad = int(np.count_nonzero((lab != 0) & (lab != 1)))
+        raise ParameterError(
+            f"labels must be 0 ('out') or 1 ('in'), but {bad} are something else; encode the "
+            "secret bit of each run as 0 or 1."
+        )
+    return s, lab == 1
+
+
+def _probability(value: float, name: str, *, open_low: bool, open_high: bool) -> float:
+    """Validate a number in [0, 1] (ends open as requested) and return it as float."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(f"{name} must be a number, got {value!r}.") from exc
+    low_ok = v > 0 if open_low else v >= 0
+    high_ok = v < 1 if open_high else v <= 1
+    if not (math.isfinite(v) and low_ok and high_ok):
+        interval = ("(" if open_low else "[") + "0, 1" + (")" if open_high else "]")
+        raise ParameterError(f"{name} must lie in {interval}, got {value!r}; choose e.g. 0.05.")
+    return v
+
+
+def _risk_vector(values: ArrayLike, name: str) -> FloatArray:
+    """Validate per-record risks: 1-D, each in [0, 1] or nan."""
+    r = _float_vector(values, name)
+    defined = r[~np.isnan(r)]
+    if np.any((defined < 0) | (defined > 1)):
+        bad = int(np.count_nonzero((defined < 0) | (defined > 1)))
+        raise ParameterError(
+            f"{name} must hold risks in [0, 1] (an AUC) or nan for an undefined risk, but {bad} "
+            "values lie outside; pass AUC values, not percentages or raw scores."
+        )
+    return r
+
+
+def _risk_pairs(r_ms: ArrayLike, r_t: ArrayLike) -> tuple[FloatArray, FloatArray, int]:
+    """Validate paired risks; return the pairs where both are defined and how many were dropped."""
+    ms = _risk_vector(r_ms, "r_ms")
+    t = _risk_vector(r_t, "r_t")
+    if ms.shape != t.shape:
+        raise ParameterError(
+            f"r_ms and r_t must have one value per record each, got {ms.size} and {t.size}; "
+            "pass both risks for the same records in the same order."
+        )
+    keep = ~(np.isnan(ms) | np.isnan(t))
+    return ms[keep], t[keep], int(ms.size - np.count_nonzero(keep))
+
+
+def _finite_values(values: ArrayLike, name: str) -> FloatArray:
+    """Validate a 1-D array whose entries are finite or nan; return the non-nan entries."""
+    v = _float_vector(values, name)
+    if np.any(np.isinf(v)):
+        raise ParameterError(
+            f"{name} must hold finite numbers (nan marks an undefined value), but some are "
+            "infinite; remove them first."
+        )
+    return v[~np.isnan(v)]
+
+
+def _threshold(value: float, name: str = "threshold") -> float:
+    return _probability(value, name, open_low=False, open_high=False)
+
+
+# --------------------------------------------------------------------------------------------
+# Per record: ROC curve, AUC, DeLong interval, TPR at low FPR, Hoeffding bound
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class RocCurve:
+    """The empirical ROC curve of one record's game, one point per attack threshold.
+
+    Attributes
+    ----------
+    thresholds : ndarray of float
+        ``+inf`` followed by every distinct score in decreasing order. The attack predicts
+        'in' when ``score >= threshold``, so the first point predicts 'in' for no run
+        (FPR = TPR = 0) and the last for every run (FPR = TPR = 1).
+    fpr : ndarray of float
+        Empirical false positive rate (Eq. 5) at each threshold: share of 'out' runs predicted
+        'in'. All ``nan`` when there is no 'out' run.
+    fnr : ndarray of float
+        Empirical false negative rate (Eq. 6) at each threshold: share of 'in' runs predicted
+        'out', equal to ``1 - tpr``. All ``nan`` when there is no 'in' run.
+    tpr : ndarray of float
+        True positive rate, ``1 - fnr``.
+    n_in : int
+        Number of 'in' runs (label 1).
+    n_out : int
+        Number of 'out' runs (label 0).
+
+    Notes
+    -----
+    The arrays are read-only. Equality is identity (arrays have no single truth value).
+    """
+
+    thresholds: FloatArray
+    fpr: FloatArray
+    fnr: FloatArray
+    tpr: FloatArray
+    n_in: int
+    n_out: int
+
+
+def roc_points(scores: ArrayLike, labels: ArrayLike) -> RocCurve:
+    """Compute FPR and FNR of the threshold attack at every distinct threshold.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (N,)
+        Membership scores, one per run; higher means more likely 'in'. Must be finite.
+    labels : array-like of {0, 1}, shape (N,)
+        Secret bit of each run: 1 = 'in' (target record in the training data), 0 = 'out'.
+
+    Returns
+    -------
+    RocCurve
+        Thresholds ``[+inf, s_max, ..., s_min]`` with the error rates of the prediction
+        ``score >= threshold``; ``(fpr, tpr)`` runs from ``(0, 0)`` to ``(1, 1)``. A rate
+        whose class is absent is ``nan`` throughout. With no runs at all, the curve has the
+        single threshold ``+inf`` and ``nan`` rates.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ, a score is not finite, or a label is not 0 or 1.
+    """
+    s, is_in = _scores_labels(scores, labels)
+    n_in = int(np.count_nonzero(is_in))
+    n_out = int(s.size - n_in)
+    order = np.argsort(-s, kind="stable")
+    s_sorted = s[order]
+    in_sorted = is_in[order]
+    # The last index of each run of equal scores: all tied runs switch to 'in' together.
+    if s.size:
+        last = np.flatnonzero(np.r_[s_sorted[1:] != s_sorted[:-1], True])
+    else:
+        last = np.empty(0, dtype=np.intp)
+    tp = np.r_[0, np.cumsum(in_sorted)[last]].astype(np.float64)
+    fp = np.r_[0, last + 1].astype(np.float64) - tp
+    thresholds = np.r_[np.inf, s_sorted[last]]
+    tpr = tp / n_in if n_in else np.full(tp.shape, np.nan)
+    fpr = fp / n_out if n_out else np.full(fp.shape, np.nan)
+    fnr = 1.0 - tpr
+    for array in (thresholds, fpr, fnr, tpr):
+        array.setflags(write=False)
+    return RocCurve(thresholds=thresholds, fpr=fpr, fnr=fnr, tpr=tpr, n_in=n_in, n_out=n_out)
+
+
+def _midranks(x: FloatArray) -> FloatArray:
+    """Ranks 1..n of ``x`` with ties given the mean of the ranks they share."""
+    n = x.size
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    starts = np.flatnonzero(np.r_[True, xs[1:] != xs[:-1]])
+    ends = np.r_[starts[1:], n]  # exclusive
+    # Ranks starts+1 .. ends share their mean (starts + 1 + ends) / 2.
+    group_rank = (starts + 1 + ends) / 2.0
+    ranks = np.empty(n, dtype=np.float64)
+    ranks[order] = np.repeat(group_rank, ends - starts)
+    return ranks
+
+
+def _placements(s: FloatArray, is_in: NDArray[np.bool_]) -> tuple[FloatArray, FloatArray]:
+    """DeLong's placement values: for each 'in' run the share of 'out' runs it beats (ties 1/2),
+    and for each 'out' run the share of 'in' runs that beat it (ties 1/2)."""
+    pos, neg = s[is_in], s[~is_in]
+    all_ranks = _midranks(np.r_[pos, neg])
+    # midrank among all minus midrank within its own class = number of the other class below
+    # it, ties counted 1/2 (Sun and Xu 2014).
+    below_pos = all_ranks[: pos.size] - _midranks(pos)
+    below_neg = all_ranks[pos.size :] - _midranks(neg)
+    v10 = below_pos / neg.size
+    v01 = 1.0 - below_neg / pos.size
+    return v10, v01
+
+
+def auc(scores: ArrayLike, labels: ArrayLike) -> float:
+    """ROC AUC of the threshold attack: the record's risk ``R`` in a game.
+
+    Equal to the Mann-Whitney statistic: the probability that an 'in' run scores higher than an
+    'out' run, with ties counted as 1/2; equivalently, the trapezoidal area under
+    :func:`roc_points`. Computed from midranks as ``U / (n_in * n_out)`` where ``U`` is exact, so
+    the result is the correctly rounded value of the exact fraction (an AUC of exactly 4/5
+    compares equal to ``0.8``).
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (N,)
+        Membership scores (finite), higher meaning more likely 'in'.
+    labels : array-like of {0, 1}, shape (N,)
+        1 = 'in', 0 = 'out'.
+
+    Returns
+    -------
+    float
+        The AUC in [0, 1]; ``nan`` when there are no 'in' runs or no 'out' runs (including
+        empty input): the AUC is undefined then, not 0.5.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ, a score is not finite, or a label is not 0 or 1.
+    """
+    s, is_in = _scores_labels(scores, labels)
+    n_in = int(np.count_nonzero(is_in))
+    n_out = s.size - n_in
+    if n_in == 0 or n_out == 0:
+        return math.nan
+    ranks = _midranks(s)
+    u = float(ranks[is_in].sum()) - n_in * (n_in + 1) / 2.0
+    return u / (n_in * n_out)
+
+
+def auc_ci(scores: ArrayLike, labels: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
+    """DeLong confidence interval of the AUC.
+
+    The variance of the Mann-Whitney AUC is estimated as in DeLong, DeLong and Clarke-Pearson
+    (1988): ``var = S10 / n_in + S01 / n_out``, where ``S10`` and ``S01`` are the sample variances
+    (denominator ``n - 1``) of the placement values of the 'in' and 'out' runs (the share of the
+    other class each run beats, ties counted 1/2). The interval is the normal approximation
+    ``auc +/- z * sqrt(var)`` with ``z`` the ``(1 + level) / 2`` standard normal quantile,
+    clipped to [0, 1]. Placement values come from midranks (Sun and Xu 2014), O(N log N).
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (N,)
+        Membership scores (finite), higher meaning more likely 'in'.
+    labels : array-like of {0, 1}, shape (N,)
+        1 = 'in', 0 = 'out'.
+    level : float, default 0.95
+        Confidence level, strictly between 0 and 1.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        ``(nan, nan)`` when the AUC is undefined (a class absent) or a class has a single run
+        (its sample variance is undefined). When the estimated variance is zero, as with perfect
+        separation or all scores tied, the interval collapses to ``(auc, auc)``: the asymptotic
+        method sees no spread, so treat such an interval with care for small N (the Hoeffding
+        bound of :func:`hoeffding_half_width` holds regardless).
+
+    Raises
+    ------
+    ParameterError
+        If ``level`` is not in (0, 1), or the inputs are invalid as for :func:`auc`.
+    """
+    level = _probability(level, "level", open_low=True, open_high=True)
+    s, is_in = _scores_labels(scores, labels)
+    n_in = int(np.count_nonzero(is_in))
+    n_out = s.size - n_in
+    if n_in < 2 or n_out < 2:
+        return (math.nan, math.nan)
+    value = auc(s, is_in)
+    v10, v01 = _placements(s, is_in)
+    variance = float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out)
+    half = NormalDist().inv_cdf(0.5 + level / 2.0) * math.sqrt(max(variance, 0.0))
+    return (max(0.0, value - half), min(1.0, value + half))
+
+
+def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> float:
+    """Highest true positive rate among thresholds whose false positive rate is at most ``fpr``.
+
+    Read off the empirical ROC curve of :func:`roc_points` without interpolation. The threshold
+    ``+inf`` (predict 'in' for no run) always qualifies, so the result is at least 0.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (N,)
+        Membership scores (finite), higher meaning more likely 'in'.
+    labels : array-like of {0, 1}, shape (N,)
+        1 = 'in', 0 = 'out'.
+    fpr : float
+        The largest acceptable false positive rate, in [0, 1] (e.g. 0.01 or 0.1).
+
+    Returns
+    -------
+    float
+        The TPR; ``nan`` when a class is absent (including empty input).
+
+    Raises
+    ------
+    ParameterError
+        If ``fpr`` is not in [0, 1], or the inputs are invalid as for :func:`auc`.
+    """
+    limit = _probability(fpr, "fpr", open_low=False, open_high=False)
+    curve = roc_points(scores, labels)
+    if curve.n_in == 0 or curve.n_out == 0:
+        return math.nan
+    return float(curve.tpr[curve.fpr <= limit].max())
+
+
+def hoeffding_half_width(n: int, rho: float = 0.05) -> float:
+    """Half-width of the Hoeffding bound on an empirical error rate (Proposition 1).
+
+    With probability at least ``1 - rho`` over the game's fresh seeds, the empirical FPR (or FNR)
+    from ``n`` runs of its class is within ``sqrt(log(2 / rho) / (2 n))`` of the true rate
+    (Eq. 7; Appendix A).
+
+    Parameters
+    ----------
+    n : int
+        Number of runs of one class ('out' runs for the FPR, 'in' runs for the FNR), ``>= 1``.
+    rho : float, default 0.05
+        Failure probability, strictly between 0 and 1.
+
+    Returns
+    -------
+    float
+        The half-width (may exceed 1 for very small ``n``, where the bound says nothing).
+
+    Raises
+    ------
+    ParameterError
+        If ``n`` is not an integer ``>= 1`` or ``rho`` is not in (0, 1).
+    """
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ParameterError(
+            f"n must be a whole number of runs >= 1, got {n!r}; pass the number of runs per class."
+        )
+    rho = _probability(rho, "rho", open_low=True, open_high=True)
+    return math.sqrt(math.log(2.0 / rho) / (2.0 * int(n)))
+
+
+# --------------------------------------------------------------------------------------------
+# Across records: miss rate, RMSD, distributions, summary
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MissRate:
+    """Miss rate of the traditional game at high-risk threshold ``t`` (Eq. 9).
+
+    Attributes
+    ----------
+    rate : float or None
+        ``missed / at_risk``; ``None`` when ``at_risk == 0`` (undefined, never 0).
+    missed : int
+        Records with ``R^T <= t`` and ``R^MS > t``: high risk, but judged low risk by the
+        traditional game.
+    at_risk : int
+        Records with ``R^MS > t``.
+    threshold : float
+        The high-risk threshold ``t``.
+    excluded : int
+        Records left out because either risk is ``nan`` (undefined AUC).
+    """
+
+    rate: float | None
+    missed: int
+    at_risk: int
+    threshold: float
+    excluded: int = 0
+
+    def describe(self) -> str:
+        """One sentence stating the miss rate, or why it is undefined."""
+        t = f"t={self.threshold:g}"
+        if self.rate is None:
+            text = f"Miss rate undefined: no record has model-seeded risk above {t}"
+        else:
+            text = (
+                f"Miss rate {self.rate:.2f}: {self.missed} of the {self.at_risk} records with "
+                f"model-seeded risk above {t} have traditional risk at or below {t}"
+            )
+        if self.excluded:
+            noun = "record" if self.excluded == 1 else "records"
+            text += f" ({self.excluded} {noun} with an undefined risk left out)"
+        return text + "."
+
+    def __str__(self) -> str:
+        return self.describe()
+
+
+def _miss_rate_of_pairs(ms: FloatArray, t: FloatArray, threshold: float, excluded: int) -> MissRate:
+    high = ms > threshold
+    at_risk = int(np.count_nonzero(high))
+    missed = int(np.count_nonzero(high & (t <= threshold)))
+    rate = missed / at_risk if at_risk else None
+    return MissRate(
+        rate=rate, missed=missed, at_risk=at_risk, threshold=threshold, excluded=excluded
+    )
+
+
+def miss_rate(r_ms: ArrayLike, r_t: ArrayLike, threshold: float) -> MissRate:
+    """Share of high-risk records (``R^MS > t``) that the traditional game calls low risk (Eq. 9).
+
+    Parameters
+    ----------
+    r_ms : array-like of float, shape (R,)
+        Model-seeded risk of each record, in [0, 1], ``nan`` when undefined.
+    r_t : array-like of float, shape (R,)
+        Traditional risk of the same records in the same order.
+    threshold : float
+        High-risk threshold ``t`` in [0, 1] (the paper uses 0.8).
+
+    Returns
+    -------
+    MissRate
+        With ``rate`` ``None`` when no defined record has ``R^MS > t``. Records with a ``nan``
+        risk in either game are left out and counted in ``excluded``.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ, a risk lies outside [0, 1], or ``threshold`` is outside [0, 1].
+    """
+    t = _threshold(threshold)
+    ms, tr, excluded = _risk_pairs(r_ms, r_t)
+    return _miss_rate_of_pairs(ms, tr, t, excluded)
+
+
+def miss_rate_curve(r_ms: ArrayLike, r_t: ArrayLike, thresholds: ArrayLike) -> list[MissRate]:
+    """Miss rate at each of several high-risk thresholds (Figure 2a).
+
+    Parameters
+    ----------
+    r_ms, r_t : array-like of float, shape (R,)
+        Model-seeded and traditional risks, as for :func:`miss_rate`.
+    thresholds : array-like of float
+        High-risk thresholds in [0, 1], in the order wanted.
+
+    Returns
+    -------
+    list of MissRate
+        One per threshold, in the given order.
+
+    Raises
+    ------
+    ParameterError
+        As for :func:`miss_rate`, for any threshold.
+    """
+    ts = _float_vector(thresholds, "thresholds")
+    checked = [_threshold(float(t), "each threshold") for t in ts]
+    ms, tr, excluded = _risk_pairs(r_ms, r_t)
+    return [_miss_rate_of_pairs(ms, tr, t, excluded) for t in checked]
+
+
+def rmsd(r_ms: ArrayLike, r_t: ArrayLike) -> float:
+    """Root mean squared deviation between traditional and model-seeded risks (Eq. 10).
+
+    Parameters
+    ----------
+    r_ms, r_t : array-like of float, shape (R,)
+        Model-seeded and traditional risks of the same records; records with a ``nan`` in either
+        are left out.
+
+    Returns
+    -------
+    float
+        ``sqrt(mean((R^T - R^MS)^2))`` over the defined records; ``nan`` when there is none.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ or a risk lies outside [0, 1].
+    """
+    ms, tr, _ = _risk_pairs(r_ms, r_t)
+    if ms.size == 0:
+        return math.nan
+    return math.sqrt(float(np.mean((tr - ms) ** 2)))
+
+
+def abs_differences(r_ms: ArrayLike, r_t: ArrayLike) -> FloatArray:
+    """Per-record absolute difference ``|R^T - R^MS|`` (Figure 1b).
+
+    Parameters
+    ----------
+    r_ms, r_t : array-like of float, shape (R,)
+        Model-seeded and traditional risks of the same records.
+
+    Returns
+    -------
+    ndarray of float, shape (R,)
+        Aligned with the input records (this is a per-record value, not an across-record
+        summary), so a record with an undefined risk keeps ``nan`` in its place.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ or a risk lies outside [0, 1].
+    """
+    ms = _risk_vector(r_ms, "r_ms")
+    tr = _risk_vector(r_t, "r_t")
+    if ms.shape != tr.shape:
+        raise ParameterError(
+            f"r_ms and r_t must have one value per record each, got {ms.size} and {tr.size}; "
+            "pass both risks for the same records in the same order."
+        )
+    return np.abs(tr - ms)
+
+
+def ecdf(values: ArrayLike) -> tuple[FloatArray, FloatArray]:
+    """Empirical cumulative distribution function (Figure 2b).
+
+    Parameters
+    ----------
+    values : array-like of float, shape (R,)
+        Finite values; ``nan`` entries (undefined risks) are left out.
+
+    Returns
+    -------
+    (x, F) : tuple of ndarray
+        ``x`` the distinct values in increasing order and ``F[i]`` the share of values
+        ``<= x[i]``, in (0, 1] with ``F[-1] == 1``. Both empty when no value is defined.
+
+    Raises
+    ------
+    ParameterError
+        If ``values`` is not 1-D or holds an infinite value.
+    """
+    v = _finite_values(values, "values")
+    x, counts = np.unique(v, return_counts=True)
+    if v.size == 0:
+        return x.astype(np.float64), np.empty(0, dtype=np.float64)
+    return x.astype(np.float64), np.cumsum(counts) / v.size
+
+
+def percentiles(values: ArrayLike, q: Sequence[int] = (10, 50, 90)) -> dict[int, float]:
+    """Percentiles of the defined values (numpy's default linear interpolation).
+
+    Parameters
+    ----------
+    values : array-like of float, shape (R,)
+        Finite values; ``nan`` entries (undefined risks) are left out.
+    q : sequence of int, default (10, 50, 90)
+        Percentiles to compute, whole numbers in [0, 100].
+
+    Returns
+    -------
+    dict of int to float
+        ``{q_i: percentile}`` in the order of ``q``; every value ``nan`` when no value is defined.
+
+    Raises
+    ------
+    ParameterError
+        If a ``q`` is not a whole number in [0, 100], or ``values`` is invalid as for
+        :func:`ecdf`.
+    """
+    keys: list[int] = []
+    for p in q:
+        if isinstance(p, bool) or not isinstance(p, int | np.integer) or not 0 <= p <= 100:
+            raise ParameterError(
+                f"each percentile must be a whole number in [0, 100], got {p!r}; "
+                "e.g. q=(10, 50, 90)."
+            )
+        keys.append(int(p))
+    v = _finite_values(values, "values")
+    if v.size == 0:
+        return dict.fromkeys(keys, math.nan)
+    found = np.percentile(v, keys)
+    return {k: float(x) for k, x in zip(keys, found, strict=True)}
+
+
+def _json_number(value: float) -> float | None:
+    """JSON has no nan: an undefined number becomes None."""
+    return None if math.isnan(value) else float(value)
+
+
+def summarize(
+    r_ms: ArrayLike, r_t: ArrayLike, *, threshold: float = 0.8, difference: float = 0.1
+) -> dict[str, Any]:
+    """A Table-1 style comparison of model-seeded and traditional risks, ready for ``json.dumps``.
+
+    Parameters
+    ----------
+    r_ms, r_t : array-like of float, shape (R,)
+        Model-seeded and traditional risk of each record, in [0, 1], ``nan`` when undefined.
+    threshold : float, default 0.8
+        High-risk threshold ``t`` for the miss rate and the at-risk counts.
+    difference : float, default 0.1
+        Cut-off for the share of records whose risks differ by more than it (Section 5).
+
+    Returns
+    -------
+    dict
+        Plain Python types only; every undefined number is ``None`` (JSON has no nan). Keys:
+
+        - ``records``: number of records given; ``records_with_defined_risk``: those with both
+          risks defined; ``records_excluded``: the rest, left out of everything below.
+        - ``threshold``; ``rmsd`` (Eq. 10).
+        - ``miss_rate`` (Eq. 9, ``None`` when undefined), ``missed``, ``at_risk``,
+          ``miss_rate_text`` (one sentence, see :meth:`MissRate.describe`).
+        - ``at_risk_model_seeded`` (#``R^MS > t``), ``at_risk_traditional`` (#``R^T > t``).
+        - ``mean_model_seeded``, ``mean_traditional``.
+        - ``percentiles_model_seeded``, ``percentiles_traditional``,
+          ``percentiles_abs_difference``: ``{"p10": ..., "p50": ..., "p90": ...}``.
+        - ``max_abs_difference``; ``difference_cutoff``; ``share_abs_difference_above``: share
+          of records with ``|R^T - R^MS| > difference``.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ, a risk lies outside [0, 1], or ``threshold`` or ``difference``
+        lies outside [0, 1].
+    """
+    t = _threshold(threshold)
+    cutoff = _probability(difference, "difference", open_low=False, open_high=False)
+    ms, tr, excluded = _risk_pairs(r_ms, r_t)
+    n = int(ms.size)
+    mr = _miss_rate_of_pairs(ms, tr, t, excluded)
+    diff = np.abs(tr - ms)
+
+    def mean(v: FloatArray) -> float | None:
+        return float(np.mean(v)) if v.size else None
+
+    def pct(v: FloatArray) -> dict[str, float | None]:
+        return {f"p{k}": _json_number(x) for k, x in percentiles(v, (10, 50, 90)).items()}
+
+    return {
+        "records": n + excluded,
+        "records_with_defined_risk": n,
+        "records_excluded": excluded,
+        "threshold": t,
+        "rmsd": math.sqrt(float(np.mean(diff**2))) if n else None,
+        "miss_rate": mr.rate,
+        "missed": mr.missed,
+        "at_risk": mr.at_risk,
+        "miss_rate_text": mr.describe(),
+        "at_risk_model_seeded": mr.at_risk,
+        "at_risk_traditional": int(np.count_nonzero(tr > t)),
+        "mean_model_seeded": mean(ms),
+        "mean_traditional": mean(tr),
+        "percentiles_model_seeded": pct(ms),
+        "percentiles_traditional": pct(tr),
+        "percentiles_abs_difference": pct(diff),
+        "max_abs_difference": float(diff.max()) if n else None,
+        "difference_cutoff": cutoff,
+        "share_abs_difference_above": float(np.mean(diff > cutoff)) if n else None,
+    }
