@@ -1,1 +1,692 @@
-"""Baynet and PrivBayes. Placeholder module: being implemented."""
+"""Baynet and PrivBayes: synthetic data from a Bayesian network of bounded degree.
+
+Both generators work on a discretised copy of the table. A categorical column keeps its integer
+codes, whose domain is ``Column.categories``; a continuous column is cut into ``bins``
+equal-width bins between ``Column.lower`` and ``Column.upper``. Both domains come from the schema,
+never from the rows being fitted.
+
+The network is learned greedily (GreedyBayes, Zhang et al., "PrivBayes", SIGMOD 2014 / TODS
+2017). A root column is drawn at random; then, step by step, one unchosen column (the child) is
+added together with a parent set of ``min(degree, number chosen so far)`` already chosen columns.
+Every (child, parent set) pair is a candidate. Baynet takes the candidate with the highest mutual
+information; PrivBayes draws one with the exponential mechanism.
+
+Conditional probability tables come from counts of each child with its parents. The first
+``degree`` columns of the order have as parents every column before them, so their tables are
+marginals of the joint table of column ``degree`` and its parents (this is how PrivBayes gets away
+with ``d - degree`` noisy tables). Sampling is ancestral; a continuous value is drawn uniformly
+inside its sampled bin.
+
+PrivBayes splits ``epsilon`` in two halves:
+
+* structure: each of the ``d - 1`` greedy steps runs the exponential mechanism with budget
+  ``epsilon / 2 / (d - 1)``, drawing candidate ``c`` with probability proportional to
+  ``exp(eps_step * I_c / (2 * S_c))``. ``S_c`` is the sensitivity of mutual information in bits
+  for ``n`` rows (Lemma 1 of the PrivBayes paper): when the child or the parent set has a domain
+  of exactly two values, ``S = log2(n) / n + (n - 1) / n * log2(n / (n - 1))``; otherwise the
+  general form ``S = 2 / n * log2((n + 1) / 2) + (n - 1) / n * log2((n + 1) / (n - 1))``.
+  ``I_c / S_c`` changes by at most 1 when one row is replaced, so each step is
+  ``eps_step``-differentially private.
+* tables: Laplace noise of scale ``2 * (d - degree) / (epsilon / 2)`` is added to every cell of
+  the ``d - degree`` joint count tables (child and parents). Replacing one row moves two counts of
+  a table by one, hence the factor 2. Negative counts become zero and each parent configuration is
+  renormalised; a configuration whose counts are all zero gets the uniform distribution.
+
+The guarantee is for neighbouring tables of the same size ``n`` (one row replaced), and only when
+the domain (categories and bounds) is public, i.e. declared rather than read off the data.
+``epsilon = inf`` gives exactly Baynet: same draws, same structure, same tables.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import combinations
+from numbers import Integral, Real
+from typing import Any, ClassVar, Self
+
+import numpy as np
+
+from privgame.data.schema import CATEGORICAL, Schema
+from privgame.errors import ParameterError, SchemaError
+from privgame.generators.base import SyntheticGenerator
+from privgame.generators.registry import register
+
+__all__ = ["BaynetGenerator", "PrivBayesGenerator"]
+
+# A joint table (child and parents) larger than this is refused before any fitting.
+_MAX_TABLE_CELLS = 10_000_000
+
+_DP_NOTE_INFERRED = (
+    "The domain (categories and bounds) was read off the private data, so the "
+    "epsilon-differential-privacy guarantee does not hold. Declare public bounds and "
+    "categories (Schema.with_domain) for it to hold."
+)
+
+
+# --------------------------------------------------------------------------- parameters
+
+
+def _check_degree(degree: Any) -> int:
+    if not isinstance(degree, Integral) or isinstance(degree, bool):
+        raise ParameterError(
+            f"degree must be a whole number (the number of parents of each column), got "
+            f"{degree!r}; use e.g. degree=1 or degree=2."
+        )
+    if degree < 0:
+        raise ParameterError(
+            f"degree must be >= 0 (the number of parents of each column), got {degree}; "
+            "use e.g. degree=1 or degree=2."
+        )
+    return int(degree)
+
+
+def _check_bins(bins: Any) -> int:
+    if not isinstance(bins, Integral) or isinstance(bins, bool) or bins < 2:
+        raise ParameterError(
+            f"bins must be a whole number >= 2 (equal-width bins per continuous column), got "
+            f"{bins!r}; use e.g. bins=10."
+        )
+    return int(bins)
+
+
+def _check_epsilon(epsilon: Any) -> float:
+    if not isinstance(epsilon, Real) or isinstance(epsilon, bool):
+        raise ParameterError(
+            f"epsilon must be a positive number, got {epsilon!r}; use e.g. epsilon=1.0 "
+            "(or float('inf') for no noise)."
+        )
+    value = float(epsilon)
+    if math.isnan(value) or value <= 0:
+        raise ParameterError(
+            f"epsilon must be a positive number, got {epsilon!r}; use e.g. epsilon=1.0 "
+            "(or float('inf') for no noise)."
+        )
+    return value
+
+
+# --------------------------------------------------------------------------- domain
+
+
+class _Domain:
+    """Cardinality of every used column after discretisation, and the continuous bounds."""
+
+    def __init__(self, schema: Schema, bins: int) -> None:
+        used = schema.used
+        d = len(used)
+        self.is_cat = np.zeros(d, dtype=bool)
+        self.cards = np.zeros(d, dtype=np.int64)
+        self.lower = np.full(d, np.nan)
+        self.upper = np.full(d, np.nan)
+        self.integer = np.zeros(d, dtype=bool)
+        self._integer_bins: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        problems: list[str] = []
+        for j, col in enumerate(used):
+            if col.role == CATEGORICAL:
+                self.is_cat[j] = True
+                self.cards[j] = len(col.categories or ())
+                if self.cards[j] == 0:
+                    problems.append(
+                        f"column {col.name!r}: has no categories; declare them with "
+                        "Schema.with_domain(categories=...)."
+                    )
+                continue
+            self.cards[j] = bins
+            lo, hi = col.lower, col.upper
+            if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
+                problems.append(
+                    f"column {col.name!r}: needs finite bounds lower <= upper, got ({lo}, {hi}); "
+                    "declare them with Schema.with_domain(bounds=...)."
+                )
+                continue
+            self.lower[j], self.upper[j] = float(lo), float(hi)
+            self.integer[j] = col.integer
+        if problems:
+            raise SchemaError("The schema does not give every column a usable domain.", problems)
+
+    def discretise(self, X: np.ndarray, schema: Schema) -> np.ndarray:
+        """Codes of shape ``(d, n)``: categorical codes as they are, continuous values as bins.
+
+        Continuous values outside the bounds fall into the first or last bin.
+        """
+        n, d = X.shape
+        codes = np.empty((d, n), dtype=np.int64)
+        problems: list[str] = []
+        names = schema.names
+        for j in range(d):
+            x = X[:, j]
+            if not np.isfinite(x).all():
+                problems.append(
+                    f"column {names[j]!r}: holds missing or infinite values; drop those rows."
+                )
+                continue
+            if self.is_cat[j]:
+                c = x.astype(np.int64)
+                if n and ((c != x).any() or c.min() < 0 or c.max() >= self.cards[j]):
+                    problems.append(
+                        f"column {names[j]!r}: codes must be whole numbers in "
+                        f"0..{self.cards[j] - 1}; "
+                        "encode the table with privgame.data.encoding.encode."
+                    )
+                    continue
+                codes[j] = c
+            else:
+                width = self.upper[j] - self.lower[j]
+                if width > 0:
+                    scaled = np.floor((x - self.lower[j]) * (self.cards[j] / width))
+                    codes[j] = np.clip(scaled, 0, self.cards[j] - 1).astype(np.int64)
+                else:
+                    codes[j] = 0
+        if problems:
+            raise SchemaError("The training array does not fit its schema.", problems)
+        return codes
+
+    def _code(self, j: int, x: np.ndarray | float) -> np.ndarray:
+        """The bin of continuous values ``x`` of column ``j`` (the rule :meth:`discretise` uses)."""
+        width = self.upper[j] - self.lower[j]
+        if width <= 0:
+            return np.zeros(np.shape(x), dtype=np.int64)
+        scaled = np.floor(
+            (np.asarray(x, dtype=np.float64) - self.lower[j]) * (self.cards[j] / width)
+        )
+        return np.clip(scaled, 0, self.cards[j] - 1).astype(np.int64)
+
+    def integer_bins(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """For an integer column: the first whole number of each bin and how many it holds.
+
+        Drawing among these numbers (rather than rounding a uniform draw) keeps every value in
+        its sampled bin, so the binned marginals survive sampling.
+        """
+        lo, hi = math.ceil(self.lower[j]), math.floor(self.upper[j])
+        bins = int(self.cards[j])
+        edges = self.lower[j] + np.arange(bins) * ((self.upper[j] - self.lower[j]) / bins)
+        # the first whole number of bin b lies within one of ceil(edge_b); look two either side
+        candidates = np.clip(np.ceil(edges)[:, None] + np.arange(-2, 3), lo, hi + 1)
+        reaches = (self._code(j, candidates) >= np.arange(bins)[:, None]) | (candidates > hi)
+        starts = np.empty(bins + 1, dtype=np.int64)
+        starts[:bins] = np.where(reaches, candidates, hi + 1).min(axis=1)
+        starts[bins] = hi + 1
+        starts[:bins] = np.minimum.accumulate(starts[:bins][::-1])[::-1]
+        return starts[:bins], np.diff(starts)
+
+    def values(self, codes: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Encoded rows ``(n, d)`` from codes ``(d, n)``; a bin becomes a uniform draw inside it.
+
+        Integer columns draw a whole number of the bin uniformly; a bin holding none gets the
+        nearest whole number inside the bounds.
+        """
+        d, n = codes.shape
+        out = np.empty((n, d), dtype=np.float64)
+        continuous = np.flatnonzero(~self.is_cat)
+        u = rng.random((len(continuous), n))
+        out[:, self.is_cat] = codes[self.is_cat].T
+        for row, j in enumerate(continuous):
+            lo, hi = self.lower[j], self.upper[j]
+            x = lo + (codes[j] + u[row]) * ((hi - lo) / self.cards[j])
+            if self.integer[j]:
+                ilo, ihi = math.ceil(lo), math.floor(hi)
+                if ilo <= ihi:  # a whole number exists inside the bounds
+                    if j not in self._integer_bins:
+                        self._integer_bins[j] = self.integer_bins(j)
+                    starts, counts = self._integer_bins[j]
+                    count = counts[codes[j]]
+                    whole = starts[codes[j]] + np.minimum(np.floor(u[row] * count), count - 1)
+                    x = np.where(count > 0, whole, np.round(x))
+                    lo, hi = ilo, ihi
+                else:
+                    x = np.round(x)
+            out[:, j] = np.clip(x, lo, hi)
+        return out
+
+
+# --------------------------------------------------------------------------- mutual information
+
+
+def _dense_configs(
+    codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]
+) -> tuple[np.ndarray, int]:
+    """Index each row's configuration of ``cols`` densely: ``(ids, number of ids)``.
+
+    Only configurations present in the rows get an id, so tables built on them stay small.
+    """
+    n = codes.shape[1]
+    if not cols:
+        return np.zeros(n, dtype=np.int64), 1
+    ids = codes[cols[0]]
+    size = int(cards[cols[0]])
+    for c in cols[1:]:
+        if size * int(cards[c]) > 2**40:  # keep the mixed-radix index far from overflow
+            _, ids = np.unique(ids, return_inverse=True)
+            size = int(ids.max()) + 1
+        ids = ids * cards[c] + codes[c]
+        size *= int(cards[c])
+    if size <= 16 * n + 1024:
+        seen = np.bincount(ids, minlength=size) > 0
+        remap = np.cumsum(seen) - 1
+        return remap[ids], int(remap[-1]) + 1
+    _, ids = np.unique(ids, return_inverse=True)
+    return ids, int(ids.max()) + 1
+
+
+class _MutualInformation:
+    """Mutual information in bits between columns and parent sets, from counts.
+
+    With ``S(table) = sum of c * log2(c)`` over a count table, every entropy is
+    ``log2(n) - S / n``, so ``I(X; P) = log2(n) - (S(X) + S(P) - S(X, P)) / n``. The joint counts of
+    every child with one parent set come from a single ``bincount``.
+    """
+
+    def __init__(self, codes: np.ndarray, cards: np.ndarray) -> None:
+        self.codes = codes
+        self.cards = cards
+        self.n = codes.shape[1]
+        counts = np.arange(self.n + 1, dtype=np.float64)
+        self.clogc = counts * np.log2(np.maximum(counts, 1.0))
+        self.log2n = math.log2(self.n) if self.n else 0.0
+        self.s_marginal = np.array(
+            [self.clogc[np.bincount(codes[j])].sum() for j in range(codes.shape[0])]
+        )
+
+    def scores(self, parents: tuple[int, ...], children: np.ndarray) -> np.ndarray:
+        """``I(child; parents)`` for every column index in ``children`` (disjoint from parents)."""
+        if len(children) == 0:
+            return np.zeros(0)
+        if not parents or self.n == 0:
+            return np.zeros(len(children))
+        config, n_configs = _dense_configs(self.codes, self.cards, parents)
+        s_parents = self.clogc[np.bincount(config)].sum()
+        sizes = self.cards[children] * n_configs
+        offsets = np.zeros(len(children), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        combined = self.codes[children] * n_configs + (config + offsets[:, None])
+        counts = np.bincount(combined.ravel(), minlength=int(sizes.sum()))
+        s_joint = np.add.reduceat(self.clogc[counts], offsets)
+        mi = self.log2n - (self.s_marginal[children] + s_parents - s_joint) / self.n
+        return np.maximum(mi, 0.0)
+
+
+def _mi_sensitivity(n: int, binary: bool) -> float:
+    """Sensitivity (bits) of mutual information for ``n`` rows, PrivBayes Lemma 1.
+
+    ``binary`` when the child or the parent set has a domain of exactly two values.
+    """
+    if n <= 1:
+        return 0.0
+    if binary:
+        return math.log2(n) / n + (n - 1) / n * math.log2(n / (n - 1))
+    return 2 / n * math.log2((n + 1) / 2) + (n - 1) / n * math.log2((n + 1) / (n - 1))
+
+
+# --------------------------------------------------------------------------- structure
+
+
+def _learn_network(
+    codes: np.ndarray,
+    cards: np.ndarray,
+    degree: int,
+    rng: np.random.Generator,
+    epsilon: float = math.inf,
+) -> tuple[list[int], list[tuple[int, ...]]]:
+    """GreedyBayes: the column order and each column's parents (in order of choice).
+
+    With a finite ``epsilon`` (the whole budget; half of it is spent here) each step draws a
+    candidate with the exponential mechanism; otherwise it takes the highest mutual information
+    (first candidate on ties).
+    """
+    d, n = codes.shape
+    mi = _MutualInformation(codes, cards)
+    private = math.isfinite(epsilon)
+    eps_step = epsilon / 2 / (d - 1) if private and d > 1 else 0.0
+    child_binary = cards == 2
+    sens_binary, sens_general = _mi_sensitivity(n, True), _mi_sensitivity(n, False)
+
+    root = int(rng.integers(d))
+    order, parents = [root], [()]
+    unchosen = np.ones(d, dtype=bool)
+    unchosen[root] = False
+    sets: list[tuple[int, ...]] = []
+    rows: list[np.ndarray] = []
+    binary_sets: list[bool] = []
+    for _ in range(d - 1):
+        t = len(order)
+        size = min(degree, t)
+        if t <= degree or size == 0:
+            # the single parent set is everything chosen so far: a new set at each step
+            sets, rows, binary_sets = [], [], []
+            new_sets = [tuple(order[:size])]
+        else:
+            new_sets = [(*combo, order[-1]) for combo in combinations(order[:-1], size - 1)]
+        children = np.flatnonzero(unchosen)
+        for parent_set in new_sets:
+            row = np.full(d, -np.inf)
+            row[children] = mi.scores(parent_set, children)
+            sets.append(parent_set)
+            rows.append(row)
+            binary_sets.append(math.prod(int(cards[p]) for p in parent_set) == 2)
+        table = np.array(rows)
+        table[:, ~unchosen] = -np.inf
+        if private:
+            binary = np.array(binary_sets)[:, None] | child_binary[None, :]
+            sensitivity = np.where(binary, sens_binary, sens_general)
+            quality = np.divide(table, sensitivity, out=np.zeros_like(table), where=sensitivity > 0)
+            quality[:, ~unchosen] = -np.inf
+            logits = eps_step * quality / 2
+            weights = np.exp(logits - logits.max()).ravel()
+            cumulative = np.cumsum(weights)
+            flat = int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right"))
+            flat = min(flat, len(cumulative) - 1)
+            while weights[flat] == 0:  # only reachable through rounding at the very end
+                flat -= 1
+        else:
+            flat = int(np.argmax(table))
+        s, child = divmod(flat, d)
+        order.append(int(child))
+        parents.append(sets[s])
+        unchosen[child] = False
+    return order, parents
+
+
+# --------------------------------------------------------------------------- tables
+
+
+def _joint_counts(codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]) -> np.ndarray:
+    """Counts of every configuration of ``cols`` (first column most significant), flat."""
+    index = np.zeros(codes.shape[1], dtype=np.int64)
+    for c in cols:
+        index = index * cards[c] + codes[c]
+    size = math.prod(int(cards[c]) for c in cols)
+    return np.bincount(index, minlength=size).astype(np.float64)
+
+
+def _normalise(counts: np.ndarray, uniform_fallback: bool) -> np.ndarray:
+    """Rows of ``counts`` (configurations x child values) as distributions.
+
+    An all-zero row gets the child's marginal (the column sums), or the uniform distribution
+    when ``uniform_fallback`` or when the marginal is all zero too.
+    """
+    totals = counts.sum(axis=1)
+    empty = totals <= 0
+    if empty.any():
+        k = counts.shape[1]
+        fill = np.full(k, 1.0 / k)
+        if not uniform_fallback:
+            marginal = counts.sum(axis=0)
+            if marginal.sum() > 0:
+                fill = marginal / marginal.sum()
+        counts = counts.copy()
+        counts[empty] = fill
+        totals = np.where(empty, 1.0, totals)
+    return counts / totals[:, None]
+
+
+def _conditional_tables(
+    codes: np.ndarray,
+    cards: np.ndarray,
+    order: list[int],
+    parents: list[tuple[int, ...]],
+    degree: int,
+    noise_scale: float,
+    rng: np.random.Generator,
+    uniform_fallback: bool,
+) -> list[np.ndarray]:
+    """One table per position of ``order``: shape (parent configurations, child values).
+
+    The joint tables of positions ``k .. d-1`` (``k = min(degree, d - 1)``) are counted, get
+    Laplace noise of ``noise_scale`` (when positive) and are clipped at zero; the tables of the
+    first ``k`` positions are marginals of the joint table at position ``k``, whose parents are
+    exactly the first ``k`` columns.
+    """
+    d = len(order)
+    k = min(degree, d - 1)
+    tables: list[np.ndarray] = [np.empty(0)] * d
+    for i in range(k, d):
+        cols = (*parents[i], order[i])
+        counts = _joint_counts(codes, cards, cols)
+        if noise_scale > 0:
+            counts += rng.laplace(0.0, noise_scale, size=counts.size)
+            np.maximum(counts, 0.0, out=counts)
+        if i == k:
+            joint = counts.reshape([int(cards[c]) for c in cols])
+            for j in range(k):
+                marginal = joint.sum(axis=tuple(range(j + 1, k + 1)))
+                tables[j] = _normalise(marginal.reshape(-1, int(cards[order[j]])), uniform_fallback)
+        tables[i] = _normalise(counts.reshape(-1, int(cards[order[i]])), uniform_fallback)
+    return tables
+
+
+def _sampling_cdfs(tables: list[np.ndarray]) -> list[np.ndarray]:
+    """Each table's rows as cumulative distributions, row ``r`` shifted by ``r``, flattened.
+
+    The result is non-decreasing, so one ``searchsorted`` of ``config + u`` samples every row.
+    """
+    cdfs = []
+    for table in tables:
+        cum = np.cumsum(table, axis=1)
+        np.minimum(cum, 1.0, out=cum)
+        cum[:, -1] = 1.0
+        cum += np.arange(table.shape[0], dtype=np.float64)[:, None]
+        cdfs.append(cum.ravel())
+    return cdfs
+
+
+def _ancestral_sample(
+    cards: np.ndarray,
+    order: list[int],
+    parents: list[tuple[int, ...]],
+    cdfs: list[np.ndarray],
+    n: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Codes ``(d, n)`` drawn column by column in ``order`` (one uniform per row and column)."""
+    d = len(order)
+    out = np.zeros((len(cards), n), dtype=np.int64)
+    u = rng.random((d, n))
+    for i, col in enumerate(order):
+        k = int(cards[col])
+        config = np.zeros(n, dtype=np.int64)
+        for p in parents[i]:
+            config = config * cards[p] + out[p]
+        index = np.searchsorted(cdfs[i], config + u[i], side="right")
+        out[col] = np.clip(index - config * k, 0, k - 1)
+    return out
+
+
+# --------------------------------------------------------------------------- generators
+
+
+class _BayesNetBase(SyntheticGenerator):
+    """Shared fitting and sampling of Baynet and PrivBayes."""
+
+    degree: int
+    bins: int
+
+    def _fit(self, X: np.ndarray, schema: Schema, rng: np.random.Generator, epsilon: float) -> None:
+        degree = _check_degree(self.degree)
+        bins = _check_bins(self.bins)
+        X = np.asarray(X, dtype=np.float64)
+        d = len(schema.used)
+        if d == 0:
+            raise SchemaError(f"The {self.name} generator needs at least one used column.")
+        if X.ndim != 2 or X.shape[1] != d:
+            raise SchemaError(
+                f"The training array has shape {X.shape} but the schema has {d} used columns; "
+                "encode the table with privgame.data.encoding.encode."
+            )
+        n = X.shape[0]
+        if n == 0:
+            raise ParameterError(f"The {self.name} generator needs at least one training row.")
+        domain = _Domain(schema, bins)
+        if (~domain.is_cat).any() and bins > n:
+            raise ParameterError(
+                f"bins={bins} is more than the {n} training rows; use at most bins={n} "
+                "(or more training rows)."
+            )
+        k = min(degree, d - 1)
+        largest = math.prod(sorted((int(c) for c in domain.cards), reverse=True)[: k + 1])
+        if largest > _MAX_TABLE_CELLS:
+            raise ParameterError(
+                f"degree={degree} can need a table of {largest:,} cells (child and parents); "
+                "lower the degree or the bins, or exclude columns with many categories."
+            )
+        codes = domain.discretise(X, schema)
+        order, parents = _learn_network(codes, domain.cards, degree, rng, epsilon)
+        private = math.isfinite(epsilon)
+        noise_scale = 2 * (d - k) / (epsilon / 2) if private else 0.0
+        tables = _conditional_tables(
+            codes, domain.cards, order, parents, degree, noise_scale, rng, uniform_fallback=private
+        )
+        self.schema_ = schema
+        self.domain_ = domain
+        self.order_ = order
+        self.parents_ = parents
+        self.tables_ = tables
+        self.noise_scale_ = noise_scale
+        self.cdfs_ = _sampling_cdfs(tables)
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` encoded rows by ancestral sampling of the fitted network.
+
+        Parameters
+        ----------
+        n : int
+            Number of rows (>= 0).
+        rng : numpy.random.Generator
+            The only source of randomness.
+
+        Returns
+        -------
+        ndarray of shape (n, len(schema.used)), float64
+            Categorical columns hold codes, continuous ones numbers inside their bounds.
+        """
+        self._check_fitted()
+        if not isinstance(n, Integral) or isinstance(n, bool) or n < 0:
+            raise ParameterError(f"Cannot sample {n!r} rows: n must be a whole number >= 0.")
+        domain: _Domain = self.domain_
+        codes = _ancestral_sample(domain.cards, self.order_, self.parents_, self.cdfs_, int(n), rng)
+        return domain.values(codes, rng)
+
+    @property
+    def network(self) -> list[dict[str, Any]]:
+        """The fitted network in sampling order: each column with its parents (by name)."""
+        self._check_fitted()
+        names = self.schema_.names
+        return [
+            {"column": names[c], "parents": [names[p] for p in ps]}
+            for c, ps in zip(self.order_, self.parents_, strict=True)
+        ]
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The base facts plus, once fitted, the network."""
+        meta = super().metadata
+        if hasattr(self, "schema_"):
+            meta["network"] = self.network
+        return meta
+
+
+@register
+class BaynetGenerator(_BayesNetBase):
+    """A Bayesian network learned greedily by mutual information, without privacy.
+
+    Parameters
+    ----------
+    degree : int, default 1
+        Maximum number of parents of each column (>= 0; 0 makes every column independent).
+    bins : int, default 10
+        Equal-width bins per continuous column, between the schema's bounds (>= 2).
+
+    Notes
+    -----
+    The root column is drawn from ``rng``; then the (child, parent set) pair of highest mutual
+    information is added until every column is in the network. A parent configuration never
+    seen in training falls back to the child's marginal.
+    """
+
+    name: ClassVar[str] = "baynet"
+    label: ClassVar[str] = "Baynet (Bayesian network)"
+
+    def __init__(self, degree: int = 1, bins: int = 10) -> None:
+        self.degree = degree
+        self.bins = bins
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        """Learn the network and its tables from the encoded rows ``X``.
+
+        Raises
+        ------
+        ParameterError
+            For a bad ``degree`` or ``bins``, or more bins than training rows.
+        SchemaError
+            When ``X`` does not fit ``schema`` or a column has no usable domain.
+        """
+        self._fit(X, schema, rng, math.inf)
+        return self
+
+
+@register
+class PrivBayesGenerator(_BayesNetBase):
+    """PrivBayes: Baynet under epsilon-differential privacy.
+
+    Parameters
+    ----------
+    degree : int, default 1
+        Maximum number of parents of each column (>= 0).
+    epsilon : float, default 1.0
+        The privacy budget (> 0): half chooses the network with the exponential mechanism, half
+        pays Laplace noise on the count tables. ``float('inf')`` gives exactly Baynet.
+    bins : int, default 10
+        Equal-width bins per continuous column, between the schema's bounds (>= 2).
+
+    Notes
+    -----
+    The guarantee needs a public domain: when the schema's categories or bounds were read off
+    the private rows, :attr:`metadata` says so (``dp_guarantee`` is False).
+    """
+
+    name: ClassVar[str] = "privbayes"
+    label: ClassVar[str] = "PrivBayes (differentially private Bayesian network)"
+
+    def __init__(self, degree: int = 1, epsilon: float = 1.0, bins: int = 10) -> None:
+        self.degree = degree
+        self.epsilon = epsilon
+        self.bins = bins
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        """Learn the network and its noisy tables from the encoded rows ``X``.
+
+        Raises
+        ------
+        ParameterError
+            For a bad ``degree``, ``epsilon`` or ``bins``, or more bins than training rows.
+        SchemaError
+            When ``X`` does not fit ``schema`` or a column has no usable domain.
+        """
+        epsilon = _check_epsilon(self.epsilon)
+        self._fit(X, schema, rng, epsilon)
+        return self
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The base facts plus, once fitted, whether the differential-privacy guarantee holds."""
+        meta = super().metadata
+        if not hasattr(self, "schema_"):
+            return meta
+        epsilon = float(self.epsilon)
+        meta["epsilon"] = epsilon
+        meta["noise_scale"] = self.noise_scale_
+        if not math.isfinite(epsilon):
+            meta["dp_guarantee"] = False
+            meta["dp_note"] = (
+                "epsilon is infinite: no noise was added and the network was chosen exactly as "
+                "Baynet does, so there is no differential-privacy guarantee."
+            )
+        elif not self.schema_.domain_public:
+            meta["dp_guarantee"] = False
+            meta["dp_note"] = _DP_NOTE_INFERRED
+        else:
+            meta["dp_guarantee"] = True
+            meta["dp_note"] = (
+                f"epsilon-differential privacy with epsilon = {epsilon:g} (half for the network "
+                "structure, half for the count tables), for neighbouring tables of the same size "
+                "(one row replaced) and the declared public domain."
+            )
+        return meta
