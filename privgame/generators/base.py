@@ -30,11 +30,17 @@ class SyntheticGenerator(ABC):
         A short human label shown in the dashboard and reports.
     leaks_training_data : bool
         True for generators that exist only for tests and sanity checks (identity).
+    deterministic_fit : bool
+        True when ``fit`` does not depend on its ``rng`` (the model is a function of the training
+        rows alone), so one fitted model sampled with different streams gives exactly what
+        fit + sample with those streams would. The engine then fits the model-seeded 'in'
+        models on D once.
     """
 
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
     leaks_training_data: ClassVar[bool] = False
+    deterministic_fit: ClassVar[bool] = False
 
     @abstractmethod
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:

@@ -26,6 +26,7 @@ class IdentityGenerator(SyntheticGenerator):
     name = "identity"
     label = "Identity (leaks every record: tests only)"
     leaks_training_data = True
+    deterministic_fit = True
 
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
         if len(X) == 0:

@@ -25,6 +25,7 @@ class MarginalsGenerator(SyntheticGenerator):
 
     name = "marginals"
     label = "Independent marginals (baseline)"
+    deterministic_fit = True
 
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
         if len(X) == 0:
