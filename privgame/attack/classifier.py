@@ -1,0 +1,189 @@
+"""The meta-classifier that turns query features into a membership score.
+
+It learns, from the features of shadow datasets whose membership is known, to tell datasets
+generated with the target record ('in', label 1) from datasets generated without it ('out',
+label 0). Columns that are zero on every training row are dropped, the rest are standardised
+with the training mean and standard deviation, then a random forest (the default) or an
+L2-regularised logistic regression is fitted.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Self
+
+import numpy as np
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.linear_model import LogisticRegression
+
+from privgame.errors import ParameterError
+from privgame.seeding import sklearn_seed
+
+__all__ = ["CLASSIFIER_KINDS", "MetaClassifier"]
+
+ClassifierKind = Literal["random_forest", "logistic"]
+CLASSIFIER_KINDS: tuple[str, ...] = ("random_forest", "logistic")
+
+
+class MetaClassifier:
+    """Predicts membership of the target record from a dataset's query features.
+
+    Parameters
+    ----------
+    kind : {"random_forest", "logistic"}, default "random_forest"
+        The model fitted on the standardised features.
+    n_estimators : int, default 100
+        Trees of the random forest.
+    max_depth : int, default 10
+        Maximum depth of each tree.
+    C : float, default 0.001
+        Inverse regularisation strength of the logistic regression.
+    n_jobs : int, default 1
+        Threads used by the random forest.
+
+    Attributes
+    ----------
+    kept_columns_ : ndarray of int64
+        Indices of the feature columns kept (not zero on every training row).
+    mean_, scale_ : ndarray of float32
+        Training mean and standard deviation of the kept columns (a zero deviation becomes 1).
+    model_ : RandomForestClassifier or LogisticRegression
+        The fitted scikit-learn model.
+    n_features_in_ : int
+        Number of feature columns seen in :meth:`fit`.
+    """
+
+    def __init__(
+        self,
+        kind: ClassifierKind = "random_forest",
+        *,
+        n_estimators: int = 100,
+        max_depth: int = 10,
+        C: float = 0.001,
+        n_jobs: int = 1,
+    ) -> None:
+        self.kind = kind
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.C = C
+        self.n_jobs = n_jobs
+
+    def fit(self, features: np.ndarray, labels: np.ndarray, *, rng: np.random.Generator) -> Self:
+        """Fit on shadow features and their membership labels.
+
+        Parameters
+        ----------
+        features : ndarray, shape (m, q)
+            One row of query features per shadow dataset.
+        labels : ndarray, shape (m,)
+            1 where the shadow dataset was generated with the target record, 0 otherwise.
+        rng : numpy.random.Generator
+            Source of the model's seed.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ParameterError
+            For an unknown ``kind``, bad hyper-parameters, mismatched shapes, labels other than
+            0 and 1, or labels that do not contain both classes.
+        """
+        model = self._new_model(rng)
+        features = np.asarray(features, dtype=np.float32)
+        labels = np.asarray(labels)
+        if features.ndim != 2 or features.shape[0] == 0:
+            raise ParameterError(
+                f"Features must be a non-empty 2-D array (datasets x queries), got shape "
+                f"{features.shape}."
+            )
+        if labels.shape != (features.shape[0],):
+            raise ParameterError(
+                f"There are {features.shape[0]} feature rows but labels have shape "
+                f"{labels.shape}; pass one 0/1 label per row."
+            )
+        if not np.isin(labels, (0, 1)).all():
+            raise ParameterError(
+                "Labels must be 1 ('in': generated with the target) or 0 ('out'); found "
+                f"{sorted(set(np.unique(labels).tolist()) - {0, 1})[:5]}."
+            )
+        labels = labels.astype(np.int64)
+        if np.unique(labels).size < 2:
+            raise ParameterError(
+                f"The labels are all {int(labels[0])}: the meta-classifier needs both 'in' (1) "
+                "and 'out' (0) shadow datasets; make half of them with the target record."
+            )
+        kept = np.flatnonzero((features != 0).any(axis=0))
+        if kept.size == 0:
+            # Every query is zero everywhere: nothing to learn, but keep one constant column so
+            # the model still fits and predicts the class balance.
+            kept = np.array([0], dtype=np.int64)
+        x = features[:, kept]
+        mean = x.mean(axis=0, dtype=np.float64)
+        std = x.std(axis=0, dtype=np.float64)
+        std[std == 0] = 1.0
+        self.n_features_in_ = int(features.shape[1])
+        self.kept_columns_ = kept.astype(np.int64)
+        self.mean_ = mean.astype(np.float32)
+        self.scale_ = std.astype(np.float32)
+        x -= self.mean_
+        x /= self.scale_
+        self.model_ = model.fit(x, labels)
+        return self
+
+    def score(self, features: np.ndarray) -> np.ndarray:
+        """Probability that each dataset was generated with the target record.
+
+        Parameters
+        ----------
+        features : ndarray, shape (m, q) or (q,)
+            Query features of the datasets to score, in the layout used in :meth:`fit`.
+
+        Returns
+        -------
+        ndarray of float64, shape (m,)
+            The membership scores (probability of label 1).
+        """
+        if not hasattr(self, "model_"):
+            raise ParameterError("The meta-classifier must be fitted before it can score.")
+        features = np.asarray(features, dtype=np.float32)
+        if features.ndim == 1:
+            features = features[None, :]
+        if features.ndim != 2 or features.shape[1] != self.n_features_in_:
+            raise ParameterError(
+                f"Features have shape {features.shape} but the meta-classifier was fitted on "
+                f"{self.n_features_in_} queries; compute them with the same QuerySet."
+            )
+        x = features[:, self.kept_columns_]
+        x -= self.mean_
+        x /= self.scale_
+        proba = self.model_.predict_proba(x)
+        column = int(np.flatnonzero(self.model_.classes_ == 1)[0])
+        return proba[:, column].astype(np.float64)
+
+    def _new_model(self, rng: np.random.Generator) -> RandomForestClassifier | LogisticRegression:
+        if self.kind == "random_forest":
+            if self.n_estimators < 1 or self.max_depth < 1 or self.n_jobs == 0:
+                raise ParameterError(
+                    f"The random forest needs n_estimators >= 1, max_depth >= 1 and n_jobs != 0; "
+                    f"got {self.n_estimators}, {self.max_depth} and {self.n_jobs}."
+                )
+            return RandomForestClassifier(
+                n_estimators=self.n_estimators,
+                max_depth=self.max_depth,
+                random_state=sklearn_seed(rng),
+                n_jobs=self.n_jobs,
+            )
+        if self.kind == "logistic":
+            if not self.C > 0:
+                raise ParameterError(f"C must be > 0, got {self.C}; the default is 0.001.")
+            return LogisticRegression(C=self.C, max_iter=1000, random_state=sklearn_seed(rng))
+        raise ParameterError(
+            f"Unknown meta-classifier {self.kind!r}; choose one of {', '.join(CLASSIFIER_KINDS)}."
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"MetaClassifier(kind={self.kind!r}, n_estimators={self.n_estimators}, "
+            f"max_depth={self.max_depth}, C={self.C}, n_jobs={self.n_jobs})"
+        )
