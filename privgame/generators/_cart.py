@@ -158,7 +158,9 @@ def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
 
 
 @njit(cache=True)
-def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi):
+def _grow_tree(
+    X, orders, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi
+):
     """Grow the tree of column ``j`` on columns ``0 .. j-1``; nodes from index ``base`` on.
 
     Returns the number of nodes and column ``j``'s values grouped by leaf.
@@ -190,7 +192,7 @@ def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold,
     goes_left = np.zeros(n, dtype=np.bool_)
     tmp_i = np.empty(n, dtype=np.int64)
     tmp_f = np.empty(n, dtype=np.float64)
-    cap = len(feature) - base
+    cap = 2 * (n // min_leaf) + 1  # a bound on the node count, hence on the stack depth
     st_s = np.empty(cap, dtype=np.int64)
     st_e = np.empty(cap, dtype=np.int64)
     st_node = np.empty(cap, dtype=np.int64)
@@ -277,7 +279,19 @@ def _grow_forest(X, orders, classify, ncls, min_leaf):
     for j in range(d):
         roots[j] = base
         count, values = _grow_tree(
-            X, orders, j, classify[j], ncls[j], min_leaf, base, feature, threshold, left, right, lo, hi
+            X,
+            orders,
+            j,
+            classify[j],
+            ncls[j],
+            min_leaf,
+            base,
+            feature,
+            threshold,
+            left,
+            right,
+            lo,
+            hi,
         )
         leaf_values[j] = values
         base += count
@@ -301,10 +315,7 @@ def _sample(feature, threshold, left, right, lo, hi, roots, leaf_values, u):
         for j in range(d):
             node = roots[j]
             while left[node] >= 0:
-                if out[i, feature[node]] <= threshold[node]:
-                    node = left[node]
-                else:
-                    node = right[node]
+                node = left[node] if out[i, feature[node]] <= threshold[node] else right[node]
             size = hi[node] - lo[node]
             pos = min(np.int64(u[i, j] * size), size - 1)
             out[i, j] = leaf_values[j, lo[node] + pos]
@@ -317,10 +328,7 @@ def _apply(feature, threshold, left, right, root, P):
     for i in range(P.shape[0]):
         node = root
         while left[node] >= 0:
-            if P[i, feature[node]] <= threshold[node]:
-                node = left[node]
-            else:
-                node = right[node]
+            node = left[node] if P[i, feature[node]] <= threshold[node] else right[node]
         out[i] = node
     return out
 
@@ -354,7 +362,9 @@ def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     categorical = np.asarray(categorical, dtype=np.bool_)
-    arrays = _grow_forest(X, _orders(X), categorical, _classes(X, categorical), int(min_samples_leaf))
+    arrays = _grow_forest(
+        X, _orders(X), categorical, _classes(X, categorical), int(min_samples_leaf)
+    )
     return Forest(*arrays)
 
 
@@ -401,7 +411,9 @@ def best_split(
         yc, yv, ncls = np.zeros(n, dtype=np.int64), _center(y.copy()), 0
     if n < 2 * min_samples_leaf or k == 0:
         return None
-    f, i, proxy = _best_split(orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf))
+    f, i, proxy = _best_split(
+        orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf)
+    )
     if f < 0:
         return None
     return int(f), float(_midpoint(xs[f, i], xs[f, i + 1])), float(proxy)

@@ -1,1 +1,177 @@
-"""Synthpop (CART). Placeholder module: being implemented."""
+"""Synthpop (CART): every column from a decision tree on the columns synthesised before it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Self
+
+import numpy as np
+
+from privgame.data.schema import Schema
+from privgame.errors import DataError, ParameterError
+from privgame.generators.base import SyntheticGenerator
+from privgame.generators.registry import register
+
+if TYPE_CHECKING:
+    from privgame.generators._cart import Forest
+
+__all__ = ["SynthpopGenerator"]
+
+
+@register
+class SynthpopGenerator(SyntheticGenerator):
+    """The classic synthpop CART method.
+
+    Columns are synthesised one after another in a visit sequence. The first is a bootstrap
+    sample of its training values. Every later column has a decision tree (classification for a
+    categorical column, Gini; regression for a continuous one, squared error) fitted on all the
+    columns visited before it, with at least ``min_samples_leaf`` training rows per leaf and no
+    depth limit. A synthetic row is dropped down each tree using the values it already has and
+    takes a value drawn uniformly from the training values of the column in the leaf it lands
+    in, so every synthetic value is a real training value of its column.
+
+    Categorical predictors are split as ordered integer codes (``code <= t``), not as subsets
+    of categories as R's rpart does; a tree can still isolate any category with two splits.
+
+    Fitting uses no randomness: the trees are a deterministic function of the training array
+    (ties between splits go to the earlier-visited predictor, then the lower threshold), so one
+    fitted model sampled with a generator gives exactly what ``fit`` then ``sample`` with that
+    generator gives.
+
+    Parameters
+    ----------
+    visit_sequence : sequence of str, optional
+        Column names to synthesise first, in this order; the used columns not named follow in
+        table order. ``None`` (the default) visits the columns in table order.
+    min_samples_leaf : int, default 5
+        Minimum number of training rows in a leaf (synthpop's ``minbucket``); at least 1.
+    """
+
+    name = "synthpop"
+    label = "Synthpop (CART)"
+    deterministic_fit: ClassVar[bool] = True
+    """``fit`` does not draw from ``rng``: the fitted trees depend on the training rows alone."""
+
+    def __init__(
+        self, visit_sequence: Sequence[str] | None = None, min_samples_leaf: int = 5
+    ) -> None:
+        self.visit_sequence = visit_sequence
+        self.min_samples_leaf = min_samples_leaf
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        """Grow one tree per column after the first; ``rng`` is not used (see the class notes).
+
+        Raises
+        ------
+        ParameterError
+            For a bad ``min_samples_leaf`` or ``visit_sequence``, or no training row.
+        DataError
+            When ``X`` does not fit ``schema`` (shape, non-finite values, invalid codes).
+        """
+        from privgame.generators._cart import grow_forest
+
+        min_leaf = _check_min_samples_leaf(self.min_samples_leaf)
+        order = _visit_order(self.visit_sequence, schema)
+        X = _check_array(X, schema)
+        categorical = schema.is_categorical
+        forest = grow_forest(X[:, order], categorical[order], min_leaf)
+        self.schema_ = schema
+        self.order_ = order
+        self.forest_ = forest
+        return self
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` synthetic rows (one uniform per cell from ``rng``), in table column order."""
+        from privgame.generators._cart import sample_forest
+
+        self._check_fitted()
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+            raise ParameterError(f"Cannot sample {n!r} rows: n must be an integer >= 0.")
+        forest: Forest = self.forest_
+        u = rng.random((int(n), len(self.order_)))
+        out = np.empty_like(u)
+        out[:, self.order_] = sample_forest(forest, u)
+        return out
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The parameters, plus the visit sequence and tree sizes once fitted."""
+        meta = super().metadata
+        if hasattr(self, "forest_"):
+            names = self.schema_.names
+            meta["visit_sequence"] = [names[j] for j in self.order_]
+            meta["n_leaves"] = [int(v) for v in self.forest_.n_leaves]
+        return meta
+
+
+def _check_min_samples_leaf(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ParameterError(
+            f"min_samples_leaf must be a whole number >= 1, got {value!r}; synthpop's default is 5."
+        )
+    return int(value)
+
+
+def _visit_order(visit_sequence: Sequence[str] | None, schema: Schema) -> np.ndarray:
+    """Positions of the used columns in visit order."""
+    names = schema.names
+    if visit_sequence is None:
+        return np.arange(len(names))
+    if isinstance(visit_sequence, str) or not isinstance(visit_sequence, Sequence):
+        raise ParameterError(
+            f"visit_sequence must be a list of column names, got {visit_sequence!r}; "
+            f"for example {names[:2]!r}."
+        )
+    position = {name: j for j, name in enumerate(names)}
+    excluded = {c.name for c in schema.columns} - set(names)
+    problems: list[str] = []
+    seen: set[str] = set()
+    for name in visit_sequence:
+        if not isinstance(name, str):
+            problems.append(f"entry {name!r} is not a column name; give names as strings.")
+        elif name in seen:
+            problems.append(f"column {name!r} is listed twice; list each column once.")
+        elif name in excluded:
+            problems.append(
+                f"column {name!r} is excluded from the schema; drop it from the visit sequence "
+                "or change its role."
+            )
+        elif name not in position:
+            problems.append(f"column {name!r} does not exist; choose among {names}.")
+        else:
+            seen.add(name)
+    if problems:
+        raise ParameterError("The synthpop visit_sequence does not fit the schema.", problems)
+    first = [position[name] for name in visit_sequence]
+    rest = [j for j in range(len(names)) if names[j] not in seen]
+    return np.array(first + rest, dtype=np.int64)
+
+
+def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
+    X = np.asarray(X, dtype=np.float64)
+    d = len(schema.used)
+    if X.ndim != 2 or X.shape[1] != d:
+        raise DataError(
+            f"The training array has shape {X.shape} but the schema has {d} used columns; "
+            "encode the table with privgame.data.encoding.encode and the same schema."
+        )
+    if len(X) == 0:
+        raise ParameterError("The synthpop generator needs at least one training row.")
+    problems: list[str] = []
+    finite = np.isfinite(X).all(axis=0)
+    for j, col in enumerate(schema.used):
+        if not finite[j]:
+            problems.append(
+                f"column {col.name!r} holds missing or infinite values; drop those rows."
+            )
+        elif col.role == "categorical":
+            codes = X[:, j]
+            k = len(col.categories or ())
+            if np.any(codes < 0) or np.any(codes >= k) or np.any(codes != np.round(codes)):
+                problems.append(
+                    f"column {col.name!r} holds values that are not category codes 0..{k - 1}; "
+                    "encode the table with privgame.data.encoding.encode."
+                )
+    if problems:
+        raise DataError("The training array does not fit its schema.", problems)
+    return X
