@@ -8,6 +8,7 @@ executor ran them never changes the results, since every unit seeds itself from 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack
 from typing import Any
@@ -46,14 +47,18 @@ def describe_executor(workers: int, scheduler: str | None) -> dict[str, Any]:
     return {"executor": "loky" if workers > 1 else "in-process", "workers": workers}
 
 
-def _keyed(key: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any]:
-    return key, fn(*args)
+def _keyed(key: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any, float]:
+    start = time.perf_counter()
+    result = fn(*args)
+    return key, result, time.perf_counter() - start
 
 
 def run_calls(
     calls: Sequence[Call], *, workers: int | None = None, scheduler: str | None = None
-) -> Iterator[tuple[Any, Any]]:
-    """Run ``calls`` (key, function, args) and yield ``(key, result)`` as each finishes.
+) -> Iterator[tuple[Any, Any, float]]:
+    """Run ``calls`` (key, function, args) and yield ``(key, result, seconds)`` as each finishes.
+
+    ``seconds`` is the time the call took on its worker.
 
     Closing the iterator early (e.g. on cancel) stops scheduling the remaining calls.
     """

@@ -209,8 +209,13 @@ def execute(
             else:
                 todo.append(((name, start, fits), shared_chunk, (ctx, _SHARED_ROLES[name], start, stop)))
         report("shared")
-        for (name, start, fits), datasets in _consume(run_calls(todo, workers=workers, scheduler=scheduler), cancelled):
+        shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
+        for (name, start, fits), datasets, seconds in _consume(
+            run_calls(todo, workers=workers, scheduler=scheduler), cancelled
+        ):
             folder.save_shared(name, start, datasets)
+            shared_seconds += seconds
+            folder.write_status(shared_seconds=shared_seconds)
             done_units += 1
             fits_done += fits
             fits_done_now += fits
@@ -226,7 +231,7 @@ def execute(
             else:
                 todo.append((int(record_id), evaluate_target, (ctx, int(record_id), shadow_out, ms_in)))
         report("targets")
-        for record_id, result in _consume(run_calls(todo, workers=workers, scheduler=scheduler), cancelled):
+        for record_id, result, _ in _consume(run_calls(todo, workers=workers, scheduler=scheduler), cancelled):
             folder.save_target(record_id, result)
             done_units += 1
             fits_done += fits_per_target
