@@ -201,11 +201,13 @@ class Schema:
         new_columns = []
         for col in self.columns:
             role = roles.get(col.name, col.role)
+            # An explicit exclusion is recorded even for a column inference already excluded:
+            # validation treats the user's choice differently (an empty column is then fine).
+            if role == EXCLUDED and col.name in roles:
+                new_columns.append(replace(col, role=EXCLUDED, reason="excluded by the user"))
+                continue
             if role == col.role:
                 new_columns.append(col)
-                continue
-            if role == EXCLUDED:
-                new_columns.append(replace(col, role=EXCLUDED, reason="excluded by the user"))
                 continue
             if table is None:
                 raise SchemaError(

@@ -1,0 +1,88 @@
+"""The command line: ``python -m privgame <command> ...``.
+
+Each command lives in its own module of :mod:`privgame.commands` (see there for the contract);
+:data:`COMMANDS` lists them. :func:`main` turns every error privgame raises on purpose, and any
+unreadable path, into a message on stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from privgame import __version__
+from privgame.commands import report, run, schema, synth
+from privgame.errors import PrivgameError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS: list[ModuleType] = [
+    schema,
+    synth,
+    run,
+    report,
+]
+
+EXIT_BAD_INPUT = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with one sub-parser per module of :data:`COMMANDS`."""
+    parser = argparse.ArgumentParser(
+        prog="privgame",
+        description=(
+            "Audit the per-record membership-inference risk of a synthetic data release "
+            "(TAPAS attack; traditional and model-seeded privacy games)."
+        ),
+    )
+    parser.add_argument("--version", action="version", version=f"privgame {__version__}")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for module in COMMANDS:
+        module.add_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line and return its exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments after the program name; ``sys.argv[1:]`` when omitted.
+
+    Returns
+    -------
+    int
+        0 on success; 2 for bad input (the problems are printed on stderr); 130 when interrupted.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except PrivgameError as error:
+        _print_error(error)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # stdout's reader went away (e.g. `| head`): silence the flush at exit (Python docs).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        reason = error.strerror or str(error)
+        print(
+            f"privgame: cannot read{where}: {reason}. Check the path and its permissions.",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("privgame: interrupted.", file=sys.stderr)
+        return 130
+
+
+def _print_error(error: PrivgameError) -> None:
+    """Print ``error``'s summary and each of its problems on stderr."""
+    print(f"privgame: {error.summary}", file=sys.stderr)
+    for problem in error.problems:
+        print(f"  - {problem}", file=sys.stderr)

@@ -1,0 +1,14 @@
+"""The subcommands of ``python -m privgame``.
+
+Each subcommand is one module here exposing two functions:
+
+``add_parser(subparsers) -> None``
+    Add its parser (or parsers) to the ``argparse`` sub-parsers, each with the function that
+    runs it as its default: ``parser.set_defaults(handler=run)``.
+``run(args) -> int``
+    Do the work and return the exit status (0 for success, 2 for bad input). Raise a
+    :class:`~privgame.errors.PrivgameError` for a problem the user can fix:
+    :func:`privgame.cli.main` prints it without a traceback.
+
+:data:`privgame.cli.COMMANDS` lists the modules, one line each.
+"""

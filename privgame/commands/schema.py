@@ -1,0 +1,123 @@
+"""``privgame schema PATH``: how privgame reads a table, column by column.
+
+Shows each column's role (categorical, continuous or excluded), dtype, distinct and missing
+values and the reason for a non-obvious role, plus the rows left after the missing-value policy,
+and every problem that stops an audit (exit status 2 when there is one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from privgame.data import inspect_dataset
+from privgame.data.dataset import MISSING_POLICIES, Inspection
+
+__all__ = ["add_parser", "report", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    """Add the ``schema`` sub-parser."""
+    parser = subparsers.add_parser(
+        "schema",
+        help="show the role privgame gives each column of a table, and any problem",
+        description=(
+            "Read a CSV (optionally .gz) or Parquet file and show the role of each column "
+            "(categorical, continuous or excluded), the rows left after the missing-value policy, "
+            "and every problem that stops an audit (exit status 2)."
+        ),
+    )
+    parser.add_argument("path", metavar="PATH", help="the table: .csv, .csv.gz or .parquet")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON object instead of a table"
+    )
+    parser.add_argument(
+        "--missing",
+        choices=MISSING_POLICIES,
+        default="drop",
+        help="drop rows with a missing value in a used column (default), or make missing a "
+        "category of its own in categorical columns",
+    )
+    parser.add_argument(
+        "--role",
+        action="append",
+        default=[],
+        type=_role_override,
+        metavar="NAME=ROLE",
+        help="force a column's role (categorical, continuous or excluded); repeat for more columns",
+    )
+    parser.set_defaults(handler=run)
+
+
+def _role_override(text: str) -> tuple[str, str]:
+    name, sep, role = text.rpartition("=")
+    if not sep or not name.strip():
+        raise argparse.ArgumentTypeError(f"expected NAME=ROLE (e.g. age=continuous), got {text!r}")
+    return name.strip(), role.strip()
+
+
+def report(found: Inspection) -> dict[str, Any]:
+    """The JSON form: ``{"rows", "dropped_rows", "columns", "problems"}``.
+
+    ``rows`` counts the rows left after the missing-value policy; each column gives ``name``,
+    ``role``, ``dtype``, ``distinct`` (on the rows left), ``missing`` (in the file) and ``reason``.
+    """
+    keys = ("name", "role", "dtype", "distinct", "missing", "reason")
+    return {
+        "rows": len(found.prepared.table),
+        "dropped_rows": found.prepared.dropped_rows,
+        "columns": [{k: c.to_dict()[k] for k in keys} for c in found.prepared.schema.columns],
+        "problems": list(found.problems),
+    }
+
+
+def _human(found: Inspection) -> str:
+    prepared = found.prepared
+    header = ("name", "role", "dtype", "distinct", "missing", "reason")
+    rows = [
+        (c.name, c.role, c.dtype, f"{c.distinct:,}", f"{c.missing:,}", c.reason or "")
+        for c in prepared.schema.columns
+    ]
+    widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
+    right = {3, 4}
+
+    def line(cells: tuple[str, ...]) -> str:
+        parts = [
+            cell.rjust(widths[j]) if j in right else cell.ljust(widths[j])
+            for j, cell in enumerate(cells)
+        ]
+        return "  ".join(parts).rstrip()
+
+    policy = prepared.schema.missing_policy
+    out = [
+        f"{found.source_name}: {len(found.table.columns)} columns, "
+        f"{len(found.table):,} rows in the file",
+        f"rows: {len(prepared.table):,} used, dropped rows: {prepared.dropped_rows:,} "
+        f"(missing-value policy: {policy})",
+        "",
+        line(header),
+        *(line(r) for r in rows),
+    ]
+    if prepared.notes:
+        out += ["", *prepared.notes]
+    return "\n".join(out)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the schema of ``args.path``; exit status 2 when the table has problems."""
+    found = inspect_dataset(args.path, roles=dict(args.role) or None, missing_policy=args.missing)
+    if args.json:
+        print(json.dumps(report(found), ensure_ascii=False))
+    else:
+        print(_human(found))
+    if not found.problems:
+        return 0
+    if not args.json:
+        print(
+            f"privgame: {found.source_name} cannot be used for an audit as it is:", file=sys.stderr
+        )
+        for problem in found.problems:
+            print(f"  - {problem}", file=sys.stderr)
+    return 2
