@@ -209,7 +209,11 @@ class RunFolder:
         buffer = io.BytesIO()
         records.to_parquet(buffer, index=False)
         atomic_write(self.path / "records.parquet", buffer.getvalue())
-        atomic_write(self.path / "records.csv", records.to_csv(index=False, lineterminator="\n").encode())
+        from privgame.report import csv_safe  # a spreadsheet must not run a record's text
+
+        atomic_write(
+            self.path / "records.csv", csv_safe(records).to_csv(index=False, lineterminator="\n").encode()
+        )
         buffer = io.BytesIO()
         scores.to_parquet(buffer, index=False)
         atomic_write(self.path / "scores.parquet", buffer.getvalue())

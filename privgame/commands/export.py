@@ -1,0 +1,149 @@
+"""``python -m privgame export RUN_DIR -o OUT``: write a run's results for use elsewhere.
+
+``--what`` picks the export:
+
+``high-risk`` (default)
+    The records with model-seeded risk above ``t``, riskiest first
+    (:func:`privgame.report.high_risk`).
+``records``
+    Every evaluated record with its values, both risks and their bounds.
+``spec``
+    The run's settings (``spec.json``), always JSON.
+``html``
+    A self-contained HTML report (:func:`privgame.report.html_report`).
+
+Tables are written as CSV (neutralised against CSV injection), JSON or Parquet (``--format``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from privgame.errors import ParameterError, RunError
+from privgame.report import EXPORT_FORMATS, high_risk, html_report, to_bytes
+from privgame.store import RunFolder, atomic_write
+
+__all__ = ["WHAT", "add_parser", "export_bytes", "run"]
+
+WHAT: tuple[str, ...] = ("high-risk", "records", "spec", "html")
+"""What ``export`` can write."""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``export`` sub-parser."""
+    parser = subparsers.add_parser(
+        "export",
+        help="write a run's high-risk records, all records, settings or an HTML report",
+        description=(
+            "Write part of a finished run to a file: the high-risk records (default), every "
+            "evaluated record, the run's settings (JSON) or a self-contained HTML report. Tables "
+            "are CSV (safe to open in a spreadsheet), JSON or Parquet."
+        ),
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="the run folder")
+    parser.add_argument(
+        "--what", choices=WHAT, default="high-risk", help="what to export (default: high-risk)"
+    )
+    parser.add_argument(
+        "--format",
+        choices=EXPORT_FORMATS,
+        default=None,
+        help="table format for high-risk and records (default: csv)",
+    )
+    parser.add_argument(
+        "--threshold",
+        type=float,
+        default=None,
+        help="high-risk threshold t for high-risk and html (default: the run's)",
+    )
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="OUT", help="the file to write ('-': stdout)"
+    )
+    parser.set_defaults(handler=run)
+
+
+def export_bytes(
+    folder: RunFolder, what: str, fmt: str | None = None, threshold: float | None = None
+) -> bytes:
+    """The bytes of one export of a run.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        The run.
+    what : {"high-risk", "records", "spec", "html"}
+        What to export.
+    fmt : {"csv", "json", "parquet"}, optional
+        Table format for ``high-risk`` and ``records`` (default ``csv``). ``spec`` is always
+        JSON and ``html`` always HTML; asking for another format for them is an error.
+    threshold : float, optional
+        High-risk threshold ``t`` for ``high-risk`` and ``html``; the run's own by default.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    ParameterError
+        For an unknown ``what`` or format, or a format that does not apply.
+    RunError
+        If the run has no results yet (every export but ``spec``).
+    """
+    if what not in WHAT:
+        raise ParameterError(f"Unknown export {what!r}; use one of {list(WHAT)}.")
+    if what == "spec":
+        if fmt not in (None, "json"):
+            raise ParameterError(
+                f"The run's settings are exported as JSON only; drop --format {fmt} or use json."
+            )
+        return folder.spec().to_json().encode("utf-8")
+    if what == "html":
+        if fmt is not None:
+            raise ParameterError(
+                f"The report is a single HTML file; drop --format {fmt} when exporting html."
+            )
+        return html_report(folder, threshold).encode("utf-8")
+    _require_done(folder)
+    records = folder.records()
+    if what == "high-risk":
+        t = folder.spec().threshold if threshold is None else threshold
+        return to_bytes(high_risk(records, t), fmt or "csv")
+    return to_bytes(records, fmt or "csv")
+
+
+def _require_done(folder: RunFolder) -> None:
+    state = folder.status().get("state")
+    if state != "done" or not folder.has_results():
+        raise RunError(
+            f"Run {folder.run_id} is {state}; results exist only once it is done "
+            f"(resume it with: python -m privgame resume {folder.path})."
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the chosen export to ``args.output``."""
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise RunError(f"{run_dir} is not a folder; give the folder a run was written to.")
+    folder = RunFolder(run_dir)
+    if args.output == "-":
+        data = export_bytes(folder, args.what, args.format, args.threshold)
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return 0
+    out = Path(args.output)
+    if not out.parent.is_dir():
+        raise ParameterError(
+            f"Cannot write {out}: the folder {out.parent} does not exist; create it first."
+        )
+    if out.is_dir():
+        raise ParameterError(f"Cannot write {out}: it is a folder; give a file name.")
+    data = export_bytes(folder, args.what, args.format, args.threshold)
+    atomic_write(out, data)
+    print(
+        f"wrote {args.what} of run {folder.run_id} to {out} ({len(data):,} bytes)", file=sys.stderr
+    )
+    return 0

@@ -1,0 +1,612 @@
+"""What a run's results are turned into for people: the high-risk list, safe exports, a record's
+profile and a self-contained HTML report.
+
+* :func:`high_risk` lists the records whose model-seeded risk exceeds the high-risk threshold.
+* :func:`to_bytes` writes a table as CSV, JSON or Parquet. CSV is always passed through
+  :func:`csv_safe` first: a spreadsheet would run a cell that starts with ``=``, ``+``, ``-`` or
+  ``@`` as a formula, and the cells come from user data (CSV injection).
+* :func:`record_profile` sets a record's values beside the target dataset's typical values and
+  lists its nearest neighbours in D.
+* :func:`html_report` writes one HTML page holding the run's settings, the Table-1 style summary
+  and the four charts of Section 5 of the paper, with plotly.js inlined: it opens offline and
+  loads nothing from the network.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privgame import figures, metrics
+from privgame.data.encoding import encode
+from privgame.data.schema import CATEGORICAL, Schema
+from privgame.data.splits import Sizes, split_indices
+from privgame.errors import ParameterError, RunError
+from privgame.store import RunFolder
+from privgame.targets import nearest_neighbours
+
+__all__ = [
+    "EXPORT_FORMATS",
+    "RESULT_COLUMNS",
+    "csv_safe",
+    "high_risk",
+    "html_report",
+    "neutralise_cell",
+    "record_profile",
+    "to_bytes",
+]
+
+EXPORT_FORMATS: tuple[str, ...] = ("csv", "json", "parquet")
+"""The table formats :func:`to_bytes` writes."""
+
+_GAME_PREFIXES = ("risk_model_seeded", "risk_traditional")
+_RISK_SUFFIXES = ("", "_low", "_high", "_tpr_at_fpr_0.01", "_tpr_at_fpr_0.1")
+RESULT_COLUMNS: tuple[str, ...] = (
+    "record_id",
+    *(p + s for p in _GAME_PREFIXES for s in _RISK_SUFFIXES),
+    "difference",
+    "outlier_score",
+)
+"""Columns of a run's records table that are results, not the record's own values."""
+
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_HIGH_RISK_LEAD = (
+    "record_id",
+    "risk_model_seeded",
+    "risk_model_seeded_low",
+    "risk_model_seeded_high",
+    "risk_traditional",
+    "risk_traditional_low",
+    "risk_traditional_high",
+    "difference",
+    "missed_by_traditional",
+)
+_REPORT_HIGH_RISK_ROWS = 50
+
+
+# --------------------------------------------------------------------------------------------
+# High-risk records
+# --------------------------------------------------------------------------------------------
+
+
+def _check_threshold(value: Any) -> float:
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        raise ParameterError(
+            f"The high-risk threshold t must be a number, got {value!r}."
+        ) from None
+    if not (math.isfinite(t) and 0.0 <= t <= 1.0):
+        raise ParameterError(
+            f"The high-risk threshold t must be between 0 and 1; got {value!r} "
+            "(the paper uses 0.8)."
+        )
+    return t
+
+
+def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """The records at high risk in the model-seeded game, riskiest first.
+
+    Parameters
+    ----------
+    records : DataFrame
+        A run's per-record results (:meth:`privgame.store.RunFolder.records`).
+    threshold : float
+        The high-risk threshold ``t`` in [0, 1].
+
+    Returns
+    -------
+    DataFrame
+        The records with ``risk_model_seeded > t`` (a record with an undefined risk is never
+        listed), sorted by it in descending order (ties by ``record_id``), with a fresh index.
+        Columns: ``record_id``, the model-seeded risk and its 95% bounds, the traditional risk
+        and its bounds, ``difference``, ``missed_by_traditional`` (``risk_traditional <= t``:
+        the traditional game would call the record low risk), then every other column of
+        ``records`` (the record's values, TPR at low FPR, outlier score) in their order.
+
+    Raises
+    ------
+    ParameterError
+        If ``records`` lacks the risk columns or ``t`` is outside [0, 1].
+    """
+    t = _check_threshold(threshold)
+    needed = ["record_id", "risk_model_seeded", "risk_traditional"]
+    missing = [c for c in needed if c not in records.columns]
+    if missing:
+        raise ParameterError(
+            f"The records table lacks the columns {missing}; pass the table of a finished run "
+            "(RunFolder.records())."
+        )
+    ms = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
+    tr = pd.to_numeric(records["risk_traditional"], errors="coerce").to_numpy(np.float64)
+    out = records.loc[ms > t].copy()
+    out["missed_by_traditional"] = tr[ms > t] <= t
+    out = out.sort_values(
+        ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+    lead = [c for c in _HIGH_RISK_LEAD if c in out.columns]
+    return out[lead + [c for c in out.columns if c not in lead]]
+
+
+# --------------------------------------------------------------------------------------------
+# Safe exports
+# --------------------------------------------------------------------------------------------
+
+
+def neutralise_cell(value: Any) -> Any:
+    """Make one cell harmless for spreadsheets.
+
+    A string that starts with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return would be
+    read as a formula by spreadsheet programs; it gets a leading apostrophe, which they show as
+    text. Anything else, numbers included, is returned unchanged.
+
+    Parameters
+    ----------
+    value : object
+        A cell.
+
+    Returns
+    -------
+    object
+        ``"'" + value`` for a dangerous string, else ``value``.
+    """
+    if isinstance(value, str) and value.startswith(_FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
+def csv_safe(df: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``df`` whose text cells and column names are safe to open in a spreadsheet.
+
+    Every string cell (and column name) is passed through :func:`neutralise_cell`; numeric,
+    boolean and missing cells are left exactly as they are, with their dtypes.
+
+    Parameters
+    ----------
+    df : DataFrame
+
+    Returns
+    -------
+    DataFrame
+    """
+    out = df.copy()
+    for name in out.columns:
+        column = out[name]
+        if pd.api.types.is_numeric_dtype(column.dtype) or pd.api.types.is_bool_dtype(column.dtype):
+            continue
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            column = column.astype(object)
+        out[name] = column.map(neutralise_cell)
+    out.columns = [neutralise_cell(c) for c in out.columns]
+    return out
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    return value
+
+
+def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:
+    """Serialise a table for download.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table (its index is not written).
+    fmt : {"csv", "json", "parquet"}
+        ``csv``: UTF-8, ``\\n`` line ends, always neutralised with :func:`csv_safe`. ``json``: a
+        list of one object per row (pandas' ``records`` orient), UTF-8, exact floats, with
+        ``null`` for missing or non-finite numbers. ``parquet``: pyarrow.
+
+    Returns
+    -------
+    bytes
+
+    Raises
+    ------
+    ParameterError
+        If ``fmt`` is not one of the formats.
+    """
+    if fmt == "csv":
+        return csv_safe(df).to_csv(index=False, lineterminator="\n").encode("utf-8")
+    if fmt == "json":
+        rows = [
+            {str(k): _json_value(v) for k, v in row.items()} for row in df.to_dict(orient="records")
+        ]
+        return json.dumps(rows, ensure_ascii=False, allow_nan=False).encode("utf-8")
+    if fmt == "parquet":
+        buffer = io.BytesIO()
+        df.to_parquet(buffer, index=False)
+        return buffer.getvalue()
+    raise ParameterError(f"Unknown export format {fmt!r}; use one of {list(EXPORT_FORMATS)}.")
+
+
+# --------------------------------------------------------------------------------------------
+# One record beside the target dataset
+# --------------------------------------------------------------------------------------------
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def record_profile(folder: RunFolder, record_id: int, *, k: int = 5) -> dict[str, Any]:
+    """A record's values beside the target dataset D's typical values, and its neighbours in D.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        The run.
+    record_id : int
+        The record (a row number of the run's prepared table); it must belong to D.
+    k : int, default 5
+        Number of nearest neighbours.
+
+    Returns
+    -------
+    dict
+        ``record_id``; ``target_size`` (``|D|``); ``columns``: a DataFrame with one row per used
+        column: ``column``, ``role``, ``value`` (the record's), ``typical`` (the most common
+        category in D, ties going to the first category, or the median of D), ``typical_is``
+        ("most common" or "median"), ``share_same`` (share of D with the record's category;
+        ``nan`` for a continuous column), ``percentile`` (percentile rank of the record's value
+        in D, 0-100, ties counted half; ``nan`` for a categorical column) and ``rarity`` (that
+        number in words); ``neighbours``: a DataFrame of the ``k`` records of D nearest to it
+        (Gower distance, see :mod:`privgame.targets`) with ``record_id``, ``distance`` and their
+        values in the used columns; ``risks``: the record's row of the run's results as a dict
+        when it was evaluated, else ``None``.
+
+    Raises
+    ------
+    ParameterError
+        If ``record_id`` is not a whole number, or the record is not in D.
+    RunError
+        If the folder is not a readable run.
+    """
+    if isinstance(record_id, bool) or not isinstance(record_id, int | np.integer):
+        raise ParameterError(f"record_id must be a whole number, got {record_id!r}.")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ParameterError(f"k must be a whole number of at least 1, got {k!r}.")
+    rid = int(record_id)
+    spec = folder.spec()
+    table = folder.load_table()
+    schema = Schema.from_dict(spec.schema)
+    target = split_indices(len(table), Sizes(**spec.sizes), spec.seed).target
+    positions = np.flatnonzero(target == rid)
+    if positions.size == 0:
+        raise ParameterError(
+            f"Record {rid} is not in the target dataset D of run {folder.run_id}; pick one of "
+            "the records of D (for example an evaluated record from the results)."
+        )
+    position = int(positions[0])
+    d_table = table.iloc[target].reset_index(drop=True)
+    X = encode(d_table, schema)
+    rows: list[dict[str, Any]] = []
+    for j, col in enumerate(schema.used):
+        value = _plain(d_table.iloc[position][col.name])
+        x = X[:, j]
+        if col.role == CATEGORICAL:
+            counts = np.bincount(x.astype(np.int64), minlength=len(col.categories or ()))
+            typical = _plain((col.categories or ())[int(np.argmax(counts))])
+            share = float(np.mean(x == x[position]))
+            rows.append(
+                {
+                    "column": col.name,
+                    "role": col.role,
+                    "value": value,
+                    "typical": typical,
+                    "typical_is": "most common",
+                    "share_same": share,
+                    "percentile": math.nan,
+                    "rarity": f"{share:.1%} of D share this value",
+                }
+            )
+        else:
+            below = float(np.count_nonzero(x < x[position]))
+            same = float(np.count_nonzero(x == x[position]))
+            percentile = 100.0 * (below + 0.5 * same) / len(x)
+            rows.append(
+                {
+                    "column": col.name,
+                    "role": col.role,
+                    "value": value,
+                    "typical": float(np.median(x)),
+                    "typical_is": "median",
+                    "share_same": math.nan,
+                    "percentile": percentile,
+                    "rarity": f"percentile {percentile:.0f} of D",
+                }
+            )
+    columns = pd.DataFrame(rows)
+    order, distances = nearest_neighbours(X[position], X, schema, k=int(k), exclude=position)
+    neighbours = d_table.iloc[order][schema.names].reset_index(drop=True)
+    neighbours.insert(0, "distance", distances)
+    neighbours.insert(0, "record_id", target[order].astype(np.int64))
+    risks = None
+    if folder.has_results():
+        records = folder.records()
+        mine = records.loc[records["record_id"] == rid]
+        if not mine.empty:
+            risks = {c: _plain(mine.iloc[0][c]) for c in RESULT_COLUMNS if c in mine.columns}
+    return {
+        "record_id": rid,
+        "target_size": len(target),
+        "columns": columns,
+        "neighbours": neighbours,
+        "risks": risks,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# The HTML report
+# --------------------------------------------------------------------------------------------
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2rem auto;
+       max-width: 1100px; padding: 0 1rem; color: #1a1a1a; line-height: 1.45; }
+h1 { font-size: 1.6rem; margin-bottom: 0.2rem; }
+h2 { font-size: 1.25rem; margin-top: 2.2rem; border-bottom: 1px solid #ddd;
+     padding-bottom: 0.2rem; }
+table { border-collapse: collapse; margin: 0.6rem 0; font-size: 0.92rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.55rem; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; font-weight: 600; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.caption { color: #333; font-size: 0.95rem; max-width: 60rem; }
+.note { background: #fff6e0; border-left: 4px solid #E69F00; padding: 0.5rem 0.8rem; }
+.muted { color: #666; font-size: 0.9rem; }
+.wide { overflow-x: auto; }
+td.num { white-space: nowrap; }
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "undefined"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float | np.floating):
+        return "undefined" if math.isnan(value) else f"{float(value):.{digits}f}"
+    return str(value)
+
+
+def _value_text(value: Any) -> str:
+    value = _plain(value)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return str(value)
+
+
+def _kv_table(rows: list[tuple[str, Any]]) -> str:
+    body = "".join(f"<tr><th scope='row'>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+def _require_results(folder: RunFolder) -> None:
+    state = folder.status().get("state")
+    if state != "done" or not folder.has_results():
+        raise RunError(
+            f"Run {folder.run_id} is {state}; a report exists only once it is done "
+            f"(resume it with: python -m privgame resume {folder.path})."
+        )
+
+
+def _spec_rows(folder: RunFolder) -> list[tuple[str, Any]]:
+    spec = folder.spec()
+    params = json.dumps(spec.to_dict()["generator_params"], sort_keys=True)
+    targets = spec.targets
+    if targets.mode == "ids":
+        chosen = f"ids {', '.join(str(i) for i in targets.ids)}"
+    elif targets.mode == "all":
+        chosen = "every record of D"
+    else:
+        chosen = f"{targets.k} records, {targets.mode}"
+    return [
+        ("run", folder.run_id),
+        ("data", spec.data_name),
+        ("data fingerprint (SHA-256)", spec.data_fingerprint),
+        ("generator", spec.generator),
+        ("generator parameters", params),
+        ("|D_aux| (auxiliary data)", spec.sizes.get("aux")),
+        ("|D_eval| (evaluation pool)", spec.sizes.get("eval")),
+        ("|D| (target dataset)", spec.sizes.get("target")),
+        ("target records", chosen),
+        ("N_shadow (shadow datasets)", spec.attack.n_shadow),
+        ("N_eval (runs per game)", spec.attack.n_eval),
+        ("attack classifier", spec.attack.classifier),
+        ("seed", spec.seed),
+        ("versions", ", ".join(f"{k} {v}" for k, v in sorted(spec.versions.items()))),
+    ]
+
+
+def _miss_rate_cell(summary: Mapping[str, Any]) -> str:
+    if summary.get("miss_rate") is None:
+        return "undefined (no record has model-seeded risk above t)"
+    return (
+        f"{summary['miss_rate']:.3f} ({summary['missed']} of the {summary['at_risk']} records "
+        "with model-seeded risk above t)"
+    )
+
+
+def _pct(p: Mapping[str, Any] | None) -> str:
+    p = p or {}
+    return "  ".join(f"{k} {_fmt(p.get(k))}" for k in ("p10", "p50", "p90"))
+
+
+def _summary_rows(summary: Mapping[str, Any], stored: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    t = summary["threshold"]
+    rows: list[tuple[str, Any]] = [
+        ("records evaluated", summary["records"]),
+    ]
+    if summary.get("records_excluded"):
+        rows.append(("records with an undefined risk (left out)", summary["records_excluded"]))
+    rows += [
+        ("high-risk threshold t", f"{t:g}"),
+        ("RMSD between the risks", _fmt(summary.get("rmsd"))),
+        (f"miss rate at t={t:g}", _miss_rate_cell(summary)),
+        (f"records at risk (R > {t:g}), model-seeded game", summary["at_risk_model_seeded"]),
+        (f"records at risk (R > {t:g}), traditional game", summary["at_risk_traditional"]),
+        ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
+        ("mean risk, traditional game", _fmt(summary.get("mean_traditional"))),
+        ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
+        ("risk percentiles, traditional game", _pct(summary.get("percentiles_traditional"))),
+        ("percentiles of |R_MS − R_T|", _pct(summary.get("percentiles_abs_difference"))),
+        ("largest |R_MS − R_T|", _fmt(summary.get("max_abs_difference"))),
+    ]
+    share = summary.get("share_abs_difference_above")
+    rows.append(
+        (
+            f"share of records with |R_MS − R_T| > {summary['difference_cutoff']:g}",
+            "undefined" if share is None else f"{share:.1%}",
+        )
+    )
+    half = stored.get("hoeffding_half_width_rho_0.05")
+    if half is not None:
+        rows.append(("Hoeffding half-width of a risk (95%)", _fmt(half)))
+    return rows
+
+
+def _high_risk_table(records: pd.DataFrame, t: float) -> str:
+    listed = high_risk(records, t)
+    if listed.empty:
+        return f"<p>No record has model-seeded risk above t={t:g}.</p>"
+    shown = listed.head(_REPORT_HIGH_RISK_ROWS)
+    values = [c for c in shown.columns if c not in RESULT_COLUMNS and c != "missed_by_traditional"]
+    headers = [
+        "record",
+        "risk, model-seeded (95% CI)",
+        "risk, traditional (95% CI)",
+        "missed by traditional",
+        *values,
+    ]
+    head = "".join(f"<th scope='col'>{_e(h)}</th>" for h in headers)
+
+    def risk(row: pd.Series, prefix: str) -> str:
+        low, high = row.get(f"{prefix}_low"), row.get(f"{prefix}_high")
+        text = _fmt(row[prefix])
+        if low is not None and high is not None:
+            text += f" [{_fmt(low)}, {_fmt(high)}]"
+        return text
+
+    body = []
+    for _, row in shown.iterrows():
+        cells = [
+            f"<td class='num'>{_e(int(row['record_id']))}</td>",
+            f"<td class='num'>{_e(risk(row, 'risk_model_seeded'))}</td>",
+            f"<td class='num'>{_e(risk(row, 'risk_traditional'))}</td>",
+            f"<td>{_e(_fmt(bool(row['missed_by_traditional'])))}</td>",
+            *(f"<td>{_e(_value_text(row[c]))}</td>" for c in values),
+        ]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    note = ""
+    if len(listed) > len(shown):
+        note = (
+            f"<p class='muted'>Showing the {len(shown)} riskiest of {len(listed)} records; export "
+            "the full list with <code>python -m privgame export RUN_DIR --what high-risk</code>."
+            "</p>"
+        )
+    return (
+        f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+        f"</table></div>{note}"
+    )
+
+
+def html_report(folder: RunFolder, threshold: float | None = None) -> str:
+    """A self-contained HTML page reporting a finished run.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        A finished run.
+    threshold : float, optional
+        The high-risk threshold ``t`` in [0, 1]; the run's own by default.
+
+    Returns
+    -------
+    str
+        One HTML document: the run's settings (generator and parameters, sizes, N_shadow,
+        N_eval, seed, data fingerprint), the Table-1 style summary at ``t``, the generator's
+        differential-privacy note when it has one, Figures 1a, 1b, 2a and 2b with their
+        captions, and the high-risk records. plotly.js is inlined once, so the page works offline
+        and references nothing on the network. Every text that comes from the user or the data
+        is HTML-escaped.
+
+    Raises
+    ------
+    RunError
+        If the run has not finished.
+    ParameterError
+        If ``t`` is outside [0, 1].
+    """
+    _require_results(folder)
+    spec = folder.spec()
+    t = spec.threshold if threshold is None else _check_threshold(threshold)
+    records = folder.records()
+    stored = folder.summary()
+    summary = metrics.summarize(
+        records["risk_model_seeded"].to_numpy(np.float64),
+        records["risk_traditional"].to_numpy(np.float64),
+        threshold=t,
+    )
+    charts = [
+        figures.risk_scatter(records, t),
+        figures.difference_histogram(records),
+        figures.miss_rate_chart(records),
+        figures.risk_cdfs(records),
+    ]
+    config = {"displaylogo": False, "responsive": True}
+    chart_html = []
+    for i, chart in enumerate(charts):
+        div = chart.figure.to_html(
+            full_html=False,
+            include_plotlyjs=(i == 0),
+            config=config,
+            div_id=f"chart-{i + 1}",
+            default_height=f"{chart.figure.layout.height or 480}px",
+        )
+        chart_html.append(
+            f"<section><h2>{_e(chart.title)}</h2><div class='chart'>{div}</div>"
+            f"<p class='caption'>{_e(chart.caption)}</p></section>"
+        )
+    meta = stored.get("generator_metadata") or {}
+    dp_note = meta.get("dp_note") if isinstance(meta, Mapping) else None
+    note_html = f"<p class='note'>{_e(dp_note)}</p>" if dp_note else ""
+    title = f"privgame report: run {folder.run_id}"
+    parts = [
+        "<!DOCTYPE html>",
+        "<html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{_e(title)}</h1>",
+        "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
+        "in the model-seeded game, which measures the risk of releasing synthetic data made "
+        "from this very dataset D, and in the traditional game, which averages over datasets.</p>",
+        "<h2>Run settings</h2>",
+        _kv_table(_spec_rows(folder)),
+        "<h2>Summary</h2>",
+        note_html,
+        _kv_table(_summary_rows(summary, stored)),
+        f"<p class='caption'>{_e(summary['miss_rate_text'])}</p>",
+        *chart_html,
+        f"<h2>High-risk records (model-seeded risk above t={t:g})</h2>",
+        _high_risk_table(records, t),
+        "</body></html>",
+    ]
+    return "\n".join(p for p in parts if p)
