@@ -95,9 +95,7 @@ def bench_classifier_fit(data: np.ndarray, schema: Schema, n_jobs: int) -> dict[
     kept: list[int] = []
 
     def fit() -> None:
-        clf = MetaClassifier(n_jobs=n_jobs).fit(
-            features, labels, rng=stream(SEED, 0, Role.CLASSIFIER)
-        )
+        clf = MetaClassifier(n_jobs=n_jobs).fit(features, labels, rng=stream(SEED, 0, Role.CLASSIFIER))
         kept.append(int(clf.kept_columns_.size))
 
     times = timed(fit, 3)
@@ -133,9 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                 for k, v in result.items()
                 if k not in ("benchmark", "median_ms")
             )
-            print(
-                f"{result['benchmark']}: median {result['median_ms']:.2f} ms ({extras})", flush=True
-            )
+            print(f"{result['benchmark']}: median {result['median_ms']:.2f} ms ({extras})", flush=True)
     return 0
 
 

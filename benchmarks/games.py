@@ -1,6 +1,7 @@
 """Both games end to end: 20 Adult targets, Synthpop, |D| = 1,000, N_shadow = N_eval = 200.
 
-Usage: ``python benchmarks/games.py [--workers 1,2] [--targets 20] [--n 200] [--generator synthpop] [--json]``.
+Usage: ``python benchmarks/games.py [--workers 1,2] [--targets 20] [--n 200] [--json]``
+(``--generator NAME`` for another generator).
 For each worker count, prints the wall time, the generator fits done, seconds per target, and
 the share of worker time spent outside generator fits, query features and classifier training
 (scheduling, data movement, checkpointing, result assembly). Goals on 2 cores: <= 15 s per

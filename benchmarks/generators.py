@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _adult import adult  # noqa: E402  (after the path set-up above)
+from _adult import adult
 
-from privgame.generators import create  # noqa: E402
-from privgame.seeding import stream  # noqa: E402
+from privgame.generators import create
+from privgame.seeding import stream
 
 CASES: list[tuple[str, dict[str, float | int], float]] = [
     ("synthpop", {}, 50.0),

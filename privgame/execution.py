@@ -71,7 +71,8 @@ def run_calls(
                 from distributed import Client
             except ImportError:  # pragma: no cover - dask is a listed dependency
                 raise ParameterError(
-                    "Running on a Dask cluster needs the 'distributed' package: pip install 'dask[distributed]'."
+                    "Running on a Dask cluster needs the 'distributed' package: "
+                    "pip install 'dask[distributed]'."
                 ) from None
             client = stack.enter_context(Client(scheduler, timeout="10s"))
             stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))

@@ -137,9 +137,7 @@ def _threshold(value: float) -> float:
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(
-            f"The high-risk threshold t must be a number, got {value!r}."
-        ) from None
+        raise ParameterError(f"The high-risk threshold t must be a number, got {value!r}.") from None
     if not (math.isfinite(t) and 0.0 <= t <= 1.0):
         raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {value!r}.")
     return t
@@ -304,9 +302,7 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
     if {"risk_traditional_low", "risk_traditional_high"} <= set(bounds):
         i = len(custom_cols)
         custom_cols += ["risk_traditional_low", "risk_traditional_high"]
-        hover_extra += (
-            f"<br>traditional 95% CI [%{{customdata[{i}]:.3f}}, %{{customdata[{i + 1}]:.3f}}]"
-        )
+        hover_extra += f"<br>traditional 95% CI [%{{customdata[{i}]:.3f}}, %{{customdata[{i + 1}]:.3f}}]"
     for key, label, color, symbol in _SCATTER_GROUPS:
         part = data.loc[data["group"] == key]
         if part.empty:
@@ -359,9 +355,7 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
 # --------------------------------------------------------------------------------------------
 
 
-def difference_histogram(
-    records: pd.DataFrame, *, bin_width: float = 0.02, cutoff: float = 0.1
-) -> Chart:
+def difference_histogram(records: pd.DataFrame, *, bin_width: float = 0.02, cutoff: float = 0.1) -> Chart:
     """Figure 1b: histogram of each record's absolute difference ``|R^MS - R^T|``.
 
     Parameters
@@ -401,9 +395,7 @@ def difference_histogram(
     # np.histogram drops values above the last edge; rounding must never push the maximum past it.
     edges[-1] = max(edges[-1], top)
     counts, _ = np.histogram(diff, bins=edges)
-    data = pd.DataFrame(
-        {"bin_low": edges[:-1], "bin_high": edges[1:], "records": counts.astype(np.int64)}
-    )
+    data = pd.DataFrame({"bin_low": edges[:-1], "bin_high": edges[1:], "records": counts.astype(np.int64)})
     figure = go.Figure(
         go.Bar(
             x=(edges[:-1] + edges[1:]) / 2,
@@ -416,8 +408,7 @@ def difference_histogram(
             },
             customdata=np.c_[edges[:-1], edges[1:]],
             hovertemplate=(
-                "|R_MS - R_T| in [%{customdata[0]:.2f}, %{customdata[1]:.2f}): "
-                "%{y} records<extra></extra>"
+                "|R_MS - R_T| in [%{customdata[0]:.2f}, %{customdata[1]:.2f}): %{y} records<extra></extra>"
             ),
         )
     )
@@ -447,13 +438,8 @@ def difference_histogram(
             f"{_left_out(excluded)}."
         )
     else:
-        caption = (
-            "No record has both risks defined, so there is no difference to show"
-            f"{_left_out(excluded)}."
-        )
-    return Chart(
-        figure=figure, data=data, caption=caption, title="Difference between the risks (Fig. 1b)"
-    )
+        caption = f"No record has both risks defined, so there is no difference to show{_left_out(excluded)}."
+    return Chart(figure=figure, data=data, caption=caption, title="Difference between the risks (Fig. 1b)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -548,9 +534,7 @@ def miss_rate_chart(records: pd.DataFrame, thresholds: ArrayLike | None = None) 
             x=0.5,
             y=0.5,
         )
-    return Chart(
-        figure=figure, data=data, caption=caption, title="Miss rate by threshold (Fig. 2a)"
-    )
+    return Chart(figure=figure, data=data, caption=caption, title="Miss rate by threshold (Fig. 2a)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -596,9 +580,7 @@ def risk_cdfs(records: pd.DataFrame) -> Chart:
                 name=style["label"],
                 line={"color": style["color"], "dash": style["dash"]},
                 marker={"symbol": style["symbol"], "size": 6, "color": style["color"]},
-                hovertemplate="risk ≤ %{x:.3f}: %{y:.0%} of records<extra>"
-                + style["label"]
-                + "</extra>",
+                hovertemplate="risk ≤ %{x:.3f}: %{y:.0%} of records<extra>" + style["label"] + "</extra>",
             )
         )
     data = pd.concat(frames, ignore_index=True)
@@ -615,9 +597,7 @@ def risk_cdfs(records: pd.DataFrame) -> Chart:
         "game: a curve further right has more high-risk records, and a steeper curve means the "
         f"game spreads the records' risks less{_left_out(excluded)}."
     )
-    return Chart(
-        figure=figure, data=data, caption=caption, title="Distribution of the risks (Fig. 2b)"
-    )
+    return Chart(figure=figure, data=data, caption=caption, title="Distribution of the risks (Fig. 2b)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -759,9 +739,7 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
     aucs = {}
     for game in games:
         part = mine.loc[mine["game"] == game]
-        aucs[game] = metrics.auc(
-            part["score"].to_numpy(np.float64), part["label"].to_numpy(np.float64)
-        )
+        aucs[game] = metrics.auc(part["score"].to_numpy(np.float64), part["label"].to_numpy(np.float64))
     figure = make_subplots(
         rows=2,
         cols=1,
@@ -833,6 +811,4 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
         "data (hatched) and those in which it was not (plain): the less the two overlap, the "
         "easier the record is to single out in that game."
     )
-    return Chart(
-        figure=figure, data=data, caption=caption, title=f"Attack scores, record {int(record_id)}"
-    )
+    return Chart(figure=figure, data=data, caption=caption, title=f"Attack scores, record {int(record_id)}")

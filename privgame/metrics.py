@@ -471,9 +471,7 @@ def _miss_rate_of_pairs(ms: FloatArray, t: FloatArray, threshold: float, exclude
     at_risk = int(np.count_nonzero(high))
     missed = int(np.count_nonzero(high & (t <= threshold)))
     rate = missed / at_risk if at_risk else None
-    return MissRate(
-        rate=rate, missed=missed, at_risk=at_risk, threshold=threshold, excluded=excluded
-    )
+    return MissRate(rate=rate, missed=missed, at_risk=at_risk, threshold=threshold, excluded=excluded)
 
 
 def miss_rate(r_ms: ArrayLike, r_t: ArrayLike, threshold: float) -> MissRate:
@@ -635,8 +633,7 @@ def percentiles(values: ArrayLike, q: Sequence[int] = (10, 50, 90)) -> dict[int,
     for p in q:
         if isinstance(p, bool) or not isinstance(p, int | np.integer) or not 0 <= p <= 100:
             raise ParameterError(
-                f"each percentile must be a whole number in [0, 100], got {p!r}; "
-                "e.g. q=(10, 50, 90)."
+                f"each percentile must be a whole number in [0, 100], got {p!r}; e.g. q=(10, 50, 90)."
             )
         keys.append(int(p))
     v = _finite_values(values, "values")

@@ -80,13 +80,10 @@ def _check_threshold(value: Any) -> float:
     try:
         t = float(value)
     except (TypeError, ValueError):
-        raise ParameterError(
-            f"The high-risk threshold t must be a number, got {value!r}."
-        ) from None
+        raise ParameterError(f"The high-risk threshold t must be a number, got {value!r}.") from None
     if not (math.isfinite(t) and 0.0 <= t <= 1.0):
         raise ParameterError(
-            f"The high-risk threshold t must be between 0 and 1; got {value!r} "
-            "(the paper uses 0.8)."
+            f"The high-risk threshold t must be between 0 and 1; got {value!r} (the paper uses 0.8)."
         )
     return t
 
@@ -224,9 +221,7 @@ def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:
     if fmt == "csv":
         return csv_safe(df).to_csv(index=False, lineterminator="\n").encode("utf-8")
     if fmt == "json":
-        rows = [
-            {str(k): _json_value(v) for k, v in row.items()} for row in df.to_dict(orient="records")
-        ]
+        rows = [{str(k): _json_value(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
         return json.dumps(rows, ensure_ascii=False, allow_nan=False).encode("utf-8")
     if fmt == "parquet":
         buffer = io.BytesIO()

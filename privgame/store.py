@@ -66,7 +66,9 @@ def atomic_write(path: Path, data: bytes) -> None:
 
 
 def _json_bytes(data: Any) -> bytes:
-    return (json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=_json_default) + "\n").encode()
+    return (
+        json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=_json_default) + "\n"
+    ).encode()
 
 
 def _json_default(value: Any) -> Any:
@@ -212,7 +214,8 @@ class RunFolder:
         from privgame.report import csv_safe  # a spreadsheet must not run a record's text
 
         atomic_write(
-            self.path / "records.csv", csv_safe(records).to_csv(index=False, lineterminator="\n").encode()
+            self.path / "records.csv",
+            csv_safe(records).to_csv(index=False, lineterminator="\n").encode(),
         )
         buffer = io.BytesIO()
         scores.to_parquet(buffer, index=False)
@@ -272,7 +275,10 @@ class RunFolder:
     def status_is_stale(self, seconds: float = 120.0) -> bool:
         """True when a 'running' status has not been updated for ``seconds`` (a dead engine)."""
         status = self.status()
-        return time.time() - float(status.get("updated", 0.0)) > seconds and status.get("pid") not in _live_pids()
+        return (
+            time.time() - float(status.get("updated", 0.0)) > seconds
+            and status.get("pid") not in _live_pids()
+        )
 
 
 def _live_pids() -> set[int]:

@@ -140,9 +140,7 @@ def test_export_of_a_missing_run_folder_exits_2_without_traceback(tmp_path: Path
 @pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
 def test_export_records_in_each_format(run: RunFolder, tmp_path: Path, fmt: str) -> None:
     out = tmp_path / f"records.{fmt}"
-    assert (
-        export.run(parse(str(run.path), "--what", "records", "--format", fmt, "-o", str(out))) == 0
-    )
+    assert export.run(parse(str(run.path), "--what", "records", "--format", fmt, "-o", str(out))) == 0
     expected = run.records()
     if fmt == "csv":
         back = pd.read_csv(out)
@@ -187,13 +185,9 @@ def test_export_to_stdout(run: RunFolder, capsysbinary: pytest.CaptureFixture[by
 
 def test_export_rejects_formats_that_do_not_apply(run: RunFolder, tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="JSON only"):
-        export.run(
-            parse(str(run.path), "--what", "spec", "--format", "csv", "-o", str(tmp_path / "s"))
-        )
+        export.run(parse(str(run.path), "--what", "spec", "--format", "csv", "-o", str(tmp_path / "s")))
     with pytest.raises(ParameterError, match="single HTML file"):
-        export.run(
-            parse(str(run.path), "--what", "html", "--format", "json", "-o", str(tmp_path / "h"))
-        )
+        export.run(parse(str(run.path), "--what", "html", "--format", "json", "-o", str(tmp_path / "h")))
 
 
 def test_export_rejects_bad_output_and_unfinished_runs(run: RunFolder, tmp_path: Path) -> None:

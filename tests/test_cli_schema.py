@@ -70,9 +70,7 @@ def test_human_form_is_an_aligned_table(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_missing_category_and_role_overrides(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        ["schema", str(ADULT), "--json", "--missing", "category", "--role", "fnlwgt=excluded"]
-    )
+    code = main(["schema", str(ADULT), "--json", "--missing", "category", "--role", "fnlwgt=excluded"])
     assert code == 0
     report = json.loads(capsys.readouterr().out)
     assert report["rows"] == 48_842

@@ -43,9 +43,7 @@ def scores() -> pd.DataFrame:
     ms_scores = np.where(labels == 1, 0.9, 0.1) + np.arange(20) * 0.001
     tr_scores = np.linspace(0.0, 1.0, 20)
     frames = [
-        pd.DataFrame(
-            {"record_id": 10, "game": game, "label": labels, "index": np.arange(20), "score": s}
-        )
+        pd.DataFrame({"record_id": 10, "game": game, "label": labels, "index": np.arange(20), "score": s})
         for game, s in (("model_seeded", ms_scores), ("traditional", tr_scores))
     ]
     other = frames[1].assign(record_id=11)
@@ -77,9 +75,7 @@ def test_risk_scatter_points_groups_and_record_ids(records: pd.DataFrame) -> Non
     for trace in chart.figure.data:
         for x, y, custom in zip(trace.x, trace.y, trace.customdata, strict=True):
             plotted[int(custom[0])] = (x, y)
-    assert plotted == {
-        rid: (row.risk_model_seeded, row.risk_traditional) for rid, row in data.iterrows()
-    }
+    assert plotted == {rid: (row.risk_model_seeded, row.risk_traditional) for rid, row in data.iterrows()}
     # every group has its own marker shape, so groups do not depend on colour alone
     symbols = [t.marker.symbol for t in chart.figure.data]
     assert len(set(symbols)) == len(symbols) == 4
@@ -188,9 +184,7 @@ def test_miss_rate_chart_matches_metrics_and_drops_undefined(records: pd.DataFra
     data = chart.data
     # no record has R_MS > 0.95, so 0.95 is undefined and left out
     assert 0.95 not in data["threshold"].tolist()
-    assert data["threshold"].tolist() == pytest.approx(
-        [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]
-    )
+    assert data["threshold"].tolist() == pytest.approx([0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9])
     ms = records["risk_model_seeded"].to_numpy(float)
     tr = records["risk_traditional"].to_numpy(float)
     for row in data.itertuples():

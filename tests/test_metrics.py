@@ -247,9 +247,7 @@ def test_auc_ci_undefined(scores: list[float], labels: list[int]) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(games(min_per_class=2), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
-def test_auc_ci_matches_brute_force_delong(
-    game: tuple[np.ndarray, np.ndarray], level: float
-) -> None:
+def test_auc_ci_matches_brute_force_delong(game: tuple[np.ndarray, np.ndarray], level: float) -> None:
     s, y = game
     v10, v01 = _brute_placements(s, y)
     var = np.var(v10, ddof=1) / v10.size + np.var(v01, ddof=1) / v01.size
@@ -313,9 +311,7 @@ def test_tpr_at_fpr_matches_sklearn_curve(game: tuple[np.ndarray, np.ndarray], f
 def test_hoeffding_by_hand() -> None:
     assert hoeffding_half_width(500) == pytest.approx(math.sqrt(math.log(40) / 1000))
     assert hoeffding_half_width(500, rho=0.2) == pytest.approx(0.0479853, abs=1e-7)
-    assert hoeffding_half_width(np.int64(2000), 0.2) == pytest.approx(
-        hoeffding_half_width(500, 0.2) / 2
-    )
+    assert hoeffding_half_width(np.int64(2000), 0.2) == pytest.approx(hoeffding_half_width(500, 0.2) / 2)
 
 
 @pytest.mark.parametrize("n", [0, -3, 1.5, True, "10"])
@@ -499,9 +495,7 @@ def test_summarize_by_hand() -> None:
     assert out["at_risk_traditional"] == 1  # only 0.90
     assert out["mean_model_seeded"] == pytest.approx(0.8)
     assert out["mean_traditional"] == pytest.approx(0.75)
-    assert out["percentiles_model_seeded"] == pytest.approx(
-        {"p10": 0.605, "p50": 0.875, "p90": 0.935}
-    )
+    assert out["percentiles_model_seeded"] == pytest.approx({"p10": 0.605, "p50": 0.875, "p90": 0.935})
     assert out["percentiles_traditional"]["p50"] == pytest.approx(0.75)
     assert out["percentiles_abs_difference"]["p50"] == pytest.approx(0.125)
     assert out["max_abs_difference"] == pytest.approx(0.2)

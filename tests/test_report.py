@@ -224,9 +224,7 @@ def test_to_bytes_json_round_trip(table: pd.DataFrame) -> None:
         {"record_id": 1, "name": "Bo", "risk": 1 / 3, "flag": False},
         {"record_id": 2, "name": "Cé", "risk": None, "flag": True},
     ]
-    back = pd.read_json(
-        io.BytesIO(report.to_bytes(table, "json")), orient="records", precise_float=True
-    )
+    back = pd.read_json(io.BytesIO(report.to_bytes(table, "json")), orient="records", precise_float=True)
     assert back["risk"].iloc[1] == 1 / 3
 
 

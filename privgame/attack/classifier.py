@@ -94,8 +94,7 @@ class MetaClassifier:
         labels = np.asarray(labels)
         if features.ndim != 2 or features.shape[0] == 0:
             raise ParameterError(
-                f"Features must be a non-empty 2-D array (datasets x queries), got shape "
-                f"{features.shape}."
+                f"Features must be a non-empty 2-D array (datasets x queries), got shape {features.shape}."
             )
         if labels.shape != (features.shape[0],):
             raise ParameterError(

@@ -74,17 +74,14 @@ class TapasAttack:
     ) -> None:
         if classifier not in CLASSIFIER_KINDS:
             raise ParameterError(
-                f"Unknown meta-classifier {classifier!r}; choose one of "
-                f"{', '.join(CLASSIFIER_KINDS)}."
+                f"Unknown meta-classifier {classifier!r}; choose one of {', '.join(CLASSIFIER_KINDS)}."
             )
         self.classifier = classifier
         self.max_exact_columns = max_exact_columns
         self.n_random = n_random
         self.n_jobs = n_jobs
 
-    def query_set(
-        self, is_categorical: np.ndarray, *, rng: np.random.Generator | None = None
-    ) -> QuerySet:
+    def query_set(self, is_categorical: np.ndarray, *, rng: np.random.Generator | None = None) -> QuerySet:
         """The queries this attack uses on a table with these column roles.
 
         ``rng`` is needed only for tables wider than ``max_exact_columns``.
@@ -154,17 +151,14 @@ class TapasAttack:
         """
         if query_set is not None:
             self.query_set_ = query_set
-        self.classifier_ = MetaClassifier(self.classifier, n_jobs=self.n_jobs).fit(
-            features, labels, rng=rng
-        )
+        self.classifier_ = MetaClassifier(self.classifier, n_jobs=self.n_jobs).fit(features, labels, rng=rng)
         return self
 
     def score(self, datasets: Sequence[np.ndarray]) -> np.ndarray:
         """Membership scores ``s_x`` (probability of 'in') of encoded synthetic datasets."""
         if not hasattr(self, "target_") or not hasattr(self, "query_set_"):
             raise ParameterError(
-                "score() needs the queries and target from fit(); after fit_features() use "
-                "score_features()."
+                "score() needs the queries and target from fit(); after fit_features() use score_features()."
             )
         return self.score_features(self.query_set_.features_batch(datasets, self.target_))
 
@@ -250,15 +244,11 @@ def make_shadow_datasets(
     target = np.asarray(target, dtype=np.float64)
     d = len(schema.used)
     if n_shadow < 2 or n_shadow % 2:
-        raise ParameterError(
-            f"n_shadow must be an even number >= 2 (half 'in', half 'out'), got {n_shadow}."
-        )
+        raise ParameterError(f"n_shadow must be an even number >= 2 (half 'in', half 'out'), got {n_shadow}.")
     if n < 1:
         raise ParameterError(f"The dataset size n must be >= 1, got {n}.")
     if aux.ndim != 2 or aux.shape[1] != d:
-        raise ParameterError(
-            f"The auxiliary data has shape {aux.shape}; the schema has {d} used columns."
-        )
+        raise ParameterError(f"The auxiliary data has shape {aux.shape}; the schema has {d} used columns.")
     if target.shape != (d,):
         raise ParameterError(
             f"The target record has shape {target.shape}; pass one encoded row of shape ({d},)."

@@ -40,7 +40,10 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon > 0, or inf")
     group.add_argument("--bins", type=int, help="Baynet/PrivBayes: bins per continuous column (default 10)")
     group.add_argument(
-        "--min-leaf", dest="min_samples_leaf", type=int, help="Synthpop: records per tree leaf (default 5)"
+        "--min-leaf",
+        dest="min_samples_leaf",
+        type=int,
+        help="Synthpop: records per tree leaf (default 5)",
     )
 
 

@@ -136,14 +136,10 @@ def run(args: argparse.Namespace) -> int:
         return 0
     out = Path(args.output)
     if not out.parent.is_dir():
-        raise ParameterError(
-            f"Cannot write {out}: the folder {out.parent} does not exist; create it first."
-        )
+        raise ParameterError(f"Cannot write {out}: the folder {out.parent} does not exist; create it first.")
     if out.is_dir():
         raise ParameterError(f"Cannot write {out}: it is a folder; give a file name.")
     data = export_bytes(folder, args.what, args.format, args.threshold)
     atomic_write(out, data)
-    print(
-        f"wrote {args.what} of run {folder.run_id} to {out} ({len(data):,} bytes)", file=sys.stderr
-    )
+    print(f"wrote {args.what} of run {folder.run_id} to {out} ({len(data):,} bytes)", file=sys.stderr)
     return 0

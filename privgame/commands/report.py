@@ -36,9 +36,19 @@ def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, A
     stored = folder.summary()
     records = folder.records()
     summary = metrics.summarize(
-        records["risk_model_seeded"].to_numpy(float), records["risk_traditional"].to_numpy(float), threshold=t
+        records["risk_model_seeded"].to_numpy(float),
+        records["risk_traditional"].to_numpy(float),
+        threshold=t,
     )
-    for key in ("generator", "generator_params", "sizes", "n_shadow", "n_eval", "generator_metadata", "queries"):
+    for key in (
+        "generator",
+        "generator_params",
+        "sizes",
+        "n_shadow",
+        "n_eval",
+        "generator_metadata",
+        "queries",
+    ):
         if key in stored:
             summary[key] = stored[key]
     summary["hoeffding_half_width_rho_0.05"] = stored.get("hoeffding_half_width_rho_0.05")
@@ -72,7 +82,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     ):
         p = summary.get(f"percentiles_{name}")
         if p:
-            lines.append(f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}")
+            lines.append(
+                f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"
+            )
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")

@@ -32,7 +32,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     sizes = parser.add_argument_group("sizes (defaults follow the paper's Adult set-up, scaled to the table)")
     sizes.add_argument("--size", type=int, help="|D|: rows of the target dataset")
     sizes.add_argument("--aux-size", type=int, help="|D_aux|: rows the attacker holds")
-    sizes.add_argument("--eval-size", type=int, help="|D_eval|: rows of the evaluation pool (D is drawn from it)")
+    sizes.add_argument(
+        "--eval-size", type=int, help="|D_eval|: rows of the evaluation pool (D is drawn from it)"
+    )
     targets = parser.add_argument_group("target records")
     chosen = targets.add_mutually_exclusive_group(required=True)
     chosen.add_argument("--targets", type=int, metavar="K", help="evaluate K records of D")
@@ -54,7 +56,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     resume = subparsers.add_parser(
         "resume",
         help="finish an interrupted or cancelled run",
-        description="Resume the run in RUN_DIR from its checkpoints; the results equal an uninterrupted run's.",
+        description=(
+            "Resume the run in RUN_DIR from its checkpoints; the results equal an uninterrupted run's."
+        ),
     )
     resume.add_argument("run_dir")
     resume.add_argument("--workers", type=int)
@@ -126,7 +130,7 @@ class _Bar:
 
 
 def _duration(seconds: float) -> str:
-    seconds = int(round(seconds))
+    seconds = round(seconds)
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
@@ -150,7 +154,10 @@ def run(args: argparse.Namespace) -> int:
     scheduler = scheduler_address(args.scheduler)
     folder = create_run(args.out, spec, dataset.table)  # type: ignore[attr-defined]
     if dataset.dropped_rows and not args.quiet:  # type: ignore[attr-defined]
-        print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)  # type: ignore[attr-defined]
+        print(
+            f"note: {dataset.dropped_rows:,} rows with missing values were dropped.",
+            file=sys.stderr,
+        )  # type: ignore[attr-defined]
     if not args.quiet:
         from privgame.games.engine import build_context
 
@@ -162,5 +169,10 @@ def run(args: argparse.Namespace) -> int:
 
 def run_resume(args: argparse.Namespace) -> int:
     folder = RunFolder(args.run_dir)
-    execute(folder, workers=args.workers, scheduler=scheduler_address(args.scheduler), progress=_Bar(args.quiet))
+    execute(
+        folder,
+        workers=args.workers,
+        scheduler=scheduler_address(args.scheduler),
+        progress=_Bar(args.quiet),
+    )
     return _finish(folder, args)

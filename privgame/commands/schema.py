@@ -30,9 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("path", metavar="PATH", help="the table: .csv, .csv.gz or .parquet")
-    parser.add_argument(
-        "--json", action="store_true", help="print one JSON object instead of a table"
-    )
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
@@ -85,15 +83,13 @@ def _human(found: Inspection) -> str:
 
     def line(cells: tuple[str, ...]) -> str:
         parts = [
-            cell.rjust(widths[j]) if j in right else cell.ljust(widths[j])
-            for j, cell in enumerate(cells)
+            cell.rjust(widths[j]) if j in right else cell.ljust(widths[j]) for j, cell in enumerate(cells)
         ]
         return "  ".join(parts).rstrip()
 
     policy = prepared.schema.missing_policy
     out = [
-        f"{found.source_name}: {len(found.table.columns)} columns, "
-        f"{len(found.table):,} rows in the file",
+        f"{found.source_name}: {len(found.table.columns)} columns, {len(found.table):,} rows in the file",
         f"rows: {len(prepared.table):,} used, dropped rows: {prepared.dropped_rows:,} "
         f"(missing-value policy: {policy})",
         "",
@@ -115,9 +111,7 @@ def run(args: argparse.Namespace) -> int:
     if not found.problems:
         return 0
     if not args.json:
-        print(
-            f"privgame: {found.source_name} cannot be used for an audit as it is:", file=sys.stderr
-        )
+        print(f"privgame: {found.source_name} cannot be used for an audit as it is:", file=sys.stderr)
         for problem in found.problems:
             print(f"  - {problem}", file=sys.stderr)
     return 2

@@ -42,9 +42,15 @@ def run(args: argparse.Namespace) -> int:
     synthetic = decode(generator.fit_sample(X, dataset.schema, args.rows, rng=rng), dataset.schema)
     Path(args.output).write_bytes(synthetic.to_csv(index=False, lineterminator="\n").encode())
     note = generator.metadata.get("dp_note")
-    print(f"wrote {len(synthetic):,} synthetic rows from {args.generator} to {args.output}", file=sys.stderr)
+    print(
+        f"wrote {len(synthetic):,} synthetic rows from {args.generator} to {args.output}",
+        file=sys.stderr,
+    )
     if note:
         print(f"note: {note}", file=sys.stderr)
     if generator.leaks_training_data:
-        print("warning: the identity generator releases the training rows themselves.", file=sys.stderr)
+        print(
+            "warning: the identity generator releases the training rows themselves.",
+            file=sys.stderr,
+        )
     return 0

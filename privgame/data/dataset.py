@@ -100,9 +100,7 @@ def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
     """
     policy = schema.missing_policy
     if policy not in MISSING_POLICIES:
-        raise ParameterError(
-            f"Unknown missing-value policy {policy!r}; use one of {list(MISSING_POLICIES)}."
-        )
+        raise ParameterError(f"Unknown missing-value policy {policy!r}; use one of {list(MISSING_POLICIES)}.")
     used = schema.used
     absent = [c.name for c in used if c.name not in table.columns]
     if absent:
@@ -135,9 +133,7 @@ def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
             filled.append(name)
         kept[name] = values
     if filled:
-        notes.append(
-            f"Missing values became the category {MISSING_CATEGORY!r} in {', '.join(filled)}."
-        )
+        notes.append(f"Missing values became the category {MISSING_CATEGORY!r} in {', '.join(filled)}.")
 
     columns = tuple(
         _recompute(col, kept[col.name], MISSING_CATEGORY if col.name in filled else None)
@@ -174,9 +170,7 @@ def _recompute(col: Column, values: pd.Series, added: str | None) -> Column:
                 declared += (added,)
             new = replace(new, categories=declared, domain_public=True)
     elif col.role == CONTINUOUS:
-        new = _continuous_column(
-            col.name, values, pd.to_numeric(values, errors="coerce"), col.reason
-        )
+        new = _continuous_column(col.name, values, pd.to_numeric(values, errors="coerce"), col.reason)
         if col.domain_public:
             new = replace(new, lower=col.lower, upper=col.upper, domain_public=True)
     else:
@@ -282,9 +276,7 @@ def inspect_dataset(
         )
     except SchemaError as error:
         problems.extend(error.problems or [error.summary])
-        schema = infer_schema(
-            table, max_code_distinct=max_code_distinct, missing_policy=missing_policy
-        )
+        schema = infer_schema(table, max_code_distinct=max_code_distinct, missing_policy=missing_policy)
     problems.extend(validate_table(table, schema, max_categories=max_categories))
     prepared = prepare_table(table, schema)
     if 0 < len(prepared.table) < MIN_ROWS:

@@ -106,10 +106,7 @@ def load_table(
     if name.lower().endswith((".parquet", ".pq")):
         raise DataError(
             f"{name} cannot be read.",
-            [
-                f"{name} is named like a Parquet file but is not one; export it again as "
-                "Parquet or CSV."
-            ],
+            [f"{name} is named like a Parquet file but is not one; export it again as Parquet or CSV."],
         )
     return _read_csv(data, name)
 
@@ -145,10 +142,7 @@ def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
     except (OSError, EOFError, zlib.error) as error:
         raise DataError(
             f"{name} cannot be read.",
-            [
-                f"{name} is not a valid gzip file ({error}); compress it again or upload the "
-                "plain CSV."
-            ],
+            [f"{name} is not a valid gzip file ({error}); compress it again or upload the plain CSV."],
         ) from error
     return b"".join(chunks)
 
@@ -157,8 +151,7 @@ def _binary_problem(data: bytes, name: str) -> str | None:
     for magic, kind in _BINARY_MAGIC.items():
         if data.startswith(magic):
             return (
-                f"{name} looks like {kind}, not a CSV or Parquet table; export the table as CSV "
-                "or Parquet."
+                f"{name} looks like {kind}, not a CSV or Parquet table; export the table as CSV or Parquet."
             )
     if b"\x00" in data[:_SNIFF_CHARS]:
         return (
@@ -189,9 +182,7 @@ def _looks_unreadable(text: str) -> bool:
     sample = text[:_SNIFF_CHARS]
     if not sample:
         return False
-    control = sum(
-        1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or 0x7F <= ord(ch) < 0xA0
-    )
+    control = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or 0x7F <= ord(ch) < 0xA0)
     return control > 0.01 * len(sample)
 
 
@@ -333,9 +324,7 @@ def _ragged_problem(scan: _Scan, delimiter: str) -> str:
             part += f" (a quote opened there runs on to line {end}: close it or remove it)"
         parts.append(part)
     shown = ", ".join(parts)
-    more = (
-        f" and {scan.n_ragged - len(scan.ragged)} more" if scan.n_ragged > len(scan.ragged) else ""
-    )
+    more = f" and {scan.n_ragged - len(scan.ragged)} more" if scan.n_ragged > len(scan.ragged) else ""
     lines = "1 line does" if scan.n_ragged == 1 else f"{scan.n_ragged} lines do"
     return (
         f"ragged rows: {lines} not have the header's {scan.width} fields "
@@ -365,9 +354,7 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
     if scan.error:
         problems.append(scan.error)
     elif scan.n_rows == 0:
-        problems.append(
-            f"{name} has a header line but no data rows; add the data rows below the header."
-        )
+        problems.append(f"{name} has a header line but no data rows; add the data rows below the header.")
     header = scan.header or []
     if scan.n_rows:
         problems.extend(_header_problems(header, scan.header_start, scan.sample))
@@ -440,18 +427,13 @@ def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
     except Exception as error:  # pyarrow raises several unrelated types for a corrupt file
         raise DataError(
             f"{name} cannot be read.",
-            [
-                f"{name} is not a readable Parquet file ({error}); export it again as Parquet "
-                "or CSV."
-            ],
+            [f"{name} is not a readable Parquet file ({error}); export it again as Parquet or CSV."],
         ) from error
     problems: list[str] = []
     names = [str(c).strip() for c in table.columns]
     duplicated = sorted({n for n in names if names.count(n) > 1})
     for dup in duplicated:
-        problems.append(
-            f"column name {dup!r} appears more than once; give every column a unique name."
-        )
+        problems.append(f"column name {dup!r} appears more than once; give every column a unique name.")
     if table.shape[1] == 0:
         problems.append(f"{name} has no columns; export the table again with its columns.")
     elif len(table) == 0:

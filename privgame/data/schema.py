@@ -256,7 +256,9 @@ class Schema:
             if name not in by_name or by_name[name].role != CONTINUOUS:
                 problems.append(f"column {name!r}: bounds can only be declared for a continuous column.")
             elif not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
-                problems.append(f"column {name!r}: bounds must be finite with lower < upper, got ({lo}, {hi}).")
+                problems.append(
+                    f"column {name!r}: bounds must be finite with lower < upper, got ({lo}, {hi})."
+                )
         if problems:
             raise SchemaError("The declared domain does not fit the schema.", problems)
         new_columns = []
@@ -291,7 +293,9 @@ class Schema:
 
 def _is_integer_valued(numeric: pd.Series) -> bool:
     values = numeric.dropna().to_numpy(dtype=float)
-    return bool(values.size) and bool(np.all(np.isfinite(values))) and bool(np.all(values == np.round(values)))
+    return (
+        bool(values.size) and bool(np.all(np.isfinite(values))) and bool(np.all(values == np.round(values)))
+    )
 
 
 def _continuous_column(name: str, raw: pd.Series, numeric: pd.Series, reason: str | None) -> Column:
@@ -393,7 +397,9 @@ def infer_schema(
         elif integer_valued and distinct <= max_code_distinct:
             columns.append(
                 _categorical_column(
-                    name, raw, f"whole numbers with only {distinct} distinct values: treated as codes"
+                    name,
+                    raw,
+                    f"whole numbers with only {distinct} distinct values: treated as codes",
                 )
             )
         else:

@@ -71,9 +71,7 @@ class Sizes:
             When a key is missing or unknown, or a value is not a whole number.
         """
         expected = {"aux", "eval", "target"}
-        problems = [
-            f"size {k!r} is missing; give it a whole number." for k in sorted(expected - set(data))
-        ]
+        problems = [f"size {k!r} is missing; give it a whole number." for k in sorted(expected - set(data))]
         problems += [
             f"{k!r} is not a size; use only {sorted(expected)}."
             for k in sorted(set(data) - expected, key=str)
@@ -149,9 +147,7 @@ def check_sizes(n_rows: int, sizes: Sizes) -> None:
     a, e, t = sizes.aux, sizes.eval, sizes.target
     problems: list[str] = []
     if t < 2:
-        problems.append(
-            f"target = {t:,}: the target dataset D needs at least 2 records; choose target >= 2."
-        )
+        problems.append(f"target = {t:,}: the target dataset D needs at least 2 records; choose target >= 2.")
     if a < t:
         problems.append(
             f"aux = {a:,} is smaller than target = {t:,}: shadow datasets of |D| records are drawn "
@@ -199,9 +195,7 @@ class Split:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Split):
             return NotImplemented
-        return all(
-            np.array_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)
-        )
+        return all(np.array_equal(getattr(self, f.name), getattr(other, f.name)) for f in fields(self))
 
 
 def _frozen(indices: np.ndarray) -> np.ndarray:

@@ -47,9 +47,7 @@ def validate_table(
     problems: list[str] = []
     absent = [c.name for c in schema.columns if c.name not in table.columns]
     for name in absent:
-        problems.append(
-            f"column {name!r} is in the schema but not in the table; infer the schema again."
-        )
+        problems.append(f"column {name!r} is in the schema but not in the table; infer the schema again.")
     columns = [c for c in schema.columns if c.name not in absent]
 
     for col in columns:
@@ -104,10 +102,7 @@ def _no_rows_left(table: pd.DataFrame, schema: Schema, used: list[Column]) -> li
     else:
         checked = [c.name for c in used]
         where = "a used column"
-        fix = (
-            "use the missing-value policy 'category', or set the role of the emptiest columns "
-            "to excluded"
-        )
+        fix = "use the missing-value policy 'category', or set the role of the emptiest columns to excluded"
     if not checked:
         return []
     missing = table[checked].isna()

@@ -231,7 +231,9 @@ def execute(
             else:
                 todo.append((int(record_id), evaluate_target, (ctx, int(record_id), shadow_out, ms_in)))
         report("targets")
-        for record_id, result, _ in _consume(run_calls(todo, workers=workers, scheduler=scheduler), cancelled):
+        for record_id, result, _ in _consume(
+            run_calls(todo, workers=workers, scheduler=scheduler), cancelled
+        ):
             folder.save_target(record_id, result)
             done_units += 1
             fits_done += fits_per_target
@@ -262,7 +264,9 @@ def execute(
         },
     )
     if progress is not None:
-        progress(Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0))
+        progress(
+            Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0)
+        )
     return folder
 
 
@@ -351,7 +355,9 @@ def _generator_metadata(ctx: Context) -> dict[str, Any]:
     """The metadata of the generator fitted on D (e.g. whether a DP guarantee holds)."""
     from privgame.seeding import stream
 
-    generator = ctx.new_generator().fit(ctx.X[ctx.target], ctx.schema, rng=stream(ctx.seed, 0, Role.GENERATOR))
+    generator = ctx.new_generator().fit(
+        ctx.X[ctx.target], ctx.schema, rng=stream(ctx.seed, 0, Role.GENERATOR)
+    )
     return dict(generator.metadata)
 
 

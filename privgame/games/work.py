@@ -176,7 +176,9 @@ def evaluate_target(
     shadow_in = np.stack(
         [
             synth_and_features(
-                plan.shadow_in_rows(rng := stream(ctx.seed, key, Role.SHADOW_IN, i), ctx.aux, record_id, ctx.n),
+                plan.shadow_in_rows(
+                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i), ctx.aux, record_id, ctx.n
+                ),
                 rng,
             )
             for i in range(half_shadow)
@@ -185,9 +187,7 @@ def evaluate_target(
     train = np.concatenate([shadow_in, features_of(shadow_out)])
     labels = np.concatenate([np.ones(half_shadow, dtype=np.int8), np.zeros(len(shadow_out), dtype=np.int8)])
     t0 = time.perf_counter()
-    classifier = MetaClassifier(ctx.classifier).fit(
-        train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER)
-    )
+    classifier = MetaClassifier(ctx.classifier).fit(train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER))
     t_clf += time.perf_counter() - t0
     del train
 

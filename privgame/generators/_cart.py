@@ -158,9 +158,7 @@ def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
 
 
 @njit(cache=True)
-def _grow_tree(
-    X, orders, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi
-):
+def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi):
     """Grow the tree of column ``j`` on columns ``0 .. j-1``; nodes from index ``base`` on.
 
     Returns the number of nodes and column ``j``'s values grouped by leaf.
@@ -362,9 +360,7 @@ def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     categorical = np.asarray(categorical, dtype=np.bool_)
-    arrays = _grow_forest(
-        X, _orders(X), categorical, _classes(X, categorical), int(min_samples_leaf)
-    )
+    arrays = _grow_forest(X, _orders(X), categorical, _classes(X, categorical), int(min_samples_leaf))
     return Forest(*arrays)
 
 
@@ -411,9 +407,7 @@ def best_split(
         yc, yv, ncls = np.zeros(n, dtype=np.int64), _center(y.copy()), 0
     if n < 2 * min_samples_leaf or k == 0:
         return None
-    f, i, proxy = _best_split(
-        orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf)
-    )
+    f, i, proxy = _best_split(orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf))
     if f < 0:
         return None
     return int(f), float(_midpoint(xs[f, i], xs[f, i + 1])), float(proxy)

@@ -50,9 +50,7 @@ class SyntheticGenerator(ABC):
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` encoded synthetic rows; the output keeps the schema's domain."""
 
-    def fit_sample(
-        self, X: np.ndarray, schema: Schema, n: int, *, rng: np.random.Generator
-    ) -> np.ndarray:
+    def fit_sample(self, X: np.ndarray, schema: Schema, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Fit on ``X`` then sample ``n`` rows, both from ``rng``."""
         return self.fit(X, schema, rng=rng).sample(n, rng=rng)
 

@@ -155,9 +155,7 @@ class _Domain:
         for j in range(d):
             x = X[:, j]
             if not np.isfinite(x).all():
-                problems.append(
-                    f"column {names[j]!r}: holds missing or infinite values; drop those rows."
-                )
+                problems.append(f"column {names[j]!r}: holds missing or infinite values; drop those rows.")
                 continue
             if self.is_cat[j]:
                 c = x.astype(np.int64)
@@ -185,9 +183,7 @@ class _Domain:
         width = self.upper[j] - self.lower[j]
         if width <= 0:
             return np.zeros(np.shape(x), dtype=np.int64)
-        scaled = np.floor(
-            (np.asarray(x, dtype=np.float64) - self.lower[j]) * (self.cards[j] / width)
-        )
+        scaled = np.floor((np.asarray(x, dtype=np.float64) - self.lower[j]) * (self.cards[j] / width))
         return np.clip(scaled, 0, self.cards[j] - 1).astype(np.int64)
 
     def integer_bins(self, j: int) -> tuple[np.ndarray, np.ndarray]:
@@ -241,9 +237,7 @@ class _Domain:
 # --------------------------------------------------------------------------- mutual information
 
 
-def _dense_configs(
-    codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]
-) -> tuple[np.ndarray, int]:
+def _dense_configs(codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]) -> tuple[np.ndarray, int]:
     """Index each row's configuration of ``cols`` densely: ``(ids, number of ids)``.
 
     Only configurations present in the rows get an id, so tables built on them stay small.
@@ -282,9 +276,7 @@ class _MutualInformation:
         counts = np.arange(self.n + 1, dtype=np.float64)
         self.clogc = counts * np.log2(np.maximum(counts, 1.0))
         self.log2n = math.log2(self.n) if self.n else 0.0
-        self.s_marginal = np.array(
-            [self.clogc[np.bincount(codes[j])].sum() for j in range(codes.shape[0])]
-        )
+        self.s_marginal = np.array([self.clogc[np.bincount(codes[j])].sum() for j in range(codes.shape[0])])
 
     def scores(self, parents: tuple[int, ...], children: np.ndarray) -> np.ndarray:
         """``I(child; parents)`` for every column index in ``children`` (disjoint from parents)."""

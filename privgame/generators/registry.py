@@ -36,9 +36,7 @@ def create(name: str, **params: Any) -> SyntheticGenerator:
     try:
         cls = GENERATORS[name]
     except KeyError:
-        raise ParameterError(
-            f"Unknown generator {name!r}; choose one of {', '.join(available())}."
-        ) from None
+        raise ParameterError(f"Unknown generator {name!r}; choose one of {', '.join(available())}.") from None
     try:
         return cls(**params)
     except TypeError as exc:

@@ -52,9 +52,7 @@ class SynthpopGenerator(SyntheticGenerator):
     deterministic_fit: ClassVar[bool] = True
     """``fit`` does not draw from ``rng``: the fitted trees depend on the training rows alone."""
 
-    def __init__(
-        self, visit_sequence: Sequence[str] | None = None, min_samples_leaf: int = 5
-    ) -> None:
+    def __init__(self, visit_sequence: Sequence[str] | None = None, min_samples_leaf: int = 5) -> None:
         self.visit_sequence = visit_sequence
         self.min_samples_leaf = min_samples_leaf
 
@@ -161,9 +159,7 @@ def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
     finite = np.isfinite(X).all(axis=0)
     for j, col in enumerate(schema.used):
         if not finite[j]:
-            problems.append(
-                f"column {col.name!r} holds missing or infinite values; drop those rows."
-            )
+            problems.append(f"column {col.name!r} holds missing or infinite values; drop those rows.")
         elif col.role == "categorical":
             codes = X[:, j]
             k = len(col.categories or ())

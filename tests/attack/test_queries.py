@@ -44,10 +44,7 @@ def mixed_tables(draw: st.DrawFn) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         target = table[draw(st.integers(0, n - 1))].copy()
     else:
         target = np.array(
-            [
-                float(draw(st.integers(0, 3))) if is_cat[j] else draw(st.floats(-6, 6))
-                for j in range(d)
-            ]
+            [float(draw(st.integers(0, 3))) if is_cat[j] else draw(st.floats(-6, 6)) for j in range(d)]
         )
     return table, target, is_cat
 
@@ -93,15 +90,9 @@ def test_feature_order_is_the_subset_bitmask() -> None:
 
 def test_sampled_subsets_are_distinct_sorted_orders_one_to_three_and_seeded() -> None:
     is_cat = np.zeros(30, dtype=bool)
-    a = QuerySet.for_schema(
-        is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(7)
-    )
-    b = QuerySet.for_schema(
-        is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(7)
-    )
-    c = QuerySet.for_schema(
-        is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(8)
-    )
+    a = QuerySet.for_schema(is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(7))
+    b = QuerySet.for_schema(is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(7))
+    c = QuerySet.for_schema(is_cat, n_random=500, max_exact_columns=20, rng=np.random.default_rng(8))
     np.testing.assert_array_equal(a.subsets, b.subsets)
     assert not np.array_equal(a.subsets, c.subsets)
     assert a.n_features == 500
@@ -119,9 +110,7 @@ def test_sampled_subsets_are_distinct_sorted_orders_one_to_three_and_seeded() ->
 
 def test_sampled_path_takes_every_subset_when_there_are_few() -> None:
     d = 8
-    queries = QuerySet.for_schema(
-        np.ones(d, dtype=bool), max_exact_columns=4, rng=np.random.default_rng(0)
-    )
+    queries = QuerySet.for_schema(np.ones(d, dtype=bool), max_exact_columns=4, rng=np.random.default_rng(0))
     expected = sum(math.comb(d, k) for k in (1, 2, 3))
     assert queries.n_features == expected
     rows = {tuple(int(j) for j in r if j >= 0) for r in queries.subsets}

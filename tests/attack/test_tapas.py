@@ -136,9 +136,7 @@ def test_shadow_datasets_layout_and_target_independent_out_half(adult: tuple) ->
     holds_target = [bool((d == target).all(axis=1).any()) for d in datasets]
     assert holds_target == [True, True, True, False, False, False]
     # Another target, same streams: the 'out' half is unchanged, the 'in' half is not.
-    again, _ = make_shadow_datasets(
-        identity, aux, schema, aux[5], n=30, n_shadow=6, root=4, target_index=2
-    )
+    again, _ = make_shadow_datasets(identity, aux, schema, aux[5], n=30, n_shadow=6, root=4, target_index=2)
     for a, b in zip(datasets[3:], again[3:], strict=True):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(datasets[0], again[0])
@@ -148,17 +146,11 @@ def test_errors_name_the_problem(adult: tuple) -> None:
     aux, target, schema = adult
     identity = create("identity")
     with pytest.raises(ParameterError, match="even number"):
-        make_shadow_datasets(
-            identity, aux, schema, target, n=10, n_shadow=3, root=0, target_index=0
-        )
+        make_shadow_datasets(identity, aux, schema, target, n=10, n_shadow=3, root=0, target_index=0)
     with pytest.raises(SizeError, match="needs n=2000"):
-        make_shadow_datasets(
-            identity, aux, schema, target, n=2000, n_shadow=2, root=0, target_index=0
-        )
+        make_shadow_datasets(identity, aux, schema, target, n=2000, n_shadow=2, root=0, target_index=0)
     with pytest.raises(ParameterError, match="target record has shape"):
-        make_shadow_datasets(
-            identity, aux, schema, target[:3], n=10, n_shadow=2, root=0, target_index=0
-        )
+        make_shadow_datasets(identity, aux, schema, target[:3], n=10, n_shadow=2, root=0, target_index=0)
     with pytest.raises(ParameterError, match="Unknown meta-classifier 'tree'"):
         TapasAttack(classifier="tree")
     with pytest.raises(ParameterError, match="needs the queries and target from fit"):

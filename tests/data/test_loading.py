@@ -208,9 +208,7 @@ def test_each_bad_file_gives_its_own_error(tmp_path: Path, name: str) -> None:
 
 def test_ragged_rows_name_the_first_few_lines_and_count_the_rest() -> None:
     lines = ["a,b"] + [f"{i},{i}" if i % 2 else f"{i}" for i in range(1, 41)]
-    with pytest.raises(
-        DataError, match=r"20 lines do not .*line 3 has 1, .*line 11 has 1 and 15 more"
-    ):
+    with pytest.raises(DataError, match=r"20 lines do not .*line 3 has 1, .*line 11 has 1 and 15 more"):
         load_table("\n".join(lines).encode(), filename="t.csv")
 
 

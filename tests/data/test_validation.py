@@ -74,9 +74,7 @@ def test_no_row_left_under_drop_but_fine_under_category() -> None:
 def test_a_schema_column_absent_from_the_table() -> None:
     schema = infer_schema(good_table())
     problems = validate_table(good_table().drop(columns="group"), schema)
-    assert problems == [
-        "column 'group' is in the schema but not in the table; infer the schema again."
-    ]
+    assert problems == ["column 'group' is in the schema but not in the table; infer the schema again."]
 
 
 def test_every_problem_is_collected_together() -> None:

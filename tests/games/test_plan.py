@@ -35,7 +35,7 @@ def test_model_seeded_datasets_are_d_or_d_with_x_swapped_for_a_reference(i: int)
     assert len(rows) == N
     assert x not in rows
     assert ref in REFERENCE and ref not in TARGET
-    assert np.array_equal(np.sort(rows), np.sort(np.append(TARGET[TARGET != x], ref)))
+    assert np.array_equal(np.sort(rows), np.sort(np.append(np.setdiff1d(TARGET, [x]), ref)))
 
 
 def test_reference_records_are_drawn_uniformly_from_the_pool_outside_d() -> None:

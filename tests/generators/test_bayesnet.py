@@ -121,9 +121,7 @@ def test_same_seed_same_output_and_seeds_differ(adult, name, params):
 def test_infinite_epsilon_is_exactly_baynet(adult):
     X, schema = adult
     baynet = BaynetGenerator(degree=2).fit(X, schema, rng=np.random.default_rng(3))
-    privbayes = PrivBayesGenerator(degree=2, epsilon=math.inf).fit(
-        X, schema, rng=np.random.default_rng(3)
-    )
+    privbayes = PrivBayesGenerator(degree=2, epsilon=math.inf).fit(X, schema, rng=np.random.default_rng(3))
     assert baynet.network == privbayes.network
     a = baynet.sample(500, rng=np.random.default_rng(4))
     b = privbayes.sample(500, rng=np.random.default_rng(4))
@@ -268,9 +266,7 @@ def test_degree_zero_and_degree_above_the_columns():
     assert full.noise_scale_ == pytest.approx(2 * (2 - 1) / 0.5)
     _check_in_domain(full.sample(200, rng=rng), schema)
     assert independent.sample(0, rng=rng).shape == (0, 2)
-    alone = PrivBayesGenerator(degree=2, epsilon=1.0).fit(
-        X[:, :1], Schema(schema.columns[:1]), rng=rng
-    )
+    alone = PrivBayesGenerator(degree=2, epsilon=1.0).fit(X[:, :1], Schema(schema.columns[:1]), rng=rng)
     assert alone.parents_ == [()] and alone.noise_scale_ == pytest.approx(2 / 0.5)
     assert set(np.unique(alone.sample(100, rng=rng))) <= {0.0, 1.0, 2.0}
 
@@ -360,9 +356,7 @@ def test_privbayes_noise_has_the_expected_scale(adult):
     def mean_tv(epsilon: float) -> float:
         values = []
         for seed in range(3):
-            gen = PrivBayesGenerator(epsilon=epsilon).fit(
-                X, schema, rng=np.random.default_rng(seed)
-            )
+            gen = PrivBayesGenerator(epsilon=epsilon).fit(X, schema, rng=np.random.default_rng(seed))
             assert gen.noise_scale_ == pytest.approx(2 * (d - 1) / (epsilon / 2))
             out = gen.sample(len(X), rng=np.random.default_rng(seed + 100))
             _check_in_domain(out, schema)

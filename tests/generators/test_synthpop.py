@@ -342,9 +342,7 @@ def test_output_shape_dtype_and_domain(small) -> None:
 
 def test_generator_sample_is_the_tree_walk_in_table_order(small) -> None:
     X, schema, _ = small
-    gen = create("synthpop", visit_sequence=["grade", "size"]).fit(
-        X, schema, rng=np.random.default_rng(0)
-    )
+    gen = create("synthpop", visit_sequence=["grade", "size"]).fit(X, schema, rng=np.random.default_rng(0))
     names = schema.names
     assert [names[j] for j in gen.order_] == ["grade", "size", "colour"]
     out = gen.sample(50, rng=np.random.default_rng(9))

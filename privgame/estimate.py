@@ -1,0 +1,158 @@
+"""How long a run will take on this machine, measured before it starts.
+
+The estimate times a short calibration of the chosen generator on the run's own data, then
+scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`):
+
+``seconds = (total_fits * fit_sample + targets * (datasets_per_target * features + classifier))
+/ parallel + startup``
+
+where ``fit_sample`` is the median time of three fits + samples of ``|D|`` rows drawn from
+D_aux, ``features`` the time to compute the attack's query features on one synthetic dataset,
+``classifier`` the time of one meta-classifier fit on ``N_shadow`` feature rows,
+``datasets_per_target = N_shadow + 2 N_eval`` (every dataset the attack scores for one target),
+``parallel = min(workers, max(targets, shared chunks))`` and ``startup`` a fixed allowance for
+starting worker processes. The calibration draws its rows from a stream of its own, so it never
+changes a run's results.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from privgame.seeding import stream
+from privgame.spec import RunSpec
+
+__all__ = ["Calibration", "calibrate", "estimate_seconds"]
+
+CALIBRATION_FITS = 3
+STARTUP_SECONDS = 2.0
+_CALIBRATION_STREAM = 11  # a stream no run uses for its results
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Measured costs of the pieces of a run, in seconds.
+
+    Attributes
+    ----------
+    fit_sample : float
+        Median time of one generator fit plus one sample of ``|D|`` rows.
+    features : float
+        Median time of the attack's query features on one synthetic dataset.
+    classifier : float
+        Time of one meta-classifier fit on ``N_shadow`` feature rows.
+    fits : int
+        Number of calibration fits timed.
+    """
+
+    fit_sample: float
+    features: float
+    classifier: float
+    fits: int = CALIBRATION_FITS
+
+
+def calibrate(spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FITS) -> Calibration:
+    """Time the generator, the query features and the meta-classifier on this machine.
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run to calibrate for (generator, parameters, sizes, attack settings, seed).
+    table : DataFrame
+        The prepared table the run will audit.
+    fits : int, default 3
+        Number of generator fits + samples to time; the median is kept.
+
+    Returns
+    -------
+    Calibration
+
+    Raises
+    ------
+    SizeError, SchemaError, ParameterError
+        When the spec does not fit the table or the generator's parameters are invalid.
+    """
+    from privgame.attack import MetaClassifier
+    from privgame.games import plan
+    from privgame.games.engine import build_context
+
+    ctx, targets = build_context(spec, table)
+    rng = stream(spec.seed, 0, _CALIBRATION_STREAM)
+    target = ctx.X[int(targets[0]) if len(targets) else int(ctx.target[0])]
+    queries = ctx.queries()
+    fit_times: list[float] = []
+    feature_times: list[float] = []
+    feature_rows: list[np.ndarray] = []
+    for _ in range(max(1, fits)):
+        rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n)
+        started = time.perf_counter()
+        synthetic = ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
+        fit_times.append(time.perf_counter() - started)
+        started = time.perf_counter()
+        feature_rows.append(queries.features(synthetic, target))
+        feature_times.append(time.perf_counter() - started)
+
+    # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'.
+    n_rows = spec.attack.n_shadow
+    base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
+    train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
+    labels = (np.arange(n_rows) % 2).astype(np.int8)
+    started = time.perf_counter()
+    MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
+    classifier = time.perf_counter() - started
+    return Calibration(
+        fit_sample=statistics.median(fit_times),
+        features=statistics.median(feature_times),
+        classifier=classifier,
+        fits=len(fit_times),
+    )
+
+
+def estimate_seconds(
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    workers: int,
+    calibration: Calibration | None = None,
+) -> float:
+    """Estimated wall-clock seconds of the run ``spec`` on ``table`` with ``workers`` processes.
+
+    The median fit + sample time of three calibration fits, times the plan's total generator
+    fits, plus a feature and classifier allowance for every target, divided by the number of
+    units that can run at once, plus a fixed start-up allowance (see the module notes).
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run (validated or not; the table must fit its sizes).
+    table : DataFrame
+        The prepared table.
+    workers : int
+        Local worker processes (or Dask workers) the run will use.
+    calibration : Calibration, optional
+        A calibration measured earlier with :func:`calibrate` for the same generator, sizes and
+        attack settings; measured now when not given.
+
+    Returns
+    -------
+    float
+        Seconds, at least the start-up allowance.
+    """
+    from privgame.games.engine import CHUNK, build_context, plan_summary
+
+    _, targets = build_context(spec, table)
+    cal = calibration if calibration is not None else calibrate(spec, table)
+    n_targets = len(targets)
+    plan = plan_summary(spec, n_targets)
+    n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
+    per_target = (n_shadow + 2 * n_eval) * cal.features + cal.classifier
+    work = plan["total_fits"] * cal.fit_sample + n_targets * per_target
+    shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
+    parallel = max(1, min(int(workers), max(n_targets, shared_chunks)))
+    return work / parallel + STARTUP_SECONDS

@@ -1,0 +1,187 @@
+"""The engine end to end on small Adult samples: games, determinism, resume, sanity risks."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data.schema import Schema
+from privgame.games.engine import Progress, build_context, execute, start_run
+from privgame.games.work import shared_chunk
+from privgame.generators import GENERATORS, SyntheticGenerator, create, register
+from privgame.seeding import Role
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder, create_run
+
+
+@pytest.fixture(scope="module")
+def small_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    table = pd.read_csv(BUNDLED_ADULT, nrows=1500)
+    path = tmp_path_factory.mktemp("data") / "adult-small.csv"
+    table.to_csv(path, index=False)
+    return path
+
+
+def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
+    dataset = load_dataset(path)
+    options: dict[str, object] = {
+        "attack": AttackSettings(n_shadow=20, n_eval=20),
+        "targets": TargetSelection("random", 3),
+        "seed": 7,
+    }
+    options.update(kwargs)
+    spec = RunSpec(
+        data_name=path.name,
+        data_fingerprint=dataset.fingerprint,
+        schema=dataset.schema.to_dict(),
+        sizes={"aux": 700, "eval": 600, "target": 60},
+        generator=generator,
+        **options,  # type: ignore[arg-type]
+    ).validate()
+    return spec, dataset.table
+
+
+def test_results_are_identical_with_one_and_two_workers(small_adult: Path, tmp_path: Path) -> None:
+    spec, table = _spec(small_adult)
+    one = start_run(tmp_path / "a", spec, table, workers=1)
+    two = start_run(tmp_path / "b", spec, table, workers=2)
+    assert (one.path / "records.csv").read_bytes() == (two.path / "records.csv").read_bytes()
+    pd.testing.assert_frame_equal(one.scores(), two.scores())
+    records = one.records()
+    assert len(records) == 3
+    assert records["risk_model_seeded"].between(0, 1).all()
+    assert np.allclose(records["difference"], records["risk_model_seeded"] - records["risk_traditional"])
+    assert one.status()["state"] == "done"
+    assert one.summary()["records"] == 3
+
+
+def test_a_record_gets_the_same_risk_whichever_records_are_audited_with_it(
+    small_adult: Path, tmp_path: Path
+) -> None:
+    spec, table = _spec(small_adult)
+    together = start_run(tmp_path / "a", spec, table, workers=1).records()
+    record_id = int(together["record_id"].iloc[1])
+    alone_spec, _ = _spec(small_adult, targets=TargetSelection("ids", None, (record_id,)))
+    alone = start_run(tmp_path / "b", alone_spec, table, workers=1).records()
+    assert alone["risk_model_seeded"].iloc[0] == together["risk_model_seeded"].iloc[1]
+    assert alone["risk_traditional"].iloc[0] == together["risk_traditional"].iloc[1]
+
+
+def test_a_cancelled_run_resumes_to_identical_results(small_adult: Path, tmp_path: Path) -> None:
+    spec, table = _spec(small_adult)
+    reference = start_run(tmp_path / "ref", spec, table, workers=1)
+    folder = create_run(tmp_path / "runs", spec, table)
+    seen: list[Progress] = []
+
+    def stop_after_first_target(p: Progress) -> None:
+        seen.append(p)
+
+    def cancel() -> bool:
+        return len(folder.finished_targets()) >= 1
+
+    execute(folder, workers=1, progress=stop_after_first_target, cancel=cancel)
+    assert folder.status()["state"] == "cancelled"
+    assert len(folder.finished_targets()) == 1 and not folder.has_results()
+    execute(folder, workers=2)
+    assert folder.status()["state"] == "done"
+    assert (folder.path / "records.csv").read_bytes() == (reference.path / "records.csv").read_bytes()
+    assert seen and all(0 <= p.fraction <= 1 for p in seen)
+
+
+def test_a_killed_engine_resumes_to_identical_results(small_adult: Path, tmp_path: Path) -> None:
+    spec, table = _spec(small_adult, targets=TargetSelection("random", 4))
+    reference = start_run(tmp_path / "ref", spec, table, workers=1)
+    folder = create_run(tmp_path / "runs", spec, table)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "privgame", "resume", str(folder.path), "--workers", "1", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 120
+    while len(folder.finished_targets()) < 1 and time.time() < deadline and process.poll() is None:
+        time.sleep(0.05)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait()
+    assert not folder.has_results(), "the engine finished before it could be killed"
+    execute(folder, workers=1)
+    assert (folder.path / "records.csv").read_bytes() == (reference.path / "records.csv").read_bytes()
+
+
+def test_the_identity_generator_exposes_an_outlier_in_the_model_seeded_game(
+    small_adult: Path, tmp_path: Path
+) -> None:
+    spec, table = _spec(small_adult, generator="identity", targets=TargetSelection("outliers", 1))
+    records = start_run(tmp_path, spec, table, workers=1).records()
+    assert records["risk_model_seeded"].iloc[0] >= 0.95
+
+
+class _IgnoresItsData(SyntheticGenerator):
+    """Samples a fixed public table, whatever it is trained on (tests only)."""
+
+    name = "test_ignores_data"
+    public: np.ndarray = np.empty((0, 0))
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        self.schema_ = schema
+        return self
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        columns = [col[rng.integers(0, len(col), size=n)] for col in self.public.T]
+        return np.stack(columns, axis=1)
+
+
+def test_a_generator_that_ignores_its_data_gives_risks_near_one_half(
+    small_adult: Path, tmp_path: Path
+) -> None:
+    spec, table = _spec(
+        small_adult,
+        generator="marginals",
+        attack=AttackSettings(n_shadow=60, n_eval=100),
+        targets=TargetSelection("random", 4),
+    )
+    ctx, _ = build_context(spec, table)
+    _IgnoresItsData.public = ctx.X[ctx.aux]
+    register(_IgnoresItsData)
+    try:
+        spec = RunSpec.from_dict({**spec.to_dict(), "generator": "test_ignores_data"})
+        records = start_run(tmp_path, spec, table, workers=1).records()
+    finally:
+        GENERATORS.pop("test_ignores_data")
+    # 100 evaluation runs: the AUC of a useless score has sd <= sqrt(201 / (12 * 50 * 50)) = 0.082.
+    for column in ("risk_model_seeded", "risk_traditional"):
+        assert (records[column] - 0.5).abs().max() < 0.25
+        assert abs(records[column].mean() - 0.5) < 0.125
+
+
+def test_fitting_the_model_seeded_in_models_once_equals_fitting_each(small_adult: Path) -> None:
+    spec, table = _spec(small_adult)
+    ctx, _ = build_context(spec, table)
+    assert create("synthpop").deterministic_fit
+    fast = shared_chunk(ctx, Role.MS_IN, 0, 4)
+    from privgame.seeding import stream
+
+    for i in range(4):
+        rng = stream(ctx.seed, 0, Role.MS_IN, i)
+        slow = create("synthpop").fit_sample(ctx.X[ctx.target], ctx.schema, ctx.n, rng=rng)
+        assert np.array_equal(fast[i], slow)
+
+
+def test_run_folder_reports_failure_for_an_impossible_plan(small_adult: Path, tmp_path: Path) -> None:
+    spec, table = _spec(small_adult)
+    ctx, _ = build_context(spec, table)
+    outside_d = int(ctx.aux[0])
+    spec, table = _spec(small_adult, targets=TargetSelection("ids", None, (outside_d,)))
+    folder = create_run(tmp_path, spec, table)
+    with pytest.raises(ValueError, match="not in the target dataset D"):
+        execute(folder, workers=1)
+    assert RunFolder(folder.path).status()["state"] == "failed"
