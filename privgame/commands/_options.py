@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
+from privgame.data import Dataset, encode
 from privgame.errors import ParameterError
 
-__all__ = ["add_generator_options", "generator_params"]
+__all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
 
 _PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
     "synthpop": ("min_samples_leaf",),
@@ -69,3 +73,33 @@ def generator_params(args: argparse.Namespace) -> dict[str, Any]:
     if problems:
         raise ParameterError("Some generator options do not fit the generator.", problems)
     return params
+
+
+def add_domain_option(parser: argparse.ArgumentParser) -> None:
+    """Add ``--domain FILE.json``: public bounds and categories (needed for PrivBayes' guarantee)."""
+    parser.add_argument(
+        "--domain",
+        metavar="FILE.json",
+        help=(
+            'public domain: {"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}; '
+            "PrivBayes' differential-privacy guarantee holds only when every column's domain is public"
+        ),
+    )
+
+
+def apply_domain(dataset: Dataset, path: str | None) -> Dataset:
+    """The dataset with the public domain from ``path`` declared in its schema (if given)."""
+    if not path:
+        return dataset
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except ValueError as exc:
+        raise ParameterError(f"--domain {path} is not valid JSON ({exc}); fix the file.") from None
+    if not isinstance(data, dict) or set(data) - {"bounds", "categories"}:
+        raise ParameterError(
+            f'--domain {path} must be a JSON object with "bounds" and/or "categories" and nothing else.'
+        )
+    bounds = {k: (float(v[0]), float(v[1])) for k, v in dict(data.get("bounds", {})).items()}
+    schema = dataset.schema.with_domain(categories=data.get("categories"), bounds=bounds)
+    encode(dataset.table, schema)  # every value must lie in the declared categories
+    return replace(dataset, schema=schema)

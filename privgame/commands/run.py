@@ -6,7 +6,12 @@ import argparse
 import sys
 import time
 
-from privgame.commands._options import add_generator_options, generator_params
+from privgame.commands._options import (
+    add_domain_option,
+    add_generator_options,
+    apply_domain,
+    generator_params,
+)
 from privgame.data import load_dataset
 from privgame.data.splits import Sizes, check_sizes, default_sizes
 from privgame.execution import scheduler_address
@@ -29,6 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--data", required=True, help="CSV or Parquet file")
     parser.add_argument("--missing", choices=("drop", "category"), default="drop")
     add_generator_options(parser)
+    add_domain_option(parser)
     sizes = parser.add_argument_group("sizes (defaults follow the paper's Adult set-up, scaled to the table)")
     sizes.add_argument("--size", type=int, help="|D|: rows of the target dataset")
     sizes.add_argument("--aux-size", type=int, help="|D_aux|: rows the attacker holds")
@@ -82,7 +88,7 @@ def _sizes(args: argparse.Namespace, n_rows: int) -> Sizes:
 
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, object]:
     """The run spec and the dataset from the command-line arguments."""
-    dataset = load_dataset(args.data, missing_policy=args.missing)
+    dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     if args.all_targets:
         selection = TargetSelection(mode="all", k=None)
     elif args.target_ids:

@@ -6,7 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from privgame.commands._options import add_generator_options, generator_params
+from privgame.commands._options import (
+    add_domain_option,
+    add_generator_options,
+    apply_domain,
+    generator_params,
+)
 from privgame.data import decode, encode, load_dataset
 from privgame.errors import ParameterError
 from privgame.generators import create
@@ -23,6 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("--data", required=True, help="CSV or Parquet file")
     add_generator_options(parser)
+    add_domain_option(parser)
     parser.add_argument("--rows", type=int, required=True, help="number of synthetic rows")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--missing", choices=("drop", "category"), default="drop")
@@ -35,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--rows must be at least 1, got {args.rows}.")
     if args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer, got {args.seed}.")
-    dataset = load_dataset(args.data, missing_policy=args.missing)
+    dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     generator = create(args.generator, **generator_params(args))
     X = encode(dataset.table, dataset.schema)
     rng = stream(args.seed, 0, Role.GENERATOR)
