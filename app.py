@@ -1,0 +1,92 @@
+"""privgame dashboard: ``streamlit run app.py``.
+
+This script is the home page and the router: it lists every page (``pages/``) with
+``st.navigation`` and runs the one the user opened. Pages only build a run spec, start a run and
+read the run store; all the work is done by :mod:`privgame`, the same code the command line uses.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import PAGES, guarded, runs, runs_root, when
+
+
+def home() -> None:
+    """What the tool does, the latest runs, and where to start."""
+    st.title("privgame")
+    st.markdown(
+        "**Audit, record by record, the membership-inference risk of a synthetic data "
+        "release.**\n\n"
+        "A data owner about to publish synthetic data made from a table *D* wants to know which "
+        "people in *D* an attacker could detect. privgame trains the TAPAS membership-inference "
+        "attack against the synthetic data generator for each chosen *target record* and measures "
+        "its success (ROC AUC: 0.5 is a guess, 1 is certain) in two privacy games:\n\n"
+        "- the **model-seeded game** keeps *D* fixed and varies only the generator's seed, so it "
+        "measures the risk of this record *in this dataset* — the risk of the release you are "
+        "about to make;\n"
+        "- the **traditional game** draws a fresh dataset around the record each time, so it "
+        "averages the risk over datasets the record could have been in.\n\n"
+        "Records whose model-seeded risk is above the high-risk threshold *t* are at risk. The "
+        "**miss rate** is the share of them the traditional game would call low-risk, and the "
+        "**RMSD** says how far the two estimates are apart overall."
+    )
+
+    st.subheader("Where to start")
+    cols = st.columns(3)
+    with cols[0]:
+        st.page_link(PAGES["data"], label="1. Choose the data", icon=":material/table_view:")
+        st.caption("Upload a CSV or Parquet table, or use the bundled Adult data; check the roles.")
+    with cols[1]:
+        st.page_link(PAGES["evaluate"], label="2. Evaluate the records", icon=":material/play_arrow:")
+        st.caption("Pick the generator and the records, see the cost, and launch the run.")
+    with cols[2]:
+        st.page_link(PAGES["results"], label="3. Read the results", icon=":material/bar_chart:")
+        st.caption("Risks of every record, the miss rate, and the records at risk to export.")
+
+    st.subheader("Latest runs")
+    latest = runs()[:5]
+    if not latest:
+        st.info(f"No runs yet in {runs_root()}. Start with the Data page.")
+        return
+    for info in latest:
+        line = st.columns([6, 2, 2])
+        line[0].markdown(f"`{info.run_id}`  \n{info.data_name} · {info.generator}")
+        progress = f" ({info.progress:.0%})" if info.state in ("queued", "running") else ""
+        line[1].markdown(f"**{info.state}**{progress}  \n{when(info.created)}")
+        with line[2]:
+            if info.state == "done":
+                st.page_link(
+                    PAGES["results"],
+                    label="Results",
+                    icon=":material/bar_chart:",
+                    query_params={"run": info.run_id},
+                )
+            else:
+                st.page_link(
+                    PAGES["runs"],
+                    label="Runs",
+                    icon=":material/folder_open:",
+                    query_params={"run": info.run_id},
+                )
+    st.caption(f"Runs are stored in {runs_root().resolve()}.")
+    st.page_link(PAGES["runs"], label="Every run", icon=":material/folder_open:")
+
+
+def _home_page() -> None:
+    guarded(home)
+
+
+st.set_page_config(page_title="privgame", page_icon=":material/shield:", layout="wide")
+navigation = st.navigation(
+    [
+        st.Page(_home_page, title="Home", icon=":material/home:", url_path="home", default=True),
+        st.Page(PAGES["data"], title="Data", icon=":material/table_view:"),
+        st.Page(PAGES["evaluate"], title="Evaluate", icon=":material/play_arrow:"),
+        st.Page(PAGES["results"], title="Results", icon=":material/bar_chart:"),
+        st.Page(PAGES["record"], title="Record", icon=":material/person_search:"),
+        st.Page(PAGES["runs"], title="Runs", icon=":material/folder_open:"),
+        st.Page(PAGES["export"], title="Export", icon=":material/download:"),
+    ]
+)
+navigation.run()

@@ -1,0 +1,264 @@
+"""Data: choose the table, check the column roles, the missing-value policy and the sizes.
+
+Loading goes through :func:`privgame.data.inspect_dataset`, which lists every problem with the
+file at once (the page shows them all), then :func:`privgame.data.load_dataset` once there is
+none. The chosen dataset and sizes are kept in ``st.session_state`` (``dataset``, ``sizes``)
+for the Evaluate page. Uploaded bytes are parsed from ``st.file_uploader``'s value, so tests can
+drive the same path with ``AppTest.file_uploader[0].set_value(...)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from pages import PAGES, guarded, show_error, show_problems
+from privgame.data import (
+    BUNDLED_ADULT,
+    DEFAULT_MAX_BYTES,
+    Dataset,
+    Inspection,
+    Sizes,
+    check_sizes,
+    default_sizes,
+    inspect_dataset,
+    load_dataset,
+)
+from privgame.data.schema import ROLES
+from privgame.errors import PrivgameError
+
+UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)
+UPLOAD = "Upload a CSV or Parquet file"
+ADULT = "Use the bundled Adult data"
+POLICIES = {
+    "drop": "Drop rows with a missing value in a used column",
+    "category": "Make missing its own category (rows missing a number are still dropped)",
+}
+
+
+def _remembered(
+    kind: str,
+    source: Path | bytes,
+    name: str,
+    roles: Mapping[str, str],
+    policy: str,
+    compute: Callable[[], Any],
+) -> Any:
+    """``compute()``, remembered for this session while the file, roles and policy stay the same."""
+    content = hashlib.blake2b(source).hexdigest() if isinstance(source, bytes) else str(source)
+    key = (kind, name, content, tuple(sorted(roles.items())), policy)
+    memo: dict[Any, Any] = st.session_state.setdefault("_data_memo", {})
+    if key not in memo:
+        if len(memo) > 8:
+            memo.clear()
+        memo[key] = compute()
+    return memo[key]
+
+
+def _inspect(source: Path | bytes, name: str, roles: Mapping[str, str], policy: str) -> Inspection:
+    """Every problem with the file, the roles and the table, listed rather than raised."""
+    return _remembered(
+        "inspection",
+        source,
+        name,
+        roles,
+        policy,
+        lambda: inspect_dataset(source, filename=name, roles=dict(roles) or None, missing_policy=policy),  # type: ignore[arg-type]
+    )
+
+
+def _load(source: Path | bytes, name: str, roles: Mapping[str, str], policy: str) -> Dataset:
+    """The dataset ready for an audit (call once :func:`_inspect` found no problem)."""
+    return _remembered(
+        "dataset",
+        source,
+        name,
+        roles,
+        policy,
+        lambda: load_dataset(source, filename=name, roles=dict(roles) or None, missing_policy=policy),  # type: ignore[arg-type]
+    )
+
+
+def _choose_source() -> tuple[Path | bytes, str] | None:
+    choice = st.radio(
+        "Data", [UPLOAD, ADULT], horizontal=True, key="data_source", label_visibility="collapsed"
+    )
+    if choice == ADULT:
+        st.caption(
+            "UCI Adult (census income), shipped with privgame: 48,842 rows, 15 columns, the data "
+            "of the paper's experiments."
+        )
+        return BUNDLED_ADULT, BUNDLED_ADULT.name
+    upload = st.file_uploader(
+        f"CSV (comma, semicolon, tab or pipe separated; may be gzip-compressed) or Parquet, "
+        f"up to {UPLOAD_LIMIT_MB} MB",
+        type=["csv", "tsv", "txt", "gz", "parquet", "pq"],
+        key="upload",
+    )
+    if upload is None:
+        return None
+    return upload.getvalue(), upload.name
+
+
+def _schema_frame(inspection: Inspection) -> pd.DataFrame:
+    rows = []
+    for col in inspection.schema.columns:
+        if col.role == "categorical":
+            domain = f"{len(col.categories or ())} categories"
+        elif col.role == "continuous":
+            domain = (
+                f"{col.lower:g} to {col.upper:g}" if col.lower is not None and col.upper is not None else ""
+            )
+        else:
+            domain = ""
+        rows.append(
+            {
+                "column": col.name,
+                "role": col.role,
+                "type": col.dtype,
+                "distinct": col.distinct,
+                "missing": col.missing,
+                "domain": domain,
+                "why": col.reason or "",
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _role_editor(base: Inspection) -> dict[str, str]:
+    """The schema as an editable table; returns the roles the user changed."""
+    frame = _schema_frame(base)
+    edited = st.data_editor(
+        frame,
+        key="roles_editor",
+        hide_index=True,
+        height=min(36 * (len(frame) + 1) + 3, 760),
+        width="stretch",
+        disabled=[c for c in frame.columns if c != "role"],
+        column_config={
+            "role": st.column_config.SelectboxColumn(
+                "role",
+                options=list(ROLES),
+                required=True,
+                help="categorical: a finite set of values; continuous: ordered numbers; "
+                "excluded: not used by the generator nor the attack (identifiers, free text).",
+            ),
+            "why": st.column_config.TextColumn("why this role", width="large"),
+        },
+    )
+    inferred = dict(zip(frame["column"], frame["role"], strict=True))
+    return {
+        name: role
+        for name, role in zip(edited["column"], edited["role"], strict=True)
+        if role != inferred[name]
+    }
+
+
+def _sizes(n_rows: int) -> Sizes | None:
+    st.subheader("Sizes")
+    st.markdown(
+        "The rows are split into the attacker's **auxiliary data D_aux** and the **evaluation pool "
+        "D_eval**; the **target dataset D** (the data the release is generated from) is drawn "
+        "from D_eval, and the rest of D_eval are the reference records the games swap in."
+    )
+    try:
+        base = default_sizes(n_rows)
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    cols = st.columns(3)
+    aux = cols[0].number_input(
+        "|D_aux| (auxiliary data)", min_value=1, value=base.aux, step=100, key=f"size_aux_{n_rows}"
+    )
+    eval_ = cols[1].number_input(
+        "|D_eval| (evaluation pool)",
+        min_value=1,
+        value=base.eval,
+        step=100,
+        key=f"size_eval_{n_rows}",
+    )
+    target = cols[2].number_input(
+        "|D| (target dataset)", min_value=2, value=base.target, step=50, key=f"size_target_{n_rows}"
+    )
+    sizes = Sizes(aux=int(aux), eval=int(eval_), target=int(target))
+    try:
+        check_sizes(n_rows, sizes)
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    st.success(
+        f"{n_rows:,} rows: D_aux {sizes.aux:,}, D_eval {sizes.eval:,} (of which D "
+        f"{sizes.target:,}, {sizes.eval - sizes.target:,} reference records), "
+        f"{n_rows - sizes.aux - sizes.eval:,} unused."
+    )
+    return sizes
+
+
+def body() -> None:
+    st.title("Data")
+    st.markdown(
+        "Choose the table the synthetic data will be made from. privgame infers a role for every "
+        "column; check them, and the sizes of the parts of the privacy games."
+    )
+    source = _choose_source()
+    current = st.session_state.get("dataset")
+    if source is None:
+        if current is not None:
+            st.info(f"Using {current.source_name} ({len(current.table):,} rows), chosen earlier.")
+        return
+    data, name = source
+    policy = st.radio(
+        "Missing values",
+        list(POLICIES),
+        format_func=POLICIES.__getitem__,
+        key="missing_policy",
+        horizontal=True,
+    )
+    try:
+        base = _inspect(data, name, {}, policy)
+    except PrivgameError as error:
+        st.session_state.pop("dataset", None)
+        show_error(error)
+        return
+
+    st.subheader(f"Columns of {name}")
+    st.caption("Change a column's role in the role column; the table is checked again at once.")
+    overrides = _role_editor(base)
+    found = _inspect(data, name, overrides, policy) if overrides else base
+    if overrides:
+        st.caption("Changed roles: " + ", ".join(f"{k} → {v}" for k, v in overrides.items()))
+    prepared = found.prepared
+    st.markdown(
+        f"**{len(found.table):,} rows** read; **{prepared.dropped_rows:,} rows dropped** by the "
+        f"missing-value policy; **{len(prepared.table):,} rows** kept; "
+        f"{len(found.schema.used)} of {len(found.schema.columns)} columns used."
+    )
+    for note in prepared.notes:
+        st.caption(note)
+    if found.problems:
+        st.session_state.pop("dataset", None)
+        show_problems(f"{name} cannot be used for an audit yet:", found.problems)
+        return
+
+    dataset = _load(data, name, overrides, policy)
+    with st.expander("First rows of the prepared table"):
+        st.dataframe(dataset.table.head(20), hide_index=True)
+    sizes = _sizes(len(dataset.table))
+    if sizes is None:
+        st.session_state.pop("dataset", None)
+        return
+    st.session_state["dataset"] = dataset
+    st.session_state["sizes"] = sizes
+    st.page_link(
+        PAGES["evaluate"],
+        label="Next: choose the generator and launch the audit",
+        icon=":material/play_arrow:",
+    )
+
+
+guarded(body)

@@ -1,0 +1,244 @@
+"""Results: one finished run — the Table-1 summary, the four figures and every record.
+
+The summary is :func:`privgame.commands.report.summary_at` (the same numbers as
+``python -m privgame report``) at the threshold chosen here; the figures come from
+:mod:`privgame.figures`. Clicking a point of the scatter plot or a row of the table opens that
+record on the Record page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from pages import guarded, open_record, select_run
+from privgame.commands.report import summary_at
+from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
+from privgame.report import high_risk, to_bytes
+from privgame.store import RunFolder
+
+RISK_FORMAT = "%.3f"
+LEAD_COLUMNS = (
+    "record_id",
+    "risk_model_seeded",
+    "risk_traditional",
+    "difference",
+    "missed_by_traditional",
+    "risk_model_seeded_low",
+    "risk_model_seeded_high",
+    "risk_traditional_low",
+    "risk_traditional_high",
+    "outlier_score",
+)
+COLUMN_LABELS = {
+    "risk_model_seeded": "R_MS (model-seeded)",
+    "risk_traditional": "R_T (traditional)",
+    "difference": "R_MS − R_T",
+    "risk_model_seeded_low": "R_MS 95% low",
+    "risk_model_seeded_high": "R_MS 95% high",
+    "risk_traditional_low": "R_T 95% low",
+    "risk_traditional_high": "R_T 95% high",
+    "outlier_score": "outlier score",
+}
+SHOW = {
+    "all": "every evaluated record",
+    "at_risk": "records at risk (model-seeded risk above t)",
+    "missed": "records at risk that the traditional game misses",
+}
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _summary(folder: RunFolder, t: float) -> None:
+    summary = summary_at(folder, t)
+    cols = st.columns(5)
+    cols[0].metric("Records evaluated", f"{summary['records']:,}")
+    cols[1].metric(
+        "RMSD",
+        _number(summary.get("rmsd")),
+        help="Root mean squared difference of the two risks (Eq. 10).",
+    )
+    cols[2].metric(
+        "Miss rate",
+        _number(summary.get("miss_rate"), 2),
+        help=(
+            "Share of records at risk in the model-seeded game that the traditional game calls "
+            "low-risk (Eq. 9)."
+        ),
+    )
+    cols[3].metric(
+        "At risk, model-seeded",
+        summary.get("at_risk_model_seeded"),
+        help=f"Records with R_MS > {t:g}.",
+    )
+    cols[4].metric(
+        "At risk, traditional",
+        summary.get("at_risk_traditional"),
+        help=f"Records with R_T > {t:g}.",
+    )
+    st.markdown(summary.get("miss_rate_text") or "")
+    rows = []
+    for key, label in (
+        ("model_seeded", "model-seeded risk R_MS"),
+        ("traditional", "traditional risk R_T"),
+        ("abs_difference", "|R_T − R_MS|"),
+    ):
+        pct = summary.get(f"percentiles_{key}") or {}
+        rows.append(
+            {
+                "": label,
+                "mean": _number(summary.get(f"mean_{key}")),
+                "10th percentile": _number(pct.get("p10")),
+                "median": _number(pct.get("p50")),
+                "90th percentile": _number(pct.get("p90")),
+            }
+        )
+    rows[-1]["mean"] = "—"  # the summary gives RMSD for the differences, above
+    st.dataframe(
+        pd.DataFrame(rows),
+        hide_index=True,
+        column_config={
+            c: st.column_config.TextColumn(c, alignment="right")
+            for c in ("mean", "10th percentile", "median", "90th percentile")
+        },
+    )
+    excluded = summary.get("records_excluded") or 0
+    if excluded:
+        st.caption(f"{excluded} record(s) with an undefined risk are left out of these numbers.")
+    spec = folder.spec()
+    params = ", ".join(f"{k}={v}" for k, v in spec.to_dict()["generator_params"].items())
+    st.caption(
+        f"{spec.data_name} · generator {spec.generator}{f' ({params})' if params else ''} · "
+        f"|D_aux| {spec.sizes['aux']:,}, |D_eval| {spec.sizes['eval']:,}, "
+        f"|D| {spec.sizes['target']:,} · "
+        f"N_shadow {spec.attack.n_shadow}, N_eval {spec.attack.n_eval} · seed {spec.seed}"
+    )
+    half_width = summary.get("hoeffding_half_width_rho_0.05")
+    if half_width:
+        st.caption(
+            f"With N_eval = {spec.attack.n_eval}, a risk is known to within ±{half_width:.2f} "
+            "(95%, Hoeffding); more evaluation runs narrow it."
+        )
+    note = (summary.get("generator_metadata") or {}).get("dp_note")
+    if note:
+        st.info(note)
+
+
+def _chart(chart: Chart, folder: RunFolder, slug: str, *, select: bool = False) -> Any:
+    event = st.plotly_chart(
+        chart.figure,
+        key=f"chart-{slug}",
+        on_select="rerun" if select else "ignore",
+        selection_mode="points",
+    )
+    st.caption(chart.caption)
+    st.download_button(
+        "Data of this chart (CSV)",
+        to_bytes(chart.data, "csv"),
+        file_name=f"{folder.run_id}-{slug}.csv",
+        mime="text/csv",
+        key=f"download-{slug}",
+        on_click="ignore",
+    )
+    return event
+
+
+def _selected_point(event: Any) -> int | None:
+    points = getattr(getattr(event, "selection", None), "points", None) or []
+    for point in points:
+        custom = point.get("customdata")
+        if custom is None:
+            continue
+        value = custom[0] if isinstance(custom, (list, tuple)) else custom
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def _open_if_new(source: str, folder: RunFolder, record_id: int | None) -> None:
+    """Open a record the user just selected (a selection already followed is not followed again)."""
+    key = f"_followed-{source}"
+    if record_id is None:
+        st.session_state.pop(key, None)
+        return
+    if st.session_state.get(key) == (folder.run_id, record_id):
+        return
+    st.session_state[key] = (folder.run_id, record_id)
+    open_record(folder.run_id, record_id)
+
+
+def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
+    st.subheader("Figures")
+    left, right = st.columns(2)
+    with left:
+        event = _chart(risk_scatter(records, t), folder, "risk-scatter", select=True)
+        _open_if_new("scatter", folder, _selected_point(event))
+    with right:
+        _chart(difference_histogram(records), folder, "difference-histogram")
+    left, right = st.columns(2)
+    with left:
+        _chart(miss_rate_chart(records), folder, "miss-rate")
+    with right:
+        _chart(risk_cdfs(records), folder, "risk-cdfs")
+
+
+def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
+    st.subheader("Records")
+    show = st.radio("Show", list(SHOW), format_func=SHOW.__getitem__, horizontal=True, key="show")
+    view = records
+    if show in ("at_risk", "missed"):
+        view = high_risk(records, t)
+    if show == "missed":
+        view = view[view["missed_by_traditional"]]
+    risk_cols = [c for c in view.columns if c.startswith(("risk_", "difference", "outlier_score"))]
+    first = [c for c in LEAD_COLUMNS if c in view.columns]
+    order = first + [c for c in view.columns if c not in first]
+    st.caption(
+        f"{len(view):,} of {len(records):,} records. Click a column header to sort; select a row "
+        "to open the record."
+    )
+    event = st.dataframe(
+        view.reset_index(drop=True),
+        key="records-table",
+        hide_index=True,
+        column_order=order,
+        on_select="rerun",
+        selection_mode="single-row",
+        column_config={
+            c: st.column_config.NumberColumn(COLUMN_LABELS.get(c, c), format=RISK_FORMAT) for c in risk_cols
+        },
+    )
+    rows = event.selection.rows if event is not None else []
+    _open_if_new("table", folder, int(view.iloc[rows[0]]["record_id"]) if rows else None)
+
+
+def body() -> None:
+    st.title("Results")
+    folder = select_run("Finished run")
+    if folder is None:
+        return
+    spec = folder.spec()
+    t = st.slider(
+        "High-risk threshold t",
+        min_value=0.5,
+        max_value=1.0,
+        value=float(spec.threshold),
+        step=0.01,
+        key=f"t-{folder.run_id}",
+        help=(
+            "Records whose model-seeded risk is above t are at risk. Changing t recomputes everything below."
+        ),
+    )
+    _summary(folder, t)
+    records = folder.records()
+    _figures(folder, records, t)
+    _table(folder, records, t)
+
+
+guarded(body)

@@ -1,0 +1,141 @@
+"""Record: one evaluated record — its values beside D's, both risks, the attack's ROC curves,
+its score distributions and its nearest neighbours in D.
+
+The numbers come from :func:`privgame.report.record_profile` and the run's records and scores;
+the charts from :mod:`privgame.figures`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from pages import PAGES, RECORD_KEY, guarded, select_run
+from privgame.figures import roc_curves, score_distributions
+from privgame.report import record_profile, to_bytes
+from privgame.store import RunFolder
+
+
+def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
+    ids = [int(i) for i in records["record_id"]]
+    if not ids:
+        st.info("This run has no evaluated records.")
+        return None
+    risk = dict(zip(ids, records["risk_model_seeded"], strict=True))
+    wanted = st.query_params.get("record") or st.session_state.get(RECORD_KEY)
+    try:
+        wanted_id = int(wanted) if wanted is not None else None
+    except (TypeError, ValueError):
+        wanted_id = None
+    if wanted_id is not None and wanted_id not in ids:
+        st.warning(f"Record {wanted_id} was not evaluated in {folder.run_id}; showing another record.")
+    index = ids.index(wanted_id) if wanted_id in ids else 0
+    record_id = st.selectbox(
+        "Record",
+        ids,
+        index=index,
+        key=f"record-{folder.run_id}",
+        format_func=lambda i: f"record {i} · model-seeded risk {_fmt(risk[i])}",
+    )
+    st.session_state[RECORD_KEY] = int(record_id)
+    st.query_params["record"] = str(int(record_id))
+    return int(record_id)
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "undefined"
+    return f"{float(value):.{digits}f}"
+
+
+def _risks(row: pd.Series, t: float) -> None:
+    cols = st.columns(3)
+    for col, (prefix, label) in zip(
+        cols[:2],
+        (
+            ("risk_model_seeded", "Model-seeded risk R_MS"),
+            ("risk_traditional", "Traditional risk R_T"),
+        ),
+        strict=True,
+    ):
+        value = row.get(prefix)
+        col.metric(label, _fmt(value))
+        col.caption(f"95% CI {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
+    cols[2].metric("Difference R_MS − R_T", _fmt(row.get("difference")))
+    ms, tr = row.get("risk_model_seeded"), row.get("risk_traditional")
+    if ms is not None and not math.isnan(ms) and ms > t:
+        if tr is not None and not math.isnan(tr) and tr <= t:
+            st.warning(
+                f"At risk in this dataset (R_MS > t = {t:g}), but the traditional game would call "
+                "it low-risk: a record the traditional evaluation misses."
+            )
+        else:
+            st.warning(f"At risk: its model-seeded risk is above the threshold t = {t:g}.")
+    else:
+        st.success(f"Not at risk at t = {t:g} in the model-seeded game.")
+
+
+def body() -> None:
+    st.title("Record")
+    folder = select_run("Finished run")
+    if folder is None:
+        return
+    records = folder.records()
+    record_id = _pick_record(folder, records)
+    if record_id is None:
+        return
+    t = float(folder.spec().threshold)
+    row = records.loc[records["record_id"] == record_id].iloc[0]
+    _risks(row, t)
+
+    profile = record_profile(folder, record_id)
+    st.subheader("Values beside the target dataset D")
+    st.caption(
+        f"The record's value in each used column, the typical value in D "
+        f"({profile['target_size']:,} records: the most common category, or the median), and how "
+        "rare the record's value is."
+    )
+    columns = profile["columns"].copy()
+    for name in ("value", "typical"):
+        columns[name] = columns[name].map(lambda v: "" if v is None else str(v))
+    st.dataframe(
+        columns[["column", "role", "value", "typical", "typical_is", "rarity"]],
+        hide_index=True,
+        column_config={"typical_is": "typical is"},
+    )
+
+    scores = folder.scores()
+    st.subheader("How well the attack detects this record")
+    left, right = st.columns(2)
+    for col, log, slug in ((left, False, "roc"), (right, True, "roc-log")):
+        with col:
+            chart = roc_curves(scores, record_id, log=log)
+            st.plotly_chart(chart.figure, key=f"chart-{slug}")
+            st.caption(chart.caption)
+    chart = score_distributions(scores, record_id)
+    st.plotly_chart(chart.figure, key="chart-scores")
+    st.caption(chart.caption)
+    st.download_button(
+        "Scores of this record (CSV)",
+        to_bytes(scores[scores["record_id"] == record_id], "csv"),
+        file_name=f"{folder.run_id}-record-{record_id}-scores.csv",
+        mime="text/csv",
+        on_click="ignore",
+        key="download-scores",
+    )
+
+    st.subheader("Nearest neighbours in D")
+    st.caption("The records of D closest to this one (Gower distance over the used columns).")
+    st.dataframe(profile["neighbours"], hide_index=True)
+    st.page_link(
+        PAGES["results"],
+        label="Back to the results",
+        icon=":material/bar_chart:",
+        query_params={"run": folder.run_id},
+    )
+
+
+guarded(body)

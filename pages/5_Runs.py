@@ -1,0 +1,164 @@
+"""Runs: every run in the run store — open one, resume or cancel it, compare two, delete one.
+
+Everything shown is read from the run folders (:func:`privgame.store.list_runs`,
+:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.commands.report.summary_at`
+for both runs at one threshold.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from pages import PAGES, duration, guarded, open_run_page, runs, runs_root, select_run, when
+from privgame.background import launch
+from privgame.commands.report import summary_at
+from privgame.store import RunFolder, open_run
+
+ACTIVE = ("created", "queued", "running")
+
+
+def _overview() -> bool:
+    every = runs(None)
+    if not every:
+        st.info(f"There are no runs in {runs_root()} yet.")
+        st.page_link(PAGES["evaluate"], label="Start one on the Evaluate page", icon=":material/play_arrow:")
+        return False
+    table = pd.DataFrame(
+        [
+            {
+                "run": info.run_id,
+                "state": info.state,
+                "progress": info.progress,
+                "created": when(info.created),
+                "data": info.data_name,
+                "generator": info.generator,
+                "records": info.n_targets,
+            }
+            for info in every
+        ]
+    )
+    st.dataframe(
+        table,
+        hide_index=True,
+        column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0)},
+    )
+    st.caption(f"{len(every)} run(s) in {runs_root().resolve()}.")
+    return True
+
+
+def _details(folder: RunFolder) -> None:
+    status = folder.status()
+    state = status.get("state", "created")
+    spec = folder.spec()
+    facts = [f"**{state}**", f"created {when(status.get('created'))}"]
+    if status.get("n_targets") is not None:
+        facts.append(f"{status['n_targets']:,} records")
+    if state == "done":
+        facts.append(f"took {duration(status.get('seconds'))}")
+    if status.get("executor"):
+        facts.append(f"executor {status['executor']}")
+    st.markdown(" · ".join(facts))
+    if status.get("error"):
+        st.error(f"The run failed: {status['error']}")
+
+    buttons = st.columns(4)
+    if state == "done":
+        if buttons[0].button("Open the results", type="primary", key="runs-open"):
+            open_run_page("results", folder.run_id)
+        if buttons[1].button("Export", key="runs-export"):
+            open_run_page("export", folder.run_id)
+    stale = state in ACTIVE and folder.status_is_stale()
+    can_cancel = state in ACTIVE and not stale and not folder.cancel_requested()
+    if can_cancel and buttons[0].button("Cancel", key="runs-cancel"):
+        folder.request_cancel()
+        st.toast("Cancel requested; the run stops after the units in flight.")
+    can_resume = state in ("cancelled", "failed") or stale
+    if can_resume and buttons[0].button(
+        "Resume", key="runs-resume", help="Continue from the run's checkpoints."
+    ):
+        launch(folder)
+        st.session_state["launched"] = folder.run_id
+        st.switch_page(PAGES["evaluate"])
+    if buttons[3].button("Delete…", key="runs-delete"):
+        st.session_state["_confirm_delete"] = folder.run_id
+    if st.session_state.get("_confirm_delete") == folder.run_id:
+        st.warning(f"Delete run {folder.run_id} and every file in it? This cannot be undone.")
+        yes, no = st.columns([1, 5])
+        if yes.button("Yes, delete it", type="primary", key="runs-delete-yes"):
+            st.session_state.pop("_confirm_delete", None)
+            folder.delete()
+            st.session_state.pop("run_id", None)
+            st.query_params.pop("run", None)
+            st.toast(f"Deleted {folder.run_id}.")
+            st.rerun()
+        if no.button("Keep it", key="runs-delete-no"):
+            st.session_state.pop("_confirm_delete", None)
+            st.rerun()
+
+    with st.expander("Run spec (spec.json)"):
+        st.json(spec.to_dict(), expanded=1)
+    with st.expander("Status (status.json)"):
+        st.json(status, expanded=1)
+
+
+def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
+    pct_ms = summary.get("percentiles_model_seeded") or {}
+    pct_t = summary.get("percentiles_traditional") or {}
+    params = ", ".join(f"{k}={v}" for k, v in spec_dict["generator_params"].items()) or "defaults"
+    sizes = spec_dict["sizes"]
+    return {
+        "data": spec_dict["data_name"],
+        "generator": f"{spec_dict['generator']} ({params})",
+        "|D_aux| / |D_eval| / |D|": f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}",
+        "N_shadow / N_eval": f"{spec_dict['attack']['n_shadow']} / {spec_dict['attack']['n_eval']}",
+        "seed": spec_dict["seed"],
+        "records evaluated": summary.get("records"),
+        "RMSD": _fmt(summary.get("rmsd")),
+        "miss rate": _fmt(summary.get("miss_rate"), 2),
+        "at risk, model-seeded": summary.get("at_risk_model_seeded"),
+        "at risk, traditional": summary.get("at_risk_traditional"),
+        "mean R_MS": _fmt(summary.get("mean_model_seeded")),
+        "mean R_T": _fmt(summary.get("mean_traditional")),
+        "90th percentile R_MS": _fmt(pct_ms.get("p90")),
+        "90th percentile R_T": _fmt(pct_t.get("p90")),
+    }
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    return "undefined" if value is None else f"{value:.{digits}f}"
+
+
+def _compare() -> None:
+    done = [info.run_id for info in runs(("done",))]
+    if len(done) < 2:
+        st.caption("Two finished runs are needed for a comparison.")
+        return
+    chosen = st.multiselect("Two finished runs", done, default=done[:2], max_selections=2, key="compare")
+    t = st.slider("High-risk threshold t for both", 0.5, 1.0, 0.8, 0.01, key="compare-t")
+    if len(chosen) != 2:
+        st.caption("Choose two runs.")
+        return
+    columns = {}
+    for run_id in chosen:
+        folder = open_run(runs_root(), run_id)
+        columns[run_id] = _row(summary_at(folder, t), folder.spec().to_dict())
+    table = pd.DataFrame(columns).astype(str)
+    st.dataframe(table, width="stretch")
+
+
+def body() -> None:
+    st.title("Runs")
+    if not _overview():
+        return
+    st.subheader("One run")
+    folder = select_run("Run", states=None, key="runs-picker")
+    if folder is not None:
+        _details(folder)
+    st.subheader("Compare two runs")
+    _compare()
+
+
+guarded(body)

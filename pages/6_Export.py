@@ -1,0 +1,89 @@
+"""Export: the high-risk records, every per-record result, the run spec and the HTML report.
+
+Tables are written by :func:`privgame.report.to_bytes` (CSV cells that a spreadsheet would run
+as formulas are neutralised); the report is :func:`privgame.report.html_report`.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from pages import guarded, select_run
+from privgame.report import high_risk, html_report, to_bytes
+
+FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
+LABELS = {"csv": "CSV", "json": "JSON", "parquet": "Parquet"}
+
+
+def body() -> None:
+    st.title("Export")
+    folder = select_run("Finished run")
+    if folder is None:
+        return
+    spec = folder.spec()
+    t = st.slider(
+        "High-risk threshold t",
+        min_value=0.5,
+        max_value=1.0,
+        value=float(spec.threshold),
+        step=0.01,
+        key=f"export-t-{folder.run_id}",
+    )
+    records = folder.records()
+    risky = high_risk(records, t)
+    stem = f"{folder.run_id}"
+
+    st.subheader("High-risk records")
+    missed = int(risky["missed_by_traditional"].sum()) if len(risky) else 0
+    st.markdown(
+        f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
+        f"t = {t:g}; the traditional game would miss **{missed:,}** of them."
+    )
+    cols = st.columns(3)
+    for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
+        col.download_button(
+            f"High-risk records ({LABELS[fmt]})",
+            to_bytes(risky, fmt),
+            file_name=f"{stem}-high-risk-t{t:.2f}.{fmt}",
+            mime=mime,
+            key=f"high-risk-{fmt}",
+            on_click="ignore",
+        )
+    if len(risky):
+        st.dataframe(risky.head(50), hide_index=True)
+
+    st.subheader("Every evaluated record")
+    cols = st.columns(3)
+    for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
+        col.download_button(
+            f"Per-record results ({LABELS[fmt]})",
+            to_bytes(records, fmt),
+            file_name=f"{stem}-records.{fmt}",
+            mime=mime,
+            key=f"records-{fmt}",
+            on_click="ignore",
+        )
+
+    st.subheader("Run spec and report")
+    cols = st.columns(3)
+    cols[0].download_button(
+        "Run spec (JSON)",
+        spec.to_json(),
+        file_name=f"{stem}-spec.json",
+        mime="application/json",
+        key="spec-json",
+        on_click="ignore",
+        help="Everything that determines the results: with the same data it reproduces the run.",
+    )
+    cols[1].download_button(
+        "HTML report",
+        lambda: html_report(folder, t),
+        file_name=f"{stem}-report.html",
+        mime="text/html",
+        key="html-report",
+        on_click="ignore",
+        help="One self-contained page: settings, summary, figures and the high-risk records.",
+    )
+
+
+guarded(body)

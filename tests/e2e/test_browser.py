@@ -1,0 +1,274 @@
+"""The dashboard in a real headless Chromium: upload, launch, follow, read, open a record, export.
+
+Starts ``streamlit run app.py`` on a free local port with ``PRIVGAME_RUNS`` pointing at a
+temporary folder, and drives it with Playwright through the system's Chromium
+(``/usr/bin/chromium``; no browser is ever downloaded). A screenshot of every page is saved in
+``test-artifacts/screenshots/``. Run with ``python -m pytest -m browser tests/e2e``.
+
+Without Chromium the test is skipped, unless the ``CI`` environment variable is set: then a
+missing browser is a failure, so CI cannot pass without running it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from privgame.data import BUNDLED_ADULT
+from privgame.report import high_risk
+from privgame.store import list_runs
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+START_TIMEOUT = 60
+STEP_TIMEOUT_MS = 30_000
+RUN_TIMEOUT_MS = 90_000
+VIEWPORT = {"width": 1400, "height": 1000}
+
+
+def _require_chromium() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{CHROMIUM} is missing; CI must run the browser test (install Debian's chromium).")
+    pytest.skip(f"{CHROMIUM} is not installed (set CI=1 to make this a failure).")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("runs")
+
+
+@contextlib.contextmanager
+def _dashboard(runs_root: Path) -> Iterator[str]:
+    """A fresh dashboard process on a free local port; yields its base URL."""
+    _require_chromium()
+    port = _free_port()
+    env = dict(os.environ, PRIVGAME_RUNS=str(runs_root), PYTHONPATH=str(ROOT))
+    log_path = runs_root.parent / f"streamlit-{port}.log"
+    log = log_path.open("wb")
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "streamlit", "run", "app.py",
+            "--server.port", str(port),
+            "--server.address", "127.0.0.1",
+            "--server.headless", "true",
+            "--browser.gatherUsageStats", "false",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + START_TIMEOUT
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as answer:
+                    if answer.read().strip() == b"ok":
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.time() > deadline:
+                raise RuntimeError(
+                    "the dashboard did not start:\n" + log_path.read_text(errors="replace")[-3000:]
+                )
+            time.sleep(0.3)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser():  # type: ignore[no-untyped-def]
+    """One headless Chromium (the system's) for every test of this module."""
+    _require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(
+            executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@contextlib.contextmanager
+def _browser_tab(browser, url: str):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+    context.set_default_timeout(STEP_TIMEOUT_MS)
+    tab = context.new_page()
+    tab.goto(url)
+    try:
+        yield tab
+    finally:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def server(runs_root: Path) -> Iterator[str]:
+    with _dashboard(runs_root) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def page(browser, server: str):  # type: ignore[no-untyped-def]
+    with _browser_tab(browser, server) as tab:
+        yield tab
+
+
+def _settle(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until Streamlit has finished the current script run."""
+    page.wait_for_timeout(300)
+    page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=STEP_TIMEOUT_MS)
+
+
+def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """Save the whole page: Streamlit scrolls inside its main block, so grow the window to fit."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    _settle(page)
+    height = page.evaluate(
+        "() => document.querySelector('[data-testid=\"stMainBlockContainer\"]').scrollHeight"
+    )
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": max(VIEWPORT["height"], height + 150)})
+    page.wait_for_timeout(500)  # charts redraw at the new size
+    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+
+
+def _go(page, title: str) -> None:  # type: ignore[no-untyped-def]
+    page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name=title).click()
+    page.get_by_role("heading", name=title, exact=True).first.wait_for()
+    _settle(page)
+
+
+def _number(page, label: str, value: int) -> None:  # type: ignore[no-untyped-def]
+    box = page.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    _settle(page)
+
+
+def _choose(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_label(label, exact=False).first.click()
+    page.get_by_role("option", name=option).click()
+    _settle(page)
+
+
+def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Home
+    page.get_by_role("heading", name="privgame").wait_for()
+    page.get_by_text("No runs yet").wait_for()
+    _shot(page, "1-home")
+
+    # Data: upload a small CSV, set the sizes
+    csv = tmp_path / "adult300.csv"
+    pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300).to_csv(csv, index=False)
+    _go(page, "Data")
+    page.locator('input[type="file"]').set_input_files(str(csv))
+    page.get_by_text("300 rows").first.wait_for()
+    _settle(page)
+    _number(page, "|D_aux| (auxiliary data)", 150)
+    _number(page, "|D_eval| (evaluation pool)", 150)
+    _number(page, "|D| (target dataset)", 30)
+    page.get_by_text("D_aux 150, D_eval 150 (of which D 30").wait_for()
+    _shot(page, "2-data")
+
+    # Evaluate: a tiny run, its cost, launch, follow to the end
+    _go(page, "Evaluate")
+    _choose(page, "Synthetic data generator", "Independent marginals (baseline)")
+    _number(page, "Shadow datasets N_shadow", 8)
+    _number(page, "Evaluation runs N_eval", 8)
+    _number(page, "Number of records k", 2)
+    _number(page, "Worker processes", 1)
+    page.get_by_text("37 generator fits").wait_for()
+    page.get_by_text("Estimated time").wait_for()
+    _shot(page, "3-evaluate")
+    page.get_by_role("button", name="Launch the audit").click()
+    page.get_by_text("Done in").wait_for(timeout=RUN_TIMEOUT_MS)
+    _shot(page, "4-evaluate-done")
+    (run,) = list_runs(runs_root)
+    assert run.state == "done"
+
+    # Results: the scatter plot renders; clicking a point opens its record
+    page.get_by_role("button", name="Open the results").click()
+    page.get_by_role("heading", name="Results", exact=True).wait_for()
+    scatter = page.locator(".js-plotly-plot").first
+    scatter.locator(".scatterlayer path.point").first.wait_for(state="attached")
+    assert scatter.locator(".scatterlayer path.point").count() >= 2
+    _shot(page, "5-results")
+    scatter.locator(".scatterlayer path.point").first.click(force=True)
+    page.get_by_role("heading", name="Record", exact=True).wait_for()
+    page.get_by_text("Model-seeded risk R_MS").wait_for()
+    page.get_by_text("Nearest neighbours in D").wait_for()
+    assert page.locator(".js-plotly-plot").count() == 3
+    _shot(page, "6-record")
+
+    # Runs
+    _go(page, "Runs")
+    page.get_by_text(run.run_id).first.wait_for(state="attached")
+    _shot(page, "7-runs")
+
+    # Export: the high-risk CSV holds exactly the records above t
+    _go(page, "Export")
+    page.get_by_role("button", name="High-risk records (CSV)").wait_for()
+    _shot(page, "8-export")
+    with page.expect_download() as download:
+        page.get_by_role("button", name="High-risk records (CSV)").click()
+    saved = tmp_path / "high-risk.csv"
+    download.value.save_as(saved)
+    exported = pd.read_csv(saved)
+    records = pd.read_parquet(runs_root / run.run_id / "records.parquet")
+    expected = high_risk(records, 0.8)
+    assert {"record_id", "risk_model_seeded", "missed_by_traditional"} <= set(exported.columns)
+    assert exported["record_id"].tolist() == expected["record_id"].tolist()
+    assert (exported["risk_model_seeded"] > 0.8).all()
+    with page.expect_download() as download:
+        page.get_by_role("button", name="HTML report").click()
+    report = tmp_path / "report.html"
+    download.value.save_as(report)
+    assert run.run_id in report.read_text() and "</html>" in report.read_text().lower()
+
+
+def test_a_bookmarked_page_opens_inside_the_navigation(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A fresh server whose first visitor opens /Runs still shows the app's navigation."""
+    root = tmp_path / "runs"
+    with _dashboard(root) as url, _browser_tab(browser, f"{url}/Runs") as tab:
+        tab.get_by_role("heading", name="Runs", exact=True).first.wait_for()
+        nav = tab.locator('[data-testid="stSidebarNav"]')
+        nav.get_by_role("link", name="Home").wait_for()
+        assert nav.get_by_role("link", name="app").count() == 0
+        tab.get_by_text("There are no runs").wait_for()

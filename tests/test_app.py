@@ -1,0 +1,450 @@
+"""The dashboard, page by page, with Streamlit's AppTest (no browser).
+
+Every test points ``PRIVGAME_RUNS`` at a temporary folder. Finished runs are made in-process with
+the engine on 300 rows of Adult (generator "marginals", |D| = 30, 2 target records, N_shadow =
+N_eval = 8, one worker), which takes well under a second.
+
+Uploads: AppTest drives ``st.file_uploader`` directly (``file_uploader[0].set_value``), so the
+bad-upload test sends real bytes through the same parsing path the browser uses.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+import tomllib
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, Sizes, load_dataset
+from privgame.games.engine import execute
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import create_run, list_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+TIMEOUT = 60
+
+
+def _adult_bytes(rows: int = 300) -> bytes:
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(rows)
+    return table.to_csv(index=False).encode()
+
+
+@pytest.fixture(scope="module")
+def adult_csv() -> bytes:
+    return _adult_bytes()
+
+
+@pytest.fixture(scope="module")
+def dataset(adult_csv: bytes):
+    return load_dataset(adult_csv, filename="adult300.csv")
+
+
+def _tiny_spec(dataset, *, seed: int = 0) -> RunSpec:
+    return RunSpec(
+        data_name=dataset.source_name,
+        data_fingerprint=dataset.fingerprint,
+        schema=dataset.schema.to_dict(),
+        sizes=Sizes(aux=150, eval=150, target=30).to_dict(),
+        generator="marginals",
+        attack=AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection(mode="random", k=2),
+        threshold=0.8,
+        seed=seed,
+    ).validate()
+
+
+@pytest.fixture(scope="module")
+def finished_runs(tmp_path_factory: pytest.TempPathFactory, dataset) -> Path:
+    """A runs root holding two finished tiny runs (seeds 0 and 1)."""
+    root = tmp_path_factory.mktemp("runs")
+    for seed in (0, 1):
+        folder = execute(create_run(root, _tiny_spec(dataset, seed=seed), dataset.table), workers=1)
+        folder.write_status(created=1_800_000_000.0 + seed)  # seed 1 is the newest
+    return root
+
+
+@pytest.fixture
+def runs_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "runs"
+    monkeypatch.setenv("PRIVGAME_RUNS", str(root))
+    return root
+
+
+@pytest.fixture
+def with_runs(tmp_path: Path, finished_runs: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A private copy of the finished runs (tests may delete them) as the runs root."""
+    root = tmp_path / "runs"
+    shutil.copytree(finished_runs, root)
+    monkeypatch.setenv("PRIVGAME_RUNS", str(root))
+    return root
+
+
+def _app() -> AppTest:
+    return AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+
+
+def _page(name: str, **query: str) -> AppTest:
+    at = _app()
+    at.query_params.update(query)
+    return at.switch_page(f"pages/{name}.py").run()
+
+
+def _texts(elements) -> str:
+    return "\n".join(str(e.value) for e in elements)
+
+
+def _no_failures(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, _texts(at.error)
+
+
+# -- configuration --------------------------------------------------------------------------
+
+
+def test_config_listens_locally_and_matches_the_upload_limit() -> None:
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["address"] == "127.0.0.1"
+    assert config["server"]["headless"] is True
+    assert config["browser"]["gatherUsageStats"] is False
+    assert config["server"]["maxUploadSize"] * 1024 * 1024 == DEFAULT_MAX_BYTES
+
+
+# -- home --------------------------------------------------------------------------------------
+
+
+def test_home_without_runs_says_where_to_start(runs_root: Path) -> None:
+    at = _app()
+    _no_failures(at)
+    assert at.title[0].value == "privgame"
+    assert "No runs yet" in _texts(at.info)
+    assert "model-seeded game" in _texts(at.markdown)
+
+
+def test_home_lists_the_latest_runs(with_runs: Path) -> None:
+    at = _app()
+    _no_failures(at)
+    text = _texts(at.markdown)
+    for info in list_runs(with_runs):
+        assert info.run_id in text
+
+
+# -- data --------------------------------------------------------------------------------------
+
+
+def test_data_page_uses_the_bundled_adult_data(runs_root: Path) -> None:
+    at = _page("1_Data")
+    at.radio(key="data_source").set_value("Use the bundled Adult data").run()
+    _no_failures(at)
+    schema = at.data_editor[0].value
+    assert list(schema["column"])[:3] == ["age", "workclass", "fnlwgt"]
+    assert len(schema) == 15
+    assert "3,620 rows dropped" in _texts(at.markdown)
+    chosen = at.session_state["dataset"]
+    assert len(chosen.table) == 45_222
+    assert at.session_state["sizes"] == Sizes(aux=30_000, eval=15_222, target=1_000)
+
+
+def test_data_page_reads_an_upload_and_checks_sizes_live(runs_root: Path, adult_csv: bytes) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    _no_failures(at)
+    assert len(at.session_state["dataset"].table) == 300
+    assert "200 MB" in at.file_uploader[0].label
+
+    at.number_input[2].set_value(290).run()  # |D| larger than D_eval
+    assert at.error, "an impossible size must be reported"
+    assert "dataset" not in at.session_state
+    at.number_input[2].set_value(30).run()
+    _no_failures(at)
+    assert at.session_state["sizes"].target == 30
+
+
+def test_a_bad_upload_lists_every_problem_as_a_message(runs_root: Path) -> None:
+    bad = b"age,name,age\n1,a,2\n3,b\n4,c,5,6\n"
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("bad.csv", bad, "text/csv")).run()
+    assert not at.exception
+    message = _texts(at.error)
+    assert "'age' appears 2 times" in message
+    assert "ragged rows" in message and "line 3" in message and "line 4" in message
+    assert "dataset" not in at.session_state
+
+
+def test_a_binary_upload_is_refused_with_a_message(runs_root: Path) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("table.csv", b"PK\x03\x04" + b"\x00" * 64, "text/csv")).run()
+    assert not at.exception
+    assert "ZIP archive" in _texts(at.error)
+
+
+def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
+    runs_root: Path, adult_csv: bytes
+) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    rows = list(at.data_editor[0].value["column"])
+    edits = {rows.index("age"): {"role": "excluded"}}
+    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    _no_failures(at)
+    assert at.session_state["dataset"].schema.column("age").role == "excluded"
+    assert "age → excluded" in _texts(at.caption)
+
+    edits[rows.index("workclass")] = {"role": "continuous"}
+    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    assert not at.exception
+    assert "'workclass'" in _texts(at.error) and "cannot be continuous" in _texts(at.error)
+    assert "dataset" not in at.session_state
+
+
+def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).head(300)
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult.csv", table.to_csv(index=False).encode(), "text/csv")).run()
+    dropped = at.session_state["dataset"].dropped_rows
+    assert dropped > 0
+    assert f"{dropped:,} rows dropped" in _texts(at.markdown)
+    at.radio(key="missing_policy").set_value("category").run()
+    _no_failures(at)
+    assert at.session_state["dataset"].dropped_rows == 0
+
+
+# -- evaluate ------------------------------------------------------------------------------
+
+
+def test_evaluate_asks_for_data_first(runs_root: Path) -> None:
+    at = _page("2_Evaluate")
+    _no_failures(at)
+    assert "Choose the data first" in _texts(at.info)
+
+
+def _evaluate_with(dataset) -> AppTest:
+    at = _app()
+    at.session_state["dataset"] = dataset
+    at.session_state["sizes"] = Sizes(aux=150, eval=150, target=30)
+    at.switch_page("pages/2_Evaluate.py").run()
+    at.selectbox(key="generator").set_value("marginals")
+    at.number_input(key="n_shadow").set_value(8)
+    at.number_input(key="n_eval").set_value(8)
+    at.number_input(key="target_k").set_value(2)
+    at.number_input(key="workers").set_value(1)
+    return at.run()
+
+
+def test_evaluate_shows_the_cost_before_launching(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    _no_failures(at)
+    cost = _texts(at.info)
+    assert "37 generator fits" in cost and "2 target records" in cost
+    assert "Estimated time" in cost and "1 worker" in cost
+    assert not runs_root.exists() or not list_runs(runs_root), "nothing is launched before the click"
+
+
+def test_evaluate_reports_bad_settings_and_the_privbayes_note(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    at.number_input(key="n_shadow").set_value(9).run()
+    assert not at.exception
+    assert "n_shadow must be an even integer" in _texts(at.error)
+    at.selectbox(key="generator").set_value("privbayes").run()
+    assert "domain" in _texts(at.info) and "public" in _texts(at.info)
+    at.selectbox(key="generator").set_value("identity").run()
+    assert "releases its training data" in _texts(at.warning)
+
+
+def test_evaluate_target_ids_are_records_of_d(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    at.radio(key="target_mode").set_value("ids").run()
+    picker = at.multiselect(key="target_ids")
+    assert len(picker.options) == 30
+    at.multiselect(key="target_ids").set_value([int(picker.options[0])]).run()
+    _no_failures(at)
+    assert "for each of the 1 target records" in _texts(at.info)
+
+
+def test_evaluate_launches_in_the_background_and_follows_the_run(
+    runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)  # the engine runs as `python -m privgame` from here
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    at = _evaluate_with(dataset)
+    at.button(key="launch").click().run()
+    assert not at.exception
+    (info,) = list_runs(runs_root)
+    assert info.run_id in _texts(at.markdown)
+    deadline = time.time() + 90
+    while list_runs(runs_root)[0].state not in ("done", "failed", "cancelled"):
+        assert time.time() < deadline, "the background run did not finish"
+        time.sleep(0.5)
+    assert list_runs(runs_root)[0].state == "done"
+    at.run()
+    _no_failures(at)
+    assert "Done in" in _texts(at.success)
+    at.button(key=f"open-{info.run_id}").click().run()
+    assert at.title[0].value == "Results"
+    assert at.metric[0].value == "2"
+
+
+def test_evaluate_can_cancel_a_run_in_progress(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    folder_path = with_runs / latest.run_id
+    # Make the run look in progress, with a live engine (this test process).
+    import json
+    import os
+
+    status = json.loads((folder_path / "status.json").read_text())
+    status.update(state="running", fits_done=10, fits_total=37, done_units=1, total_units=3, eta=12.0)
+    status.update(pid=os.getpid(), updated=time.time())
+    (folder_path / "status.json").write_text(json.dumps(status))
+    at = _page("2_Evaluate")
+    _no_failures(at)
+    assert any("10 of 37 generator fits" in p.text for p in at.get("progress"))
+    at.button(key=f"cancel-{latest.run_id}").click().run()
+    assert (folder_path / "cancel").exists()
+
+
+# -- results ---------------------------------------------------------------------------------
+
+
+def test_results_show_the_summary_figures_and_table(with_runs: Path) -> None:
+    at = _page("3_Results")
+    _no_failures(at)
+    labels = [m.label for m in at.metric]
+    assert labels == [
+        "Records evaluated",
+        "RMSD",
+        "Miss rate",
+        "At risk, model-seeded",
+        "At risk, traditional",
+    ]
+    assert at.metric[0].value == "2"
+    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("download_button")) == 4
+    table = at.dataframe[-1].value
+    assert list(table["record_id"]) and "risk_model_seeded" in table.columns
+
+
+def test_results_threshold_and_filter_change_the_table(with_runs: Path) -> None:
+    at = _page("3_Results")
+    t_key = next(s.key for s in at.slider if s.key.startswith("t-"))
+    at.slider(key=t_key).set_value(1.0).run()
+    at.radio(key="show").set_value("at_risk").run()
+    _no_failures(at)
+    assert len(at.dataframe[-1].value) == 0
+    assert at.metric[3].value == "0"
+
+
+def test_selecting_a_row_opens_the_record(with_runs: Path) -> None:
+    at = _page("3_Results")
+    record_id = int(at.dataframe[-1].value["record_id"].iloc[0])
+    at.session_state["records-table"] = {"selection": {"rows": [0], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception
+    assert at.title[0].value == "Record"
+    assert at.session_state["record_id"] == record_id
+
+
+def test_results_without_finished_runs_points_to_evaluate(runs_root: Path) -> None:
+    at = _page("3_Results")
+    _no_failures(at)
+    assert "no finished runs" in _texts(at.info)
+
+
+def test_a_broken_run_is_a_message_not_a_traceback(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    (with_runs / latest.run_id / "records.parquet").write_bytes(b"not parquet")
+    at = _page("3_Results", run=latest.run_id)
+    assert not at.exception
+    assert at.error
+
+
+# -- record ----------------------------------------------------------------------------------
+
+
+def test_record_page_shows_risks_charts_and_neighbours(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    records = pd.read_parquet(with_runs / latest.run_id / "records.parquet")
+    record_id = int(records["record_id"].iloc[1])
+    at = _page("4_Record", run=latest.run_id, record=str(record_id))
+    _no_failures(at)
+    assert at.selectbox(key=f"record-{latest.run_id}").value == record_id
+    labels = [m.label for m in at.metric]
+    assert labels == ["Model-seeded risk R_MS", "Traditional risk R_T", "Difference R_MS − R_T"]
+    expected = records.loc[records["record_id"] == record_id, "risk_model_seeded"].iloc[0]
+    assert at.metric[0].value == f"{expected:.3f}"
+    assert "95% CI" in _texts(at.caption)
+    assert len(at.get("plotly_chart")) == 3
+    profile, neighbours = at.dataframe[0].value, at.dataframe[1].value
+    assert {"column", "value", "typical"} <= set(profile.columns)
+    assert len(neighbours) == 5 and record_id not in set(neighbours["record_id"])
+
+
+def test_record_page_warns_about_a_record_not_evaluated(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    at = _page("4_Record", run=latest.run_id, record="999999")
+    _no_failures(at)
+    assert "999999 was not evaluated" in _texts(at.warning)
+
+
+# -- runs --------------------------------------------------------------------------------------
+
+
+def test_runs_page_lists_compares_and_deletes(with_runs: Path) -> None:
+    newest, oldest = list_runs(with_runs)
+    at = _page("5_Runs")
+    _no_failures(at)
+    overview = at.dataframe[0].value
+    assert list(overview["run"]) == [newest.run_id, oldest.run_id]
+    comparison = at.dataframe[-1].value
+    assert list(comparison.columns) == [newest.run_id, oldest.run_id]
+    assert comparison.loc["seed"].tolist() == ["1", "0"]
+
+    at.selectbox(key="runs-picker").set_value(oldest.run_id).run()
+    at.button(key="runs-delete").click().run()
+    assert "cannot be undone" in _texts(at.warning)
+    assert (with_runs / oldest.run_id).exists(), "nothing is deleted before the confirmation"
+    at.button(key="runs-delete-yes").click().run()
+    _no_failures(at)
+    assert not (with_runs / oldest.run_id).exists()
+    assert [i.run_id for i in list_runs(with_runs)] == [newest.run_id]
+
+
+def test_runs_page_keeps_a_run_when_deletion_is_not_confirmed(with_runs: Path) -> None:
+    at = _page("5_Runs")
+    run_id = at.selectbox(key="runs-picker").value
+    at.button(key="runs-delete").click().run()
+    at.button(key="runs-delete-no").click().run()
+    _no_failures(at)
+    assert (with_runs / run_id).exists()
+    assert "cannot be undone" not in _texts(at.warning)
+
+
+# -- export ----------------------------------------------------------------------------------
+
+
+def test_export_page_offers_every_download(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    at = _page("6_Export", run=latest.run_id)
+    _no_failures(at)
+    labels = [b.label for b in at.get("download_button")]
+    for fmt in ("CSV", "JSON", "Parquet"):
+        assert f"High-risk records ({fmt})" in labels
+        assert f"Per-record results ({fmt})" in labels
+    assert "Run spec (JSON)" in labels and "HTML report" in labels
+    records = pd.read_parquet(with_runs / latest.run_id / "records.parquet")
+    at_risk = int((records["risk_model_seeded"] > 0.8).sum())
+    assert f"**{at_risk:,}** of {len(records):,}" in _texts(at.markdown)
+
+
+def test_export_threshold_changes_the_high_risk_list(with_runs: Path) -> None:
+    at = _page("6_Export")
+    key = next(s.key for s in at.slider if s.key.startswith("export-t-"))
+    at.slider(key=key).set_value(0.5).run()
+    _no_failures(at)
+    text = _texts(at.markdown)
+    assert "t = 0.5" in text
