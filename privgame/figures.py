@@ -170,8 +170,9 @@ def _layout(figure: go.Figure, title: str, x_title: str, y_title: str) -> None:
         title={"text": title},
         xaxis_title=x_title,
         yaxis_title=y_title,
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left", "x": 0.0},
-        margin={"t": 90},
+        # Below the axis title: above the plot it collides with titles that wrap in narrow columns.
+        legend={"orientation": "h", "yanchor": "top", "y": -0.22, "xanchor": "left", "x": 0.0},
+        margin={"t": 60, "b": 120},
     )
 
 
