@@ -1,25 +1,59 @@
 """Where units of work run: local processes through joblib (loky) by default, a Dask cluster
 when a scheduler address is given.
 
-The engine hands this module a list of calls and consumes results in completion order; which
-executor ran them never changes the results, since every unit seeds itself from plain integers.
+The engine hands :func:`run_calls` a list of calls and consumes the results in completion order;
+which executor ran them never changes the results, since every unit seeds itself from plain
+integers.
+
+On Dask, the objects named in ``shared`` (the run's context, the shared synthetic datasets) are
+scattered to every worker once and the tasks refer to them; a worker that dies takes only its
+running unit with it, which the scheduler runs again elsewhere. If the last copy of a shared object
+is lost (every worker holding it died), the shared objects are scattered again and the unfinished
+units resubmitted. Closing the iterator (a cancel) cancels every future not yet finished.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+import shutil
+import tempfile
 import time
+import uuid
+import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
-from joblib import Parallel, delayed, parallel_config
+import numpy as np
+from joblib import Parallel, delayed
 
-from privgame.errors import ParameterError
+from privgame.errors import ParameterError, RunError
 
-__all__ = ["Call", "default_workers", "describe_executor", "run_calls", "scheduler_address"]
+__all__ = [
+    "MIN_UNITS",
+    "MIN_UNIT_SECONDS",
+    "Call",
+    "batch_size",
+    "default_workers",
+    "describe_executor",
+    "run_calls",
+    "scheduler_address",
+]
 
 Call = tuple[Any, Callable[..., Any], tuple[Any, ...]]
+
+MIN_UNIT_SECONDS = 1.0
+"""A unit should take at least this long, so that per-unit overhead (tens of ms) stays under 5%."""
+
+MIN_UNITS = 8
+"""A phase too short for this many one-second units is spread over up to this many shorter ones."""
+
+CONNECT_SECONDS = 10.0
+WORKER_WAIT_SECONDS = 60.0
+MAX_RESUBMITS = 3
+_MEMMAP_BYTES = 2**20
 
 
 def default_workers() -> int:
@@ -32,7 +66,7 @@ def default_workers() -> int:
 
 def scheduler_address(explicit: str | None = None) -> str | None:
     """The Dask scheduler to use: ``explicit``, else ``$PRIVGAME_SCHEDULER``, else None (local)."""
-    address = explicit or os.environ.get("PRIVGAME_SCHEDULER") or None
+    address = (explicit or os.environ.get("PRIVGAME_SCHEDULER") or "").strip() or None
     if address is not None and not address.startswith(("tcp://", "tls://", "inproc://", "ws://", "wss://")):
         raise ParameterError(
             f"Scheduler address {address!r} is not a Dask address; give it as tcp://HOST:PORT."
@@ -41,44 +75,256 @@ def scheduler_address(explicit: str | None = None) -> str | None:
 
 
 def describe_executor(workers: int, scheduler: str | None) -> dict[str, Any]:
-    """What a run records about how it was executed."""
+    """What a run records about how it was executed (merged into ``status.json``)."""
     if scheduler:
-        return {"executor": "dask", "scheduler": scheduler}
-    return {"executor": "loky" if workers > 1 else "in-process", "workers": workers}
+        return {"executor": "dask", "scheduler": scheduler, "workers": None}
+    return {"executor": "loky" if workers > 1 else "in-process", "workers": workers, "scheduler": None}
 
 
-def _keyed(key: Any, fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[Any, Any, float]:
+def batch_size(
+    item_seconds: float,
+    count: int,
+    *,
+    max_items: int | None = None,
+    floor_seconds: float = MIN_UNIT_SECONDS / 10,
+) -> int:
+    """How many items to put in one unit so that it takes about :data:`MIN_UNIT_SECONDS`.
+
+    Parameters
+    ----------
+    item_seconds : float
+        Estimated seconds one item (a generator fit, a target) takes.
+    count : int
+        Items in the phase.
+    max_items : int, optional
+        A hard cap (e.g. so that a unit's result stays a few tens of MB).
+    floor_seconds : float
+        Units are never made shorter than this (by the estimate) to spread a short phase; 0 when
+        the estimate is only a lower bound, so that short items are merged no more than needed.
+
+    Returns
+    -------
+    int
+        At least 1. A phase too short to fill :data:`MIN_UNITS` one-second units is split into
+        :data:`MIN_UNITS` units instead (parallelism matters more there than overhead), but not
+        into units shorter than ``floor_seconds``.
+    """
+    if count <= 1:
+        return 1
+    item_seconds = max(float(item_seconds), 1e-6)
+    full = math.ceil(MIN_UNIT_SECONDS / item_seconds)
+    floor = math.ceil(floor_seconds / item_seconds) if floor_seconds > 0 else 1
+    size = min(full, max(floor, count // MIN_UNITS))
+    if max_items is not None:
+        size = min(size, max_items)
+    return max(1, min(size, count))
+
+
+def _keyed(key: Any, fn: Callable[..., Any], *args: Any) -> tuple[Any, Any, float]:
     start = time.perf_counter()
     result = fn(*args)
     return key, result, time.perf_counter() - start
 
 
 def run_calls(
-    calls: Sequence[Call], *, workers: int | None = None, scheduler: str | None = None
+    calls: Sequence[Call],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    shared: Sequence[Any] = (),
 ) -> Iterator[tuple[Any, Any, float]]:
     """Run ``calls`` (key, function, args) and yield ``(key, result, seconds)`` as each finishes.
 
-    ``seconds`` is the time the call took on its worker.
+    Parameters
+    ----------
+    calls : sequence of (key, function, args)
+        Functions must be importable (module-level) where they run.
+    workers : int, optional
+        Local worker processes (1: in this process); every core by default. Ignored on Dask.
+    scheduler : str, optional
+        A Dask scheduler address; the calls then run on that cluster's workers.
+    shared : sequence
+        Large objects that several calls take as arguments (matched by identity): arrays, or
+        dataclasses holding arrays. On Dask each is scattered to the workers once and tasks refer
+        to it; in local processes their large arrays are written once to memory-mapped files,
+        which joblib then passes by reference.
 
-    Closing the iterator early (e.g. on cancel) stops scheduling the remaining calls.
+    Yields
+    ------
+    key, result, seconds
+        ``seconds`` is the time the call took on its worker.
+
+    Notes
+    -----
+    Closing the iterator early (a cancel) stops scheduling the remaining calls; on Dask their
+    futures are cancelled.
     """
     if not calls:
         return
+    if scheduler:
+        yield from _run_on_dask(calls, scheduler, shared)
+        return
     workers = workers or default_workers()
-    with ExitStack() as stack:
-        if scheduler:
-            try:
-                from distributed import Client
-            except ImportError:  # pragma: no cover - dask is a listed dependency
-                raise ParameterError(
-                    "Running on a Dask cluster needs the 'distributed' package: "
-                    "pip install 'dask[distributed]'."
-                ) from None
-            client = stack.enter_context(Client(scheduler, timeout="10s"))
-            stack.enter_context(parallel_config(backend="dask", wait_for_workers_timeout=60))
-            del client
-            n_jobs = -1
-        else:
-            n_jobs = min(workers, len(calls))
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", max_nbytes="1M")
-        yield from parallel(delayed(_keyed)(key, fn, args) for key, fn, args in calls)
+    n_jobs = min(workers, len(calls))
+    folder = tempfile.mkdtemp(prefix="privgame-shared-") if n_jobs > 1 and shared else None
+    if folder is not None:
+        mapped = {id(obj): _memory_mapped(obj, Path(folder), str(i)) for i, obj in enumerate(shared)}
+        calls = [(key, fn, tuple(mapped.get(id(a), a) for a in args)) for key, fn, args in calls]
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", max_nbytes=_MEMMAP_BYTES)
+    results = parallel(delayed(_keyed)(key, fn, *args) for key, fn, args in calls)
+    try:
+        # Not `yield from`: that would close `results` before the warning filter below applies.
+        for item in results:  # noqa: UP028
+            yield item
+    finally:
+        with warnings.catch_warnings():
+            # A cancel is deliberate: joblib need not tell the user that calls in flight were dropped.
+            warnings.filterwarnings(
+                "ignore", message=r".*still being processed by the workers", category=UserWarning
+            )
+            results.close()
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
+    """``obj`` with its large arrays replaced by read-only memory maps of copies in ``folder``.
+
+    joblib would otherwise memory-map such arrays itself, but hash their bytes for every call to
+    find the file again (about 0.3 s for 60 MB), which would make dispatching a bottleneck.
+    """
+    if isinstance(obj, np.ndarray) and not isinstance(obj, np.memmap) and obj.nbytes >= _MEMMAP_BYTES:
+        path = folder / f"{name}.npy"
+        np.save(path, obj, allow_pickle=False)
+        return np.load(path, mmap_mode="r")
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        changes = {
+            f.name: _memory_mapped(getattr(obj, f.name), folder, f"{name}-{f.name}")
+            for f in dataclasses.fields(obj)
+            if f.init and isinstance(getattr(obj, f.name), np.ndarray)
+        }
+        return dataclasses.replace(obj, **changes) if changes else obj
+    return obj
+
+
+def _worker_version() -> str:
+    """Runs on each Dask worker: unpickling this function imports privgame there."""
+    import privgame
+
+    return privgame.__version__
+
+
+def _connect(scheduler: str) -> Any:
+    try:
+        from distributed import Client
+    except ImportError:  # pragma: no cover - dask is an optional dependency
+        raise ParameterError(
+            "Running on a Dask cluster needs the 'distributed' package: pip install 'privgame[dask]'."
+        ) from None
+    try:
+        client = Client(scheduler, timeout=f"{CONNECT_SECONDS:g}s", set_as_default=False)
+    except (OSError, TimeoutError) as exc:
+        raise RunError(
+            f"Cannot reach the Dask scheduler at {scheduler} ({exc}). Start one with "
+            f"'dask scheduler' and workers with 'dask worker {scheduler}', or run without a "
+            "scheduler to use this machine's cores."
+        ) from None
+    try:
+        _await_workers(client, scheduler)
+        _check_workers(client, scheduler)
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
+def _await_workers(client: Any, scheduler: str) -> None:
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT_SECONDS)
+    except TimeoutError:
+        raise RunError(
+            f"The Dask scheduler at {scheduler} has had no workers for {WORKER_WAIT_SECONDS:g} s; "
+            f"start some with: dask worker {scheduler} --nworkers N --nthreads 1"
+        ) from None
+
+
+def _check_workers(client: Any, scheduler: str) -> None:
+    """Fail early, with the fix, when a worker lacks privgame or runs another version of it."""
+    import privgame
+
+    versions = client.run(_worker_version, on_error="return")
+    wrong = {
+        address: version
+        for address, version in versions.items()
+        if not isinstance(version, str) or version != privgame.__version__
+    }
+    if wrong:
+        address, found = next(iter(wrong.items()))
+        found_text = f"privgame {found}" if isinstance(found, str) else f"{type(found).__name__}: {found}"
+        raise RunError(
+            f"{len(wrong)} of the {len(versions)} workers of {scheduler} cannot run privgame "
+            f"{privgame.__version__} (e.g. {address}: {found_text}); install the same privgame "
+            "version in every worker's Python environment and restart the workers."
+        )
+
+
+def _run_on_dask(
+    calls: Sequence[Call], scheduler: str, shared: Sequence[Any]
+) -> Iterator[tuple[Any, Any, float]]:
+    from distributed import KilledWorker, as_completed
+    from distributed.client import FutureCancelledError
+
+    client = _connect(scheduler)
+    remaining = dict(enumerate(calls))
+    futures: dict[Any, int] = {}
+    resubmits = 0
+    try:
+        while remaining:
+            # The scattered futures stay referenced until the round ends, so the cluster keeps the data.
+            scattered, futures = _submit(client, remaining, shared)
+            lost = False
+            for future in as_completed(list(futures), loop=client.loop):
+                index = futures.pop(future)
+                try:
+                    key, result, seconds = future.result()
+                except FutureCancelledError:
+                    # Only a lost shared object cancels our futures: we cancel none while iterating.
+                    lost = True
+                    break
+                except KilledWorker as exc:
+                    raise RunError(
+                        f"A unit of work killed Dask workers repeatedly ({exc}); the workers may "
+                        "lack memory: give them more (dask worker --memory-limit) and resume the run."
+                    ) from None
+                future.release()  # the result is ours now; the cluster need not keep (or recompute) it
+                del remaining[index]
+                yield key, result, seconds
+            client.cancel([*futures, *scattered], force=True)
+            if lost:
+                resubmits += 1
+                if resubmits > MAX_RESUBMITS:
+                    raise RunError(
+                        f"The workers of {scheduler} lost the run's shared data {resubmits} times; "
+                        "check that the workers stay up, then resume the run."
+                    )
+                _await_workers(client, scheduler)
+    finally:
+        if futures:
+            client.cancel(list(futures), force=True)
+        client.close()
+
+
+def _submit(client: Any, calls: dict[int, Call], shared: Sequence[Any]) -> tuple[list[Any], dict[Any, int]]:
+    """Scatter ``shared`` to every worker, then submit ``calls`` referring to it.
+
+    Returns the scattered futures and a map from each call's future to its index.
+    """
+    scattered = client.scatter(list(shared), broadcast=True, hash=False) if shared else []
+    by_id = {id(obj): future for obj, future in zip(shared, scattered, strict=True)}
+    token = uuid.uuid4().hex[:12]
+    futures = {}
+    for index, (key, fn, args) in calls.items():
+        ready = [by_id.get(id(arg), arg) for arg in args]
+        name = f"privgame-{getattr(fn, '__name__', 'unit')}-{token}-{index}"
+        futures[client.submit(_keyed, key, fn, *ready, key=name, pure=False, retries=0)] = index
+    return scattered, futures

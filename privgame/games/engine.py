@@ -13,6 +13,7 @@ and ends with the same results. Progress (units, generator fits, ETA) goes to a 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -27,10 +28,10 @@ from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.data.splits import Sizes, check_sizes, split_indices
 from privgame.errors import RunError
-from privgame.execution import default_workers, describe_executor, run_calls
+from privgame.execution import batch_size, default_workers, describe_executor, run_calls
 from privgame.games.plan import count_fits
 from privgame.games.work import Context, evaluate_target, shared_chunk
-from privgame.seeding import Role
+from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
 from privgame.targets import outlier_scores, select_targets
@@ -38,7 +39,12 @@ from privgame.targets import outlier_scores, select_targets
 __all__ = ["CHUNK", "Progress", "build_context", "execute", "plan_summary", "record_results"]
 
 CHUNK = 16
+"""Datasets per shared unit in runs whose status records no unit plan (started before units were
+sized by cost); newer runs size units with :func:`privgame.execution.batch_size`."""
+
 _SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "ms_in": Role.MS_IN}
+_MAX_CHUNK_BYTES = 64 * 2**20
+_PROBE_SECONDS = 1.0
 
 
 @dataclass(frozen=True)
@@ -50,7 +56,8 @@ class Progress:
     phase : str
         ``"shared"``, ``"targets"``, ``"results"`` or ``"done"``.
     done, total : int
-        Units finished and in all (checkpointed units from an earlier attempt count as done).
+        Units finished and in all: shared chunks plus one per target, even when several targets
+        are evaluated by one task (checkpointed units from an earlier attempt count as done).
     fits_done, fits_total : int
         Generator fits finished and in all; the ETA is based on fits per second.
     elapsed : float
@@ -154,13 +161,27 @@ def execute(
     except Exception as exc:
         folder.write_status(state="failed", error=str(exc))
         raise
+    folder.write_status(
+        state="running",
+        pid=os.getpid(),
+        started=started,
+        error=None,
+        n_targets=len(targets),
+        target_ids=[int(t) for t in targets],
+        **describe_executor(workers, scheduler),
+    )
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
+    try:
+        sizes = _unit_plan(folder, ctx, len(targets))
+    except Exception as exc:
+        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        raise
 
     shared_units: list[tuple[str, int, int, int]] = []  # (role name, start, stop, fits)
     for name, count in (("shadow_out", half_shadow), ("ms_in", half_eval)):
-        for start in range(0, count, CHUNK):
-            stop = min(start + CHUNK, count)
+        for start in range(0, count, sizes[name]):
+            stop = min(start + sizes[name], count)
             fits = 1 if (name == "ms_in" and deterministic) else stop - start
             shared_units.append((name, start, stop, fits))
     fits_per_target = half_shadow + 3 * half_eval
@@ -191,15 +212,6 @@ def execute(
     def cancelled() -> bool:
         return folder.cancel_requested() or (cancel is not None and cancel())
 
-    folder.write_status(
-        state="running",
-        pid=os.getpid(),
-        started=started,
-        error=None,
-        n_targets=len(targets),
-        target_ids=[int(t) for t in targets],
-        **describe_executor(workers, scheduler),
-    )
     try:
         todo = []
         for name, start, stop, fits in shared_units:
@@ -211,7 +223,7 @@ def execute(
         report("shared")
         shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
         for (name, start, fits), datasets, seconds in _consume(
-            run_calls(todo, workers=workers, scheduler=scheduler), cancelled
+            run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
             folder.save_shared(name, start, datasets)
             shared_seconds += seconds
@@ -223,21 +235,28 @@ def execute(
 
         shadow_out = folder.load_shared("shadow_out")
         ms_in = folder.load_shared("ms_in")
-        todo = []
+        waiting = []
         for record_id in targets:
             if folder.target_done(int(record_id)):
                 done_units += 1
                 fits_done += fits_per_target
             else:
-                todo.append((int(record_id), evaluate_target, (ctx, int(record_id), shadow_out, ms_in)))
+                waiting.append(int(record_id))
+        per_unit = sizes["targets"]
+        todo = [
+            (tuple(batch), _evaluate_targets, (ctx, tuple(batch), shadow_out, ms_in))
+            for batch in (waiting[i : i + per_unit] for i in range(0, len(waiting), per_unit))
+        ]
         report("targets")
-        for record_id, result, _ in _consume(
-            run_calls(todo, workers=workers, scheduler=scheduler), cancelled
+        for _, results, _ in _consume(
+            run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
+            cancelled,
         ):
-            folder.save_target(record_id, result)
-            done_units += 1
-            fits_done += fits_per_target
-            fits_done_now += fits_per_target
+            for record_id, result in results:
+                folder.save_target(record_id, result)
+                done_units += 1
+                fits_done += fits_per_target
+                fits_done_now += fits_per_target
             report("targets")
         del shadow_out, ms_in
     except _Cancelled:
@@ -268,6 +287,74 @@ def execute(
             Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0)
         )
     return folder
+
+
+def _evaluate_targets(
+    ctx: Context, record_ids: tuple[int, ...], shadow_out: np.ndarray, ms_in: np.ndarray
+) -> list[tuple[int, dict[str, np.ndarray]]]:
+    """One task: :func:`~privgame.games.work.evaluate_target` for each of a few targets."""
+    return [(rid, evaluate_target(ctx, rid, shadow_out, ms_in)) for rid in record_ids]
+
+
+def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int]:
+    """How much work each task of the run gets: datasets per shared chunk, targets per task.
+
+    Sized from the cost of one generator fit and sample on D, timed here, so that a task takes
+    about :data:`~privgame.execution.MIN_UNIT_SECONDS` (see :func:`~privgame.execution.batch_size`).
+    The plan is recorded in ``status.json`` (``unit_plan``) the first time, and reused on resume
+    since the shared checkpoints are named by chunk.
+
+    Returns
+    -------
+    dict
+        ``shadow_out`` and ``ms_in`` (datasets per shared chunk) and ``targets`` (targets per task).
+    """
+    recorded = folder.status().get("unit_plan")
+    if isinstance(recorded, dict) and all(
+        isinstance(recorded.get(k), int) and recorded[k] >= 1 for k in ("shadow_out", "ms_in", "targets")
+    ):
+        return {k: int(recorded[k]) for k in ("shadow_out", "ms_in", "targets")}
+    if any((folder.path / "shared").glob("*.npz")):
+        return {"shadow_out": CHUNK, "ms_in": CHUNK, "targets": 1}
+    fit_seconds, sample_seconds = _probe_generator(ctx)
+    one_fit = fit_seconds + sample_seconds
+    deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
+    half_shadow, half_eval = ctx.n_shadow // 2, ctx.n_eval // 2
+    max_datasets = max(1, _MAX_CHUNK_BYTES // max(1, ctx.n * ctx.X.shape[1] * 8))
+    plan = {
+        "shadow_out": batch_size(one_fit, half_shadow, max_items=max_datasets),
+        "ms_in": batch_size(sample_seconds if deterministic else one_fit, half_eval, max_items=max_datasets),
+        # Counting only the generator fits underestimates a target (features and the classifier
+        # come on top), so targets share a unit only in runs with many of them.
+        "targets": batch_size((half_shadow + 3 * half_eval) * one_fit, n_targets, floor_seconds=0.0),
+    }
+    folder.write_status(unit_plan={**plan, "fit_seconds": fit_seconds, "sample_seconds": sample_seconds})
+    return plan
+
+
+def _probe_generator(ctx: Context) -> tuple[float, float]:
+    """Seconds one fit on D and one sample of |D| rows take (the fastest of up to three tries).
+
+    A warm-up fit on a few rows first absorbs one-off costs (imports, JIT compilation), which
+    would otherwise make a fast generator look slow; a slow generator is timed only once.
+    """
+    rows = ctx.X[ctx.target]
+    rng = stream(ctx.seed, 0, Role.GENERATOR)
+    with contextlib.suppress(Exception):  # a generator may refuse so few rows; the fits below tell
+        ctx.new_generator().fit(rows[:50], ctx.schema, rng=rng).sample(10, rng=rng)
+    best_fit = best_sample = float("inf")
+    spent = 0.0
+    for _ in range(3):
+        t0 = time.perf_counter()
+        generator = ctx.new_generator().fit(rows, ctx.schema, rng=rng)
+        t1 = time.perf_counter()
+        generator.sample(ctx.n, rng=rng)
+        t2 = time.perf_counter()
+        best_fit, best_sample = min(best_fit, t1 - t0), min(best_sample, t2 - t1)
+        spent += t2 - t0
+        if spent >= _PROBE_SECONDS:
+            break
+    return best_fit, best_sample
 
 
 def _consume(results, cancelled: Callable[[], bool]):  # type: ignore[no-untyped-def]
