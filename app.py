@@ -87,6 +87,7 @@ navigation = st.navigation(
         st.Page(PAGES["record"], title="Record", icon=":material/person_search:"),
         st.Page(PAGES["runs"], title="Runs", icon=":material/folder_open:"),
         st.Page(PAGES["export"], title="Export", icon=":material/download:"),
+        st.Page(PAGES["studies"], title="Studies", icon=":material/science:"),
     ]
 )
 navigation.run()

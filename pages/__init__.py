@@ -41,6 +41,7 @@ PAGES: dict[str, str] = {
     "record": "pages/4_Record.py",
     "runs": "pages/5_Runs.py",
     "export": "pages/6_Export.py",
+    "studies": "pages/7_Studies.py",
 }
 """Every page but the home page (a function of ``app.py``), by a short name, as the path
 ``st.switch_page`` and ``st.page_link`` take."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from privgame import __version__
-from privgame.commands import export, report, run, schema, synth
+from privgame.commands import export, report, run, schema, study, synth
 from privgame.errors import PrivgameError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -25,6 +25,7 @@ COMMANDS: list[ModuleType] = [
     run,
     report,
     export,
+    study,
 ]
 
 EXIT_BAD_INPUT = 2

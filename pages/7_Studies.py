@@ -1,0 +1,204 @@
+"""Studies: the paper's studies (Figs. 3-6), each a set of runs that vary one setting.
+
+Studies are made with ``python -m privgame study NAME`` (see :mod:`privgame.commands.study`) and
+live under ``<runs root>/studies/``. This page lists them and shows one: its settings, how far it
+is, its table and its figure (:mod:`privgame.study_figures`), with the numbers to download. A
+study that is still running shows the runs finished so far; it can be cancelled or resumed here.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pages import duration, guarded, runs_root, when
+from privgame.report import to_bytes
+from privgame.studies import (
+    STUDIES,
+    STUDY_TITLES,
+    StudyFolder,
+    StudyInfo,
+    launch_study,
+    list_studies,
+    open_study,
+)
+from privgame.study_figures import study_chart
+
+STUDY_KEY = "study_id"
+ACTIVE = ("created", "queued", "running")
+
+SEEDS = {
+    "size": (
+        "One split of the table for every size: each D is the first |D| rows of the same evaluation "
+        "pool, so the datasets are nested and the same records are evaluated at every size."
+    ),
+    "epsilon": (
+        "The same D, records and shadow datasets for every ε; only PrivBayes' noise changes. "
+        "ε = ∞ adds no noise (the same as Baynet)."
+    ),
+    "datasets": (
+        "Each D_k is the record plus |D| − 1 rows drawn from the evaluation pool, as in the "
+        "traditional game; the attack and the traditional game are the same for every D_k, so only "
+        "the model-seeded risk changes."
+    ),
+    "convergence": (
+        "Every repeat keeps D and the records and redraws every other seed (shadow datasets, "
+        "attack, both games); a smaller N_eval uses the first N_eval/2 'in' and 'out' runs."
+    ),
+}
+
+COMMANDS = {
+    "size": "python -m privgame study size --data data/adult.csv.gz --generator synthpop --out runs",
+    "epsilon": "python -m privgame study epsilon --data data/adult.csv.gz --epsilons inf 100 10 1 --out runs",
+    "datasets": "python -m privgame study datasets --data data/adult.csv.gz --generator synthpop --out runs",
+    "convergence": (
+        "python -m privgame study convergence --data data/adult.csv.gz --generator synthpop "
+        "--n-evals 100 200 500 1000 --repeats 10 --out runs"
+    ),
+}
+
+
+def _how_to() -> None:
+    with st.expander("How to run a study", expanded=not list_studies(runs_root())):
+        st.markdown(
+            "A study runs from the command line and appears here as soon as it starts; the table and "
+            "the figure grow as its runs finish. Add `--workers N`, `--n-shadow`, `--n-eval` or "
+            "`--seed` as for `python -m privgame run`, and point `--out` at this dashboard's runs "
+            f"folder ({runs_root()})."
+        )
+        for name in STUDIES:
+            st.markdown(f"**{STUDY_TITLES[name]}**")
+            st.code(COMMANDS[name], language="bash")
+
+
+def _label(info: StudyInfo) -> str:
+    return f"{info.study_id} · {STUDY_TITLES.get(info.study, info.study)} · {info.state}"
+
+
+def _pick() -> StudyFolder | None:
+    found = list_studies(runs_root())
+    if not found:
+        st.info(f"There are no studies in {runs_root() / 'studies'} yet.")
+        return None
+    ids = [info.study_id for info in found]
+    by_id = {info.study_id: info for info in found}
+    wanted = st.query_params.get("study") or st.session_state.get(STUDY_KEY)
+    index = ids.index(wanted) if wanted in ids else 0
+    study_id = st.selectbox(
+        "Study", ids, index=index, key="study_picker", format_func=lambda s: _label(by_id[s])
+    )
+    st.session_state[STUDY_KEY] = study_id
+    st.query_params["study"] = study_id
+    return open_study(runs_root(), study_id)
+
+
+def _status(folder: StudyFolder) -> None:
+    status = folder.status()
+    state = status.get("state", "created")
+    facts = [f"**{state}**", f"created {when(status.get('created'))}"]
+    if state == "done":
+        facts.append(f"took {duration(status.get('seconds'))}")
+    st.markdown(" · ".join(facts))
+    total = status.get("fits_total") or 0
+    done = status.get("fits_done") or 0
+    stale = state in ("queued", "running") and folder.status_is_stale()
+    if stale:
+        st.warning("The study's process has stopped without finishing (no progress for two minutes).")
+    elif state in ("queued", "running"):
+        eta = status.get("eta")
+        left = f" · about {duration(eta)} left" if eta else ""
+        st.progress(done / total if total else 0.0, text=f"{done:,} of {total:,} generator fits{left}")
+        cols = st.columns(4)
+        if cols[0].button("Refresh", key="study-refresh"):
+            st.rerun()
+        if not folder.cancel_requested() and cols[1].button("Cancel", key="study-cancel"):
+            folder.request_cancel()
+            st.toast("Cancel requested; the study stops after the units in flight.")
+    elif state == "failed":
+        st.error(
+            f"The study failed: {status.get('error') or 'no message'}. After fixing the cause, resume "
+            f"it with: python -m privgame study resume {folder.path}"
+        )
+    if state in ("created", "cancelled", "failed") or stale:
+        if state in ("created", "cancelled"):
+            st.warning(
+                f"The study is {state}: "
+                + ("it has not started." if state == "created" else "it stopped before every run finished.")
+            )
+        if st.button("Resume in the background", key="study-resume", help="Continue from its checkpoints."):
+            launch_study(folder)
+            st.toast("Resumed; refresh to follow it.")
+
+
+def _number_columns(table: pd.DataFrame) -> dict[str, object]:
+    return {
+        c: st.column_config.NumberColumn(c, format="%.3f")
+        for c in table.columns
+        if pd.api.types.is_float_dtype(table[c].dtype) and c not in ("epsilon",)
+    }
+
+
+def _show(folder: StudyFolder) -> None:
+    spec = folder.spec()
+    st.subheader(STUDY_TITLES[spec.study])
+    st.caption(spec.describe())
+    st.caption(SEEDS[spec.study])
+    _status(folder)
+    result = folder.results()
+    chart = study_chart(spec, result)
+    st.plotly_chart(chart.figure, key="study-chart")
+    st.caption(chart.caption)
+    st.download_button(
+        "Data of this chart (CSV)",
+        to_bytes(chart.data, "csv"),
+        file_name=f"{folder.study_id}-figure.csv",
+        mime="text/csv",
+        key="download-figure-data",
+        on_click="ignore",
+    )
+    st.subheader("Table")
+    table = result.table
+    if spec.study == "epsilon":
+        table = table.assign(epsilon=table["epsilon"].map(lambda e: "∞" if e == float("inf") else f"{e:g}"))
+    st.dataframe(table, hide_index=True, column_config=_number_columns(table))
+    st.caption(
+        f"{result.jobs_done} of {result.jobs_total} runs finished; miss rate at t = {spec.base.threshold:g}."
+        if spec.study in ("size", "epsilon")
+        else f"{result.jobs_done} of {result.jobs_total} runs finished."
+    )
+    cols = st.columns(2)
+    cols[0].download_button(
+        "Table (CSV)",
+        to_bytes(result.table, "csv"),
+        file_name=f"{folder.study_id}-table.csv",
+        mime="text/csv",
+        key="download-table",
+        on_click="ignore",
+    )
+    figure_html = folder.path / "figure.html"
+    if figure_html.is_file():
+        cols[1].download_button(
+            "Figure (HTML, works offline)",
+            figure_html.read_bytes(),
+            file_name=f"{folder.study_id}-figure.html",
+            mime="text/html",
+            key="download-figure-html",
+            on_click="ignore",
+        )
+    st.caption(f"Study folder: {folder.path.resolve()}")
+
+
+def body() -> None:
+    st.title("Studies")
+    st.markdown(
+        "The paper's studies, each a set of runs that changes one thing: the size of the target "
+        "dataset (Fig. 3), PrivBayes' privacy budget ε (Fig. 4), the dataset a record sits in "
+        "(Fig. 5), and the number of evaluation runs (Fig. 6)."
+    )
+    folder = _pick()
+    if folder is not None:
+        _show(folder)
+    _how_to()
+
+
+guarded(body)

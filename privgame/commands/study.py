@@ -1,0 +1,407 @@
+"""``python -m privgame study NAME ...``: the paper's studies (Figs. 3-6), each a table and a figure.
+
+``study size``, ``study epsilon``, ``study datasets`` and ``study convergence`` create a study
+folder under ``<--out>/studies/`` and run it; ``study resume`` finishes an interrupted one;
+``study show`` prints a study's table; ``study png`` writes a study's figure, or a run's four
+Section-5 figures, as PNG images (needs a headless Chromium).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import time
+from pathlib import Path
+
+from privgame.commands._options import add_generator_options, generator_params
+from privgame.data import load_dataset
+from privgame.data.splits import Sizes, default_sizes
+from privgame.errors import ParameterError, RunError
+from privgame.execution import scheduler_address
+from privgame.games.engine import Progress
+from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.studies import (
+    DEFAULT_DATASETS,
+    DEFAULT_EPSILONS,
+    DEFAULT_N_EVALS,
+    DEFAULT_SIZES,
+    STUDY_TITLES,
+    StudyFolder,
+    StudySpec,
+    create_study,
+    execute_study,
+    study_cost,
+)
+
+__all__ = ["add_parser", "run"]
+
+
+def _epsilon(text: str) -> float:
+    if text.strip().lower() in ("inf", "infinity", "∞"):
+        return math.inf
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"epsilon must be a number or 'inf', not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"epsilon must be positive, not {text!r}")
+    return value
+
+
+def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: bool = True) -> None:
+    parser.add_argument("--data", required=True, help="CSV or Parquet file")
+    parser.add_argument("--missing", choices=("drop", "category"), default="drop")
+    sizes = parser.add_argument_group("split (defaults follow the paper's Adult set-up, scaled to the table)")
+    sizes.add_argument("--aux-size", type=int, help="|D_aux|: rows the attacker holds")
+    sizes.add_argument("--eval-size", type=int, help="|D_eval|: rows of the evaluation pool")
+    if targets is not None:
+        group = parser.add_argument_group("target records")
+        chosen = group.add_mutually_exclusive_group()
+        chosen.add_argument(
+            "--targets",
+            type=int,
+            default=targets,
+            metavar="K",
+            help=f"evaluate K records (default {targets})",
+        )
+        chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="evaluate these record ids")
+        group.add_argument("--target-selection", choices=("random", "outliers"), default="random")
+    attack = parser.add_argument_group("attack and games")
+    attack.add_argument("--n-shadow", type=int, default=200, help="shadow datasets (default 200)")
+    if n_eval:
+        attack.add_argument("--n-eval", type=int, default=200, help="evaluation runs per game (default 200)")
+    attack.add_argument("--classifier", choices=("random_forest", "logistic"), default="random_forest")
+    parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
+    parser.add_argument("--seed", type=int, default=0, help="the study's root seed (default 0)")
+    _execution(parser)
+    parser.add_argument(
+        "--out", required=True, help="folder that holds run folders; the study goes to OUT/studies/"
+    )
+
+
+def _execution(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the ``study`` sub-parser and its sub-commands."""
+    parser = subparsers.add_parser(
+        "study",
+        help="run one of the paper's studies (size, epsilon, datasets, convergence)",
+        description=(
+            "Run one of the paper's studies as a set of runs under OUT/studies/<id>/, ending with a "
+            "table (table.csv) and a figure (figure.html). An interrupted study resumes with "
+            "`study resume`."
+        ),
+    )
+    sub = parser.add_subparsers(dest="study_command", metavar="NAME", required=True)
+
+    size = sub.add_parser(
+        "size",
+        help=STUDY_TITLES["size"],
+        description=(
+            "RMSD and mean of both risks for the same K records in nested target datasets of growing "
+            "size |D| (the paper's Fig. 3). The records are drawn from the smallest D."
+        ),
+    )
+    add_generator_options(size)
+    size.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_SIZES),
+        metavar="N",
+        help=f"values of |D| (default {' '.join(map(str, DEFAULT_SIZES))})",
+    )
+    _common(size, targets=20)
+
+    eps = sub.add_parser(
+        "epsilon",
+        help=STUDY_TITLES["epsilon"],
+        description=(
+            "Both risks of the same K records for PrivBayes with each privacy budget epsilon (the "
+            "paper's Fig. 4). epsilon = inf adds no noise (the same as Baynet)."
+        ),
+    )
+    group = eps.add_argument_group("generator (PrivBayes)")
+    group.add_argument("--degree", type=int, help="parents per column k (default 1)")
+    group.add_argument("--bins", type=int, help="bins per continuous column (default 10)")
+    eps.add_argument(
+        "--epsilons",
+        type=_epsilon,
+        nargs="+",
+        default=list(DEFAULT_EPSILONS),
+        metavar="EPS",
+        help="privacy budgets, numbers or inf (default inf 100 10 1)",
+    )
+    eps.add_argument("--size", type=int, help="|D|: rows of the target dataset")
+    _common(eps, targets=20)
+
+    datasets = sub.add_parser(
+        "datasets",
+        help=STUDY_TITLES["datasets"],
+        description=(
+            "One record's model-seeded risk in K datasets drawn around it as in the traditional "
+            "game, beside its traditional risk (the paper's Fig. 5)."
+        ),
+    )
+    add_generator_options(datasets)
+    datasets.add_argument(
+        "--datasets",
+        type=int,
+        default=DEFAULT_DATASETS,
+        metavar="K",
+        help=f"datasets to draw (default {DEFAULT_DATASETS})",
+    )
+    datasets.add_argument(
+        "--record-id", type=int, help="the record (a row of D_eval; default: a random record of D)"
+    )
+    datasets.add_argument(
+        "--target-selection",
+        choices=("random", "outliers"),
+        default="random",
+        help="without --record-id: a random record of D, or its most outlying one",
+    )
+    datasets.add_argument("--size", type=int, help="|D|: rows of each dataset")
+    _common(datasets, targets=None)
+
+    conv = sub.add_parser(
+        "convergence",
+        help=STUDY_TITLES["convergence"],
+        description=(
+            "The standard deviation of both risks over repeated full evaluations with fresh seeds, "
+            "for growing N_eval, beside the Hoeffding bound (the paper's Fig. 6 and Appendix C)."
+        ),
+    )
+    add_generator_options(conv)
+    conv.add_argument(
+        "--n-evals",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_N_EVALS),
+        metavar="N",
+        help="values of N_eval, even (default 100 200 ... 2000)",
+    )
+    conv.add_argument("--repeats", type=int, default=10, help="full evaluations per record (default 10)")
+    conv.add_argument("--rho", type=float, default=0.2, help="Hoeffding failure probability (default 0.2)")
+    conv.add_argument("--size", type=int, help="|D|: rows of the target dataset")
+    _common(conv, targets=10, n_eval=False)
+
+    resume = sub.add_parser(
+        "resume", help="finish an interrupted study", description="Resume a study folder."
+    )
+    resume.add_argument("study_dir")
+    _execution(resume)
+
+    show = sub.add_parser(
+        "show", help="print a study's table", description="Print a study's table and caption."
+    )
+    show.add_argument("study_dir")
+    show.add_argument("--json", action="store_true", help="print the table as JSON (one object per row)")
+
+    png = sub.add_parser(
+        "png",
+        help="write a study's figure or a run's figures as PNG",
+        description=(
+            "Write PNG images (needs a headless Chromium): for a study folder its figure, for a run "
+            "folder the four figures of the paper's Section 5 (Figs. 1a, 1b, 2a, 2b)."
+        ),
+    )
+    png.add_argument("folder", help="a study folder or a finished run folder")
+    png.add_argument("-o", "--output-dir", required=True, help="folder for the images")
+    png.add_argument("--name", help="file name prefix (default: the folder's name)")
+    png.add_argument("--threshold", type=float, help="high-risk threshold t of Fig. 1a (default: the run's)")
+    png.add_argument("--width", type=int, default=1100)
+    png.add_argument("--height", type=int, default=560)
+
+    for p in (size, eps, datasets, conv, resume, show, png):
+        p.set_defaults(handler=run)
+
+
+# --------------------------------------------------------------------------------------------
+
+
+def _sizes(args: argparse.Namespace, n_rows: int, target: int) -> Sizes:
+    base = default_sizes(n_rows)
+    aux = base.aux if args.aux_size is None else args.aux_size
+    if args.eval_size is not None:
+        eval_size = args.eval_size
+    else:
+        eval_size = base.eval if args.aux_size is None else n_rows - aux
+    return Sizes(aux=aux, eval=eval_size, target=target)
+
+
+def build_study_spec(args: argparse.Namespace) -> tuple[StudySpec, object]:
+    """The study spec and the dataset from the command-line arguments."""
+    name = args.study_command
+    dataset = load_dataset(args.data, missing_policy=args.missing)
+    n_rows = len(dataset.table)
+    if name == "epsilon":
+        generator = "privbayes"
+        params = {k: getattr(args, k) for k in ("degree", "bins") if getattr(args, k) is not None}
+    else:
+        generator = args.generator
+        params = generator_params(args)
+    if name == "size":
+        if not args.sizes:
+            raise ParameterError("Give at least one dataset size with --sizes.")
+        target = min(args.sizes)
+    else:
+        target = default_sizes(n_rows).target if args.size is None else args.size
+    if name == "datasets":
+        if args.record_id is not None:
+            selection = TargetSelection(mode="ids", k=None, ids=(int(args.record_id),))
+        else:
+            selection = TargetSelection(mode=args.target_selection, k=1)
+    elif args.target_ids:
+        selection = TargetSelection(mode="ids", k=None, ids=parse_ids(args.target_ids))
+    else:
+        selection = TargetSelection(mode=args.target_selection, k=args.targets)
+    n_eval = max(args.n_evals) if name == "convergence" and args.n_evals else getattr(args, "n_eval", 200)
+    base = RunSpec(
+        data_name=dataset.source_name,
+        data_fingerprint=dataset.fingerprint,
+        schema=dataset.schema.to_dict(),
+        sizes=_sizes(args, n_rows, target).to_dict(),
+        generator=generator,
+        generator_params=params,
+        attack=AttackSettings(n_shadow=args.n_shadow, n_eval=n_eval, classifier=args.classifier),
+        targets=selection,
+        threshold=args.threshold,
+        seed=args.seed,
+    )
+    spec = StudySpec(
+        study=name,
+        base=base,
+        sizes=tuple(args.sizes) if name == "size" else (),
+        epsilons=tuple(args.epsilons) if name == "epsilon" else (),
+        n_datasets=args.datasets if name == "datasets" else 0,
+        n_evals=tuple(sorted(args.n_evals)) if name == "convergence" else (),
+        repeats=args.repeats if name == "convergence" else 0,
+        rho=args.rho if name == "convergence" else 0.2,
+    ).validate()
+    return spec, dataset
+
+
+class _Bar:
+    """A one-line progress bar on stderr."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.last = 0.0
+
+    def __call__(self, p: Progress) -> None:
+        if self.quiet:
+            return
+        now = time.time()
+        if now - self.last < 0.5 and p.phase != "done":
+            return
+        self.last = now
+        filled = int(30 * p.fraction)
+        eta = "--" if p.eta is None else _duration(p.eta)
+        print(
+            f"\r[{'#' * filled}{'.' * (30 - filled)}] {100 * p.fraction:5.1f}%  units {p.done}/{p.total}  "
+            f"fits {p.fits_done:,}/{p.fits_total:,}  elapsed {_duration(p.elapsed)}  eta {eta}",
+            end="\n" if p.phase == "done" else "",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
+
+
+def _print_table(folder: StudyFolder, *, as_json: bool = False) -> None:
+    from privgame.study_figures import study_chart
+
+    result = folder.results()
+    if as_json:
+        print(result.table.to_json(orient="records"))
+        return
+    spec = folder.spec()
+    print(f"study folder: {folder.path}")
+    print(f"{STUDY_TITLES[spec.study]}: {spec.describe()}")
+    table = result.table
+    if spec.study == "epsilon":
+        table = table.assign(epsilon=[("inf" if math.isinf(e) else f"{e:g}") for e in table["epsilon"]])
+    print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(study_chart(spec, result).caption)
+    if folder.has_results():
+        print(f"table: {folder.path / 'table.csv'}  figure: {folder.path / 'figure.html'}")
+
+
+def _finish(folder: StudyFolder) -> int:
+    state = folder.status().get("state")
+    if state == "cancelled":
+        print(f"cancelled; resume with: python -m privgame study resume {folder.path}", file=sys.stderr)
+        return 3
+    _print_table(folder)
+    return 0
+
+
+def _png(args: argparse.Namespace) -> int:
+    from privgame import figures
+    from privgame.store import RunFolder
+    from privgame.study_figures import study_chart, write_png
+
+    path = Path(args.folder)
+    out = Path(args.output_dir)
+    name = args.name or path.name
+    written = []
+    if (path / "study.json").is_file():
+        folder = StudyFolder(path)
+        chart = study_chart(folder.spec(), folder.results())
+        written.append(write_png(chart.figure, out / f"{name}.png", width=args.width, height=args.height))
+    elif (path / "spec.json").is_file():
+        from privgame.games.engine import require_done
+
+        run_folder = RunFolder(path)
+        require_done(run_folder)
+        records = run_folder.records()
+        t = run_folder.spec().threshold if args.threshold is None else args.threshold
+        for slug, chart, size in (
+            ("fig1a-risk-scatter", figures.risk_scatter(records, t), (760, 700)),
+            ("fig1b-difference-histogram", figures.difference_histogram(records), (args.width, args.height)),
+            ("fig2a-miss-rate", figures.miss_rate_chart(records), (args.width, args.height)),
+            ("fig2b-risk-cdfs", figures.risk_cdfs(records), (args.width, args.height)),
+        ):
+            written.append(write_png(chart.figure, out / f"{name}-{slug}.png", width=size[0], height=size[1]))
+    else:
+        raise RunError(f"{path} is neither a study folder (study.json) nor a run folder (spec.json).")
+    for p in written:
+        print(p)
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the ``study`` sub-command in ``args.study_command``."""
+    command = args.study_command
+    if command == "show":
+        _print_table(StudyFolder(args.study_dir), as_json=args.json)
+        return 0
+    if command == "png":
+        return _png(args)
+    if command == "resume":
+        folder = StudyFolder(args.study_dir)
+    else:
+        spec, dataset = build_study_spec(args)
+        if dataset.dropped_rows and not args.quiet:  # type: ignore[attr-defined]
+            print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)  # type: ignore[attr-defined]
+        folder = create_study(args.out, spec, dataset.table)  # type: ignore[attr-defined]
+        if not args.quiet:
+            cost = study_cost(folder.spec())
+            print(
+                f"study folder: {folder.path}\n{cost['jobs']} runs, {cost['fits']:,} generator fits.",
+                file=sys.stderr,
+            )
+    execute_study(
+        folder, workers=args.workers, scheduler=scheduler_address(args.scheduler), progress=_Bar(args.quiet)
+    )
+    return _finish(folder)
