@@ -9,6 +9,14 @@ is missing. A CSV column whose non-missing cells are all numbers becomes numeric
 Every problem with the file itself (empty, binary, too large, no header, duplicate column names,
 ragged rows) is collected and raised together as one :class:`~privgame.errors.DataError`.
 Problems with the table's content are the job of :mod:`privgame.data.validation`.
+
+Hostile files end in a :class:`~privgame.errors.DataError` or a table, in time and memory bounded
+by the size limits, before anything is expanded: a gzip file is decompressed in bounded chunks (and
+refused at its first chunk when that is binary), a Parquet file's rows, columns and decoded size
+are checked from its metadata and dictionaries before its table is built, a path must be a regular
+file and is read no further than the limit, and tables wider than ``max_columns`` are refused from
+their header. Parquet columns are brought to the CSV vocabulary of numbers and text (decimals
+become floats; dates, times, durations and raw bytes become text); nested columns are refused.
 """
 
 from __future__ import annotations
@@ -16,20 +24,26 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
 from privgame.errors import DataError
 
-__all__ = ["DEFAULT_MAX_BYTES", "MISSING_MARKERS", "load_table"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_COLUMNS", "MISSING_MARKERS", "load_table"]
 
 DEFAULT_MAX_BYTES = 200 * 1024 * 1024
+DEFAULT_MAX_COLUMNS = 1000
 MISSING_MARKERS: tuple[str, ...] = ("", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None")
 
 _DELIMITERS = (",", ";", "\t", "|")
@@ -40,6 +54,7 @@ _RAGGED_SHOWN = 5
 _GZIP_CHUNK = 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
 _PARQUET_MAGIC = b"PAR1"
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _BINARY_MAGIC: dict[bytes, str] = {
     b"PK\x03\x04": "a ZIP archive (an Excel .xlsx workbook?)",
     b"\xd0\xcf\x11\xe0": "an old Excel/Office document",
@@ -53,6 +68,11 @@ _BINARY_MAGIC: dict[bytes, str] = {
 }
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+(,\d*)?|,\d+)")
+# A valid multi-byte UTF-8 sequence: in a file that is not valid UTF-8 as a whole, its presence
+# means the file may mix UTF-8 lines with lines in a one-byte encoding.
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
+
+_Bytes = bytes | bytearray
 
 
 def load_table(
@@ -60,6 +80,7 @@ def load_table(
     *,
     filename: str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    max_columns: int = DEFAULT_MAX_COLUMNS,
 ) -> pd.DataFrame:
     """Read a CSV (optionally gzip-compressed) or Parquet table.
 
@@ -71,7 +92,10 @@ def load_table(
         The file's name, used in messages and as a hint for the format when ``source`` is bytes.
     max_bytes : int, default 200 MiB
         The largest file accepted; for a gzip file, also the largest decompressed size, which is
-        read in bounded chunks so that a decompression bomb is refused early.
+        read in bounded chunks so that a decompression bomb is refused early; for a Parquet
+        file, also the size of its table once read (estimated before reading it).
+    max_columns : int, default 1000
+        The most columns a table may have (an audit of more is out of reach anyway).
 
     Returns
     -------
@@ -82,33 +106,51 @@ def load_table(
     Raises
     ------
     DataError
-        Listing every problem with the file: too large, binary or unreadable, empty, no header,
-        duplicate column names, ragged rows (with their line numbers).
+        Listing every problem with the file: too large or too wide, binary or unreadable, JSON
+        rather than CSV, empty, no header, duplicate column names, ragged rows (with their line
+        numbers), nested Parquet columns.
     OSError
         When ``source`` is a path that cannot be opened.
     """
+    data: _Bytes
     if isinstance(source, bytes | bytearray | memoryview):
         data = bytes(source)
         name = filename or "the uploaded file"
     else:
         path = Path(source)
         name = filename or path.name
-        size = path.stat().st_size
-        if size > max_bytes:
-            raise DataError(f"{name} cannot be read.", [_too_large(name, size, max_bytes)])
-        data = path.read_bytes()
+        data = _read_path(path, name, max_bytes)
     if len(data) > max_bytes:
         raise DataError(f"{name} cannot be read.", [_too_large(name, len(data), max_bytes)])
     if data.startswith(_GZIP_MAGIC):
         data = _gunzip(data, name, max_bytes)
     if data.startswith(_PARQUET_MAGIC):
-        return _read_parquet(data, name)
+        return _read_parquet(data, name, max_bytes, max_columns)
     if name.lower().endswith((".parquet", ".pq")):
         raise DataError(
             f"{name} cannot be read.",
             [f"{name} is named like a Parquet file but is not one; export it again as Parquet or CSV."],
         )
-    return _read_csv(data, name)
+    return _read_csv(data, name, max_columns)
+
+
+def _read_path(path: Path, name: str, max_bytes: int) -> bytes:
+    """The bytes of a regular file, read no further than ``max_bytes`` (+1 to see it is over).
+
+    Opened without blocking, so that a FIFO is refused at once instead of waiting for a writer.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise DataError(
+                f"{name} cannot be read.",
+                [f"{name} is not a regular file (a device, pipe or socket); choose a CSV or Parquet file."],
+            )
+        size = os.fstat(handle.fileno()).st_size
+        if size > max_bytes:
+            raise DataError(f"{name} cannot be read.", [_too_large(name, size, max_bytes)])
+        return handle.read(max_bytes + 1)  # the file may grow while it is read
 
 
 def _too_large(name: str, size: int, max_bytes: int) -> str:
@@ -122,15 +164,21 @@ def _mib(n_bytes: int) -> str:
     return f"{n_bytes / (1024 * 1024):.1f} MiB"
 
 
-def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
-    """Decompress in bounded chunks, refusing output larger than ``max_bytes``."""
-    chunks: list[bytes] = []
-    total = 0
+def _gunzip(data: _Bytes, name: str, max_bytes: int) -> bytearray:
+    """Decompress in bounded chunks, refusing output larger than ``max_bytes``.
+
+    The output grows in one buffer (no second copy), and a first chunk that is binary rather
+    than a CSV or Parquet table (a bomb of zeros, say) is refused before any more is expanded.
+    """
+    out = bytearray()
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(data)) as stream:
             while chunk := stream.read(_GZIP_CHUNK):
-                total += len(chunk)
-                if total > max_bytes:
+                if not out and not chunk.startswith((_PARQUET_MAGIC, *_UTF16_BOMS)):
+                    problem = _binary_problem(chunk, name)
+                    if problem:
+                        raise DataError(f"{name} cannot be read.", [f"decompressed, {problem}"])
+                if len(out) + len(chunk) > max_bytes:
                     raise DataError(
                         f"{name} cannot be read.",
                         [
@@ -138,22 +186,28 @@ def _gunzip(data: bytes, name: str, max_bytes: int) -> bytes:
                             "limit; use a sample of the table or raise the size limit (max_bytes)."
                         ],
                     )
-                chunks.append(chunk)
+                out += chunk
     except (OSError, EOFError, zlib.error) as error:
         raise DataError(
             f"{name} cannot be read.",
             [f"{name} is not a valid gzip file ({error}); compress it again or upload the plain CSV."],
         ) from error
-    return b"".join(chunks)
+    return out
 
 
-def _binary_problem(data: bytes, name: str) -> str | None:
+def _binary_problem(data: _Bytes, name: str) -> str | None:
     for magic, kind in _BINARY_MAGIC.items():
         if data.startswith(magic):
             return (
                 f"{name} looks like {kind}, not a CSV or Parquet table; export the table as CSV or Parquet."
             )
-    if b"\x00" in data[:_SNIFF_CHARS]:
+    head = bytes(data[:_SNIFF_CHARS])
+    if b"\x00" in head:
+        if _looks_like_utf16(head):
+            return (
+                f"{name} looks like UTF-16 text without a byte-order mark (every other byte is NUL); "
+                "save it as CSV (UTF-8)."
+            )
         return (
             f"{name} is a binary file (it contains NUL bytes), not a text CSV or Parquet table; "
             "export the table as CSV (UTF-8) or Parquet."
@@ -161,16 +215,51 @@ def _binary_problem(data: bytes, name: str) -> str | None:
     return None
 
 
-def _decode(data: bytes, name: str) -> str:
-    """Decode text: BOM first, then strict UTF-8, then Windows-1252, then Latin-1."""
+def _looks_like_utf16(head: bytes) -> bool:
+    even, odd = head[0::2], head[1::2]
+    return len(head) >= 8 and any(
+        half.count(0) == len(half) and other.count(0) == 0 for half, other in ((even, odd), (odd, even))
+    )
+
+
+def _late_nul_problem(data: _Bytes, name: str) -> str | None:
+    """A NUL byte past the sniffed start: name its line (C parsers would cut the value there)."""
+    position = data.find(b"\x00")
+    if position < 0:
+        return None
+    line = data.count(b"\n", 0, position) + 1
+    return (
+        f"line {line} of {name} contains a NUL byte, which no text table holds; remove it, or "
+        "export the table again as CSV (UTF-8) or Parquet."
+    )
+
+
+def _decode(data: _Bytes, name: str) -> str:
+    """Decode text: BOM first, then strict UTF-8, then Windows-1252, then Latin-1.
+
+    A file that is not valid UTF-8 but holds valid UTF-8 sequences may mix encodings (lines pasted
+    from another file, say): it is decoded line by line, each line as UTF-8 when it is valid
+    UTF-8, else as Windows-1252.
+    """
     if data.startswith(b"\xef\xbb\xbf"):
         return data[3:].decode("utf-8", errors="replace")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+    if data.startswith(_UTF16_BOMS):
         return data.decode("utf-16", errors="replace")
-    problem = _binary_problem(data, name)
+    problem = _binary_problem(data, name) or _late_nul_problem(data, name)
     if problem:
         raise DataError(f"{name} cannot be read.", [problem])
-    for encoding in ("utf-8", "cp1252"):
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if _UTF8_SEQUENCE.search(data):
+        return "\n".join(_one_byte_unless_utf8(line) for line in data.split(b"\n"))
+    return _one_byte_unless_utf8(data, utf8=False)
+
+
+def _one_byte_unless_utf8(data: _Bytes, *, utf8: bool = True) -> str:
+    """``data`` as UTF-8 if it is valid UTF-8, else as Windows-1252, else as Latin-1."""
+    for encoding in ("utf-8", "cp1252") if utf8 else ("cp1252",):
         try:
             return data.decode(encoding)
         except UnicodeDecodeError:
@@ -264,10 +353,17 @@ def _scan(text: str, delimiter: str, quotechar: str) -> _Scan:
             if len(scan.sample) < _HEADER_SAMPLE_ROWS:
                 scan.sample.append(record)
     except csv.Error as error:
-        scan.error = (
-            f"line {previous_line + 1}: the file cannot be split into fields ({error}); a quote "
-            f"{quotechar} is probably left open there: close it or remove it."
-        )
+        if "field larger than field limit" in str(error):
+            scan.error = (
+                f"line {previous_line + 1}: a value is longer than {csv.field_size_limit():,} "
+                "characters, the most one cell may hold; shorten it or remove that column (or, if "
+                f"a quote {quotechar} opened there is never closed, close it or remove it)."
+            )
+        else:
+            scan.error = (
+                f"line {previous_line + 1}: the file cannot be split into fields ({error}); a quote "
+                f"{quotechar} is probably left open there: close it or remove it."
+            )
         return scan
     # Only a quote still open at the end of the file leaves a line break at the end of a value.
     if last is not None and last[1][-1].endswith(("\n", "\r")):
@@ -333,8 +429,9 @@ def _ragged_problem(scan: _Scan, delimiter: str) -> str:
     )
 
 
-def _read_csv(data: bytes, name: str) -> pd.DataFrame:
+def _read_csv(data: _Bytes, name: str, max_columns: int) -> pd.DataFrame:
     text = _decode(data, name)
+    del data  # the text is all that is needed from here on; let a large file's bytes go
     if _looks_unreadable(text):
         raise DataError(
             f"{name} cannot be read.",
@@ -348,8 +445,24 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
             f"{name} cannot be read.",
             [f"{name} is empty; choose a CSV file with a header line and at least one data row."],
         )
+    if _looks_like_json(text):
+        raise DataError(
+            f"{name} cannot be read.",
+            [
+                f"{name} looks like JSON, not CSV (it starts with {text.lstrip()[0]!r}); export the "
+                "table as CSV or Parquet."
+            ],
+        )
     delimiter, quotechar = _sniff(text)
     scan = _scan(text, delimiter, quotechar)
+    if scan.max_width > max_columns:
+        raise DataError(
+            f"{name} cannot be read as a table.",
+            [
+                f"{name} has {scan.max_width:,} columns, over the limit of {max_columns:,}; keep "
+                "only the columns to audit, or raise the limit (max_columns)."
+            ],
+        )
     problems: list[str] = []
     if scan.error:
         problems.append(scan.error)
@@ -378,7 +491,27 @@ def _read_csv(data: bytes, name: str) -> pd.DataFrame:
                 continue  # an unnamed empty column: a delimiter at the end of every line
             col_name = f"Unnamed: {j}"
         columns[col_name] = _to_numeric_if_possible(values, decimal_comma=delimiter != ",")
+    if not columns:
+        raise DataError(
+            f"{name} cannot be read as a table.",
+            [f"{name} has no named columns with values; add a header line naming each column."],
+        )
     return pd.DataFrame(columns)
+
+
+def _looks_like_json(text: str) -> bool:
+    """A JSON document or JSON Lines: starts with '[' or '{' and ends with ']' or '}'."""
+    head, tail = text.lstrip()[:1], text.rstrip()[-1:]
+    if not (head in ("[", "{") and tail in ("]", "}")):
+        return False
+    first = text.lstrip()[:_SNIFF_CHARS].split("\n", 1)[0].strip()
+    if first in ("[", "{") or first.startswith(("[{", '{"', "[[")):
+        return True
+    try:
+        json.loads(first)
+    except ValueError:
+        return False
+    return True
 
 
 def _parse(text: str, delimiter: str, quotechar: str, scan: _Scan) -> pd.DataFrame:
@@ -411,7 +544,10 @@ def _to_numeric_if_possible(values: pd.Series, *, decimal_comma: bool) -> pd.Ser
     if uniques.empty:
         return values
     if pd.to_numeric(uniques, errors="coerce").notna().all():
-        return pd.to_numeric(values)
+        numbers = pd.to_numeric(values)
+        # Whole numbers beyond 64 bits come back as Python ints, which no column type holds:
+        # they stay text (they are codes or identifiers; as floats they would lose digits).
+        return values if numbers.dtype == object else numbers
     if (
         decimal_comma
         and uniques.str.contains(",", regex=False).any()
@@ -421,14 +557,19 @@ def _to_numeric_if_possible(values: pd.Series, *, decimal_comma: bool) -> pd.Ser
     return values
 
 
-def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
+def _read_parquet(data: _Bytes, name: str, max_bytes: int, max_columns: int) -> pd.DataFrame:
+    buffer = _arrow_owned(data)
+    del data
+    _check_parquet(buffer, name, max_bytes, max_columns)
     try:
-        table = pd.read_parquet(io.BytesIO(data))
+        table = pd.read_parquet(pa.BufferReader(buffer))
     except Exception as error:  # pyarrow raises several unrelated types for a corrupt file
         raise DataError(
             f"{name} cannot be read.",
             [f"{name} is not a readable Parquet file ({error}); export it again as Parquet or CSV."],
         ) from error
+    if not isinstance(table.index, pd.RangeIndex) or table.index.name is not None:
+        table = table.reset_index()  # an index stored by pandas is a column of the data too
     problems: list[str] = []
     names = [str(c).strip() for c in table.columns]
     duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -445,9 +586,173 @@ def _read_parquet(data: bytes, name: str) -> pd.DataFrame:
         values = table[col]
         if isinstance(values.dtype, pd.CategoricalDtype):
             values = values.astype(values.cat.categories.dtype)
+        values = _plain_values(values)
         if isinstance(values.dtype, pd.StringDtype) or (
             values.dtype == object and pd.api.types.infer_dtype(values, skipna=True) == "string"
         ):
             values = _clean_strings(values.astype(str))
         table[col] = values
     return table
+
+
+def _arrow_owned(data: _Bytes) -> pa.Buffer:
+    """A copy of ``data`` in memory that Arrow owns.
+
+    Arrow's reader threads may drop the last reference to the buffer they read from; a buffer
+    of a Python object then needs the GIL, which a thread cannot take while the interpreter
+    exits, and the process aborts (seen with ``python -m privgame schema`` on a refused file).
+    """
+    buffer = pa.allocate_buffer(len(data))
+    np.frombuffer(buffer, dtype=np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
+    return buffer
+
+
+def _check_parquet(data: pa.Buffer, name: str, max_bytes: int, max_columns: int) -> None:
+    """Refuse, from the metadata alone, a Parquet file too wide, too large once read, or nested.
+
+    Parquet stores runs of equal values and dictionaries of repeated strings compactly, so a
+    small file can expand to a huge table: the rows times the columns, and the total length of
+    the text values (summed over each dictionary's entries, without expanding them), must stay
+    within ``max_bytes``.
+    """
+    try:
+        parquet = pq.ParquetFile(pa.BufferReader(data))
+        fields = list(parquet.schema_arrow)
+        metadata = parquet.metadata
+        stored = sum(metadata.row_group(i).total_byte_size for i in range(metadata.num_row_groups))
+    except Exception as error:  # pyarrow raises several unrelated types for a corrupt file
+        raise DataError(
+            f"{name} cannot be read.",
+            [f"{name} is not a readable Parquet file ({error}); export it again as Parquet or CSV."],
+        ) from error
+    problems: list[str] = []
+    nested = [f for f in fields if _nested(f.type)]
+    for f in nested[:_RAGGED_SHOWN]:
+        problems.append(
+            f"column {f.name!r} holds lists or records ({f.type}), not one value per row; flatten it "
+            "into plain columns or remove it."
+        )
+    if len(nested) > _RAGGED_SHOWN:
+        problems.append(f"{len(nested) - _RAGGED_SHOWN} more columns hold lists or records too.")
+    names = [f.name.strip() for f in fields]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"column name {dup!r} appears more than once; give every column a unique name.")
+    if len(fields) > max_columns:
+        problems.append(
+            f"{name} has {len(fields):,} columns, over the limit of {max_columns:,}; keep only the "
+            "columns to audit, or raise the limit (max_columns)."
+        )
+    in_memory = max(stored, metadata.num_rows * len(fields) * 8)
+    if in_memory > max_bytes:
+        problems.append(
+            f"{name} holds {metadata.num_rows:,} rows of {len(fields):,} "
+            f"column{'s' if len(fields) != 1 else ''}, about "
+            f"{_mib(in_memory)} once read, over the limit of {_mib(max_bytes)}; use a sample of "
+            "the table or raise the size limit (max_bytes)."
+        )
+    if problems:
+        raise DataError(f"{name} cannot be read as a table.", problems)
+    text = [f.name for f in fields if _is_text(f.type)]
+    if not text:
+        return
+    total = metadata.num_rows * len(fields) * 8
+    try:
+        reader = pq.ParquetFile(pa.BufferReader(data), read_dictionary=text)
+        for group in range(metadata.num_row_groups):
+            for column_name, column in zip(
+                text, reader.read_row_group(group, columns=text).columns, strict=True
+            ):
+                _check_utf8(column, column_name, name)
+                total += _text_bytes(column)
+                if total > max_bytes:
+                    raise DataError(
+                        f"{name} cannot be read as a table.",
+                        [
+                            f"the text values of {name} add up to more than {_mib(max_bytes)} once "
+                            "read, over the size limit; use a sample of the table or raise the "
+                            "size limit (max_bytes)."
+                        ],
+                    )
+    except DataError:
+        raise
+    except Exception as error:  # pyarrow raises several unrelated types for a corrupt file
+        raise DataError(
+            f"{name} cannot be read.",
+            [f"{name} is not a readable Parquet file ({error}); export it again as Parquet or CSV."],
+        ) from error
+
+
+def _nested(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return bool(pa.types.is_nested(kind))
+
+
+def _is_text(kind: pa.DataType) -> bool:
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return any(
+        check(kind)
+        for check in (
+            pa.types.is_string,
+            pa.types.is_large_string,
+            pa.types.is_binary,
+            pa.types.is_large_binary,
+            pa.types.is_fixed_size_binary,
+        )
+    )
+
+
+def _check_utf8(column: pa.ChunkedArray, column_name: str, name: str) -> None:
+    """Refuse text that is not valid UTF-8 (Arrow does not check it when reading)."""
+    for chunk in column.chunks:
+        kind = chunk.type.value_type if pa.types.is_dictionary(chunk.type) else chunk.type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            return  # raw bytes: read as UTF-8 with replacement characters later
+        try:
+            chunk.validate(full=True)
+        except pa.ArrowInvalid as error:
+            raise DataError(
+                f"{name} cannot be read as a table.",
+                [
+                    f"column {column_name!r} of {name} holds text that is not valid UTF-8 ({error}); "
+                    "the file is damaged or was written wrongly: export it again as Parquet or CSV."
+                ],
+            ) from error
+
+
+def _text_bytes(column: pa.ChunkedArray) -> int:
+    """The total length of a (dictionary-encoded) text column's values, without expanding it."""
+    total = 0
+    for chunk in column.chunks:
+        if isinstance(chunk, pa.DictionaryArray):
+            lengths = pc.take(pc.binary_length(chunk.dictionary), chunk.indices)
+        else:
+            lengths = pc.binary_length(chunk)
+        total += int(pc.sum(lengths).as_py() or 0)
+    return total
+
+
+def _plain_values(values: pd.Series) -> pd.Series:
+    """Numbers and text only, as a CSV would give: decimals as floats, the rest as text.
+
+    Dates, times, timestamps and durations become their ISO text; raw bytes are read as UTF-8.
+    """
+    kind = values.dtype
+    if pd.api.types.is_datetime64_any_dtype(kind) or pd.api.types.is_timedelta64_dtype(kind):
+        return _as_text(values)
+    if not pd.api.types.is_object_dtype(kind):
+        return values
+    inferred = pd.api.types.infer_dtype(values, skipna=True)
+    if inferred == "decimal":
+        return pd.to_numeric(values.map(lambda v: None if v is None else float(v)), errors="coerce")
+    if inferred == "bytes":
+        return _as_text(values.map(lambda v: v if v is None else v.decode("utf-8", errors="replace")))
+    if inferred in ("date", "time", "datetime", "datetime64", "timedelta", "timedelta64", "period"):
+        return _as_text(values)
+    return values
+
+
+def _as_text(values: pd.Series) -> pd.Series:
+    text = [None if pd.isna(v) else str(v) for v in values]
+    return pd.Series(text, index=values.index, dtype=str)
