@@ -7,6 +7,7 @@ the dashboard finds it again through the folder's ``status.json``.
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 
@@ -23,7 +24,8 @@ def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | No
     if scheduler:
         command += ["--scheduler", scheduler]
     folder.write_status(state="queued")
-    with open(folder.path / "engine.log", "ab") as log:
+    fd = os.open(folder.path / "engine.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(fd, "ab") as log:
         process = subprocess.Popen(
             command,
             stdin=subprocess.DEVNULL,

@@ -153,6 +153,7 @@ def execute(
         The same folder, now holding the results (or the checkpoints so far, if cancelled).
     """
     workers = workers or default_workers()
+    _claim(folder)
     spec = folder.spec()
     folder.clear_cancel()
     started = time.time()
@@ -355,6 +356,35 @@ def _probe_generator(ctx: Context) -> tuple[float, float]:
         if spent >= _PROBE_SECONDS:
             break
     return best_fit, best_sample
+
+
+def _claim(folder: RunFolder) -> None:
+    """Refuse a second live engine on one folder; clear temporary files a killed one left."""
+    status = folder.status()
+    pid = status.get("pid")
+    if status.get("state") == "running" and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+        raise RunError(
+            f"Run {folder.run_id} is already being run by process {pid}; wait for it, or cancel it "
+            "before resuming it here."
+        )
+    for leftover in folder.path.rglob(".*.tmp"):
+        with contextlib.suppress(OSError):
+            leftover.unlink()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie, killed but not yet reaped, is not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
 
 
 def _consume(results, cancelled: Callable[[], bool]):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ import pytest
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.data.schema import Schema
+from privgame.errors import RunError
 from privgame.games.engine import Progress, build_context, execute, start_run
 from privgame.games.work import shared_chunk
 from privgame.generators import GENERATORS, SyntheticGenerator, create, register
@@ -185,3 +186,20 @@ def test_run_folder_reports_failure_for_an_impossible_plan(small_adult: Path, tm
     with pytest.raises(ValueError, match="not in the target dataset D"):
         execute(folder, workers=1)
     assert RunFolder(folder.path).status()["state"] == "failed"
+
+
+def test_a_second_live_engine_on_one_folder_is_refused(small_adult: Path, tmp_path: Path) -> None:
+    spec, table = _spec(small_adult)
+    folder = create_run(tmp_path, spec, table)
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        folder.write_status(state="running", pid=other.pid)
+        (folder.path / ".records.csv.1234.tmp").write_bytes(b"half")
+        with pytest.raises(RunError, match=f"already being run by process {other.pid}"):
+            execute(folder, workers=1)
+    finally:
+        other.kill()
+        other.wait()
+    execute(folder, workers=1)  # the other engine is gone: resuming is allowed again
+    assert folder.status()["state"] == "done"
+    assert not list(folder.path.rglob(".*.tmp"))
