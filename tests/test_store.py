@@ -77,5 +77,7 @@ def test_summaries_with_infinite_epsilon_are_written_as_strict_json(tmp_path: Pa
     folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     records = pd.DataFrame({"record_id": [0], "risk_model_seeded": [0.5]})
     scores = pd.DataFrame({"record_id": [0], "score": [0.5]})
-    folder.write_results(records, scores, {"epsilon": float("inf"), "rate": float("nan"), "x": [np.float64(1.5)]})
+    folder.write_results(
+        records, scores, {"epsilon": float("inf"), "rate": float("nan"), "x": [np.float64(1.5)]}
+    )
     assert folder.summary() == {"epsilon": "inf", "rate": None, "x": [1.5]}

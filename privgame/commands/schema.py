@@ -57,15 +57,15 @@ def _role_override(text: str) -> tuple[str, str]:
 
 
 def report(found: Inspection) -> dict[str, Any]:
-    """The JSON form: ``{"rows", "dropped_rows", "columns", "problems"}``.
+    """The JSON form: exactly ``{"rows", "columns", "problems"}``.
 
-    ``rows`` counts the rows left after the missing-value policy; each column gives ``name``,
-    ``role``, ``dtype``, ``distinct`` (on the rows left), ``missing`` (in the file) and ``reason``.
+    ``rows`` counts the rows left after the missing-value policy (how many were dropped goes to
+    stderr); each column gives ``name``, ``role``, ``dtype``, ``distinct`` (on the rows left),
+    ``missing`` (in the file) and ``reason``.
     """
     keys = ("name", "role", "dtype", "distinct", "missing", "reason")
     return {
         "rows": len(found.prepared.table),
-        "dropped_rows": found.prepared.dropped_rows,
         "columns": [{k: c.to_dict()[k] for k in keys} for c in found.prepared.schema.columns],
         "problems": list(found.problems),
     }
@@ -106,6 +106,8 @@ def run(args: argparse.Namespace) -> int:
     found = inspect_dataset(args.path, roles=dict(args.role) or None, missing_policy=args.missing)
     if args.json:
         print(json.dumps(report(found), ensure_ascii=False))
+        for note in found.prepared.notes:
+            print(f"privgame: {note}", file=sys.stderr)
     else:
         print(_human(found))
     if not found.problems:
