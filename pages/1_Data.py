@@ -3,7 +3,9 @@
 Loading goes through :func:`privgame.data.inspect_dataset`, which lists every problem with the
 file at once (the page shows them all), then :func:`privgame.data.load_dataset` once there is
 none. The chosen dataset and sizes are kept in ``st.session_state`` (``dataset``, ``sizes``)
-for the Evaluate page. Uploaded bytes are parsed from ``st.file_uploader``'s value, so tests can
+for the Evaluate page. A public domain the user declares (for PrivBayes' guarantee) is kept
+under ``public_domain`` with the fingerprint of the table it was checked on, and declared on
+that table again at every rerun. Uploaded bytes are parsed from ``st.file_uploader``'s value, so tests can
 drive the same path with ``AppTest.file_uploader[0].set_value(...)``.
 """
 
@@ -22,15 +24,19 @@ from privgame.data import (
     BUNDLED_ADULT,
     DEFAULT_MAX_BYTES,
     Dataset,
+    Domain,
     Inspection,
     Sizes,
     check_sizes,
+    declare_domain,
     default_sizes,
+    domain_template,
     inspect_dataset,
     load_dataset,
+    parse_domain,
 )
 from privgame.data.schema import ROLES
-from privgame.errors import PrivgameError
+from privgame.errors import ParameterError, PrivgameError
 
 UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)
 UPLOAD = "Upload a CSV or Parquet file"
@@ -39,6 +45,8 @@ POLICIES = {
     "drop": "Drop rows with a missing value in a used column",
     "category": "Make missing its own category (rows missing a number are still dropped)",
 }
+DOMAIN_KEY = "public_domain"
+DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
 
 
 def _remembered(
@@ -199,6 +207,89 @@ def _sizes(n_rows: int) -> Sizes | None:
     return sizes
 
 
+def _domain_input(dataset: Dataset) -> tuple[bool, str | bytes]:
+    """The input widgets of the public-domain expander: (Apply clicked, the JSON)."""
+    st.markdown(
+        "PrivBayes is differentially private only if every column's domain (its categories, or "
+        "its lower and upper bounds) is public knowledge: a domain read off the private rows "
+        "reveals them (the oldest person's age, a category only one record has). Declare it "
+        "here as JSON, from public sources such as a code book or a survey form."
+    )
+    st.download_button(
+        "Download a template",
+        data=domain_template(dataset.schema),
+        file_name=f"{Path(dataset.source_name).name.split('.')[0] or 'data'}-domain.json",
+        mime="application/json",
+        key="domain_template",
+    )
+    st.caption(
+        "The template is **read off this table's rows, so it is not public**: replace every "
+        "bound and category list with what is publicly known before you apply it. Numbers outside "
+        "declared bounds are allowed (Baynet and PrivBayes clip them); every value of a "
+        "categorical column must be among its declared categories."
+    )
+    upload = st.file_uploader(
+        "Domain file (JSON); used instead of the text below when given", type=["json"], key="domain_upload"
+    )
+    text = st.text_area("…or paste the domain", key="domain_text", placeholder=DOMAIN_EXAMPLE, height=150)
+    apply = st.button("Apply", key="domain_apply", type="primary")
+    return apply, upload.getvalue() if upload is not None else text
+
+
+def _public_domain(dataset: Dataset) -> Dataset:
+    """The public-domain expander; returns ``dataset`` with the declared domain, if there is one."""
+    stored = st.session_state.get(DOMAIN_KEY)
+    if stored and stored["fingerprint"] != dataset.fingerprint:
+        st.session_state.pop(DOMAIN_KEY)  # declared for another table
+    with st.expander("Public domain (for PrivBayes' guarantee)"):
+        apply, source = _domain_input(dataset)
+        if apply:
+            st.session_state.pop(DOMAIN_KEY, None)
+            try:
+                if not source.strip():
+                    raise ParameterError(
+                        "There is no domain to apply: upload a JSON file or paste one, e.g. " + DOMAIN_EXAMPLE
+                    )
+                domain = parse_domain(source)
+                declare_domain(dataset, domain)
+            except PrivgameError as error:
+                show_error(error)
+                st.caption("No domain is declared: every column's domain is read off the data.")
+                return dataset
+            st.session_state[DOMAIN_KEY] = {"fingerprint": dataset.fingerprint, "domain": domain}
+        stored = st.session_state.get(DOMAIN_KEY)
+        if not stored:
+            return dataset
+        declared_domain: Domain = stored["domain"]
+        try:
+            declared = declare_domain(dataset, declared_domain)
+        except PrivgameError as error:
+            # The roles changed since the domain was applied and it no longer fits.
+            st.session_state.pop(DOMAIN_KEY, None)
+            show_error(error)
+            st.caption("The declared domain was removed; correct it and apply it again.")
+            return dataset
+        # Drawn after Apply was handled, so it shows as soon as a domain is declared.
+        if st.button("Remove the declared domain", key="domain_remove"):
+            st.session_state.pop(DOMAIN_KEY, None)
+            st.caption("No domain is declared: every column's domain is read off the data.")
+            return dataset
+        used = declared.schema.used
+        public = [c.name for c in used if c.domain_public]
+        rest = [c.name for c in used if not c.domain_public]
+        st.success(
+            f"Public domain declared for {len(public)} of {len(used)} used columns: {', '.join(public)}."
+        )
+        if rest:
+            st.warning(
+                f"Still read off the data: {', '.join(rest)}. PrivBayes' guarantee holds only once "
+                "every used column has a public domain."
+            )
+        else:
+            st.success("Every used column has a public domain, so PrivBayes' guarantee can hold.")
+        return declared
+
+
 def body() -> None:
     st.title("Data")
     st.markdown(
@@ -248,6 +339,7 @@ def body() -> None:
     dataset = _load(data, name, overrides, policy)
     with st.expander("First rows of the prepared table"):
         st.dataframe(dataset.table.head(20), hide_index=True)
+    dataset = _public_domain(dataset)
     sizes = _sizes(len(dataset.table))
     if sizes is None:
         st.session_state.pop("dataset", None)

@@ -448,3 +448,51 @@ def test_export_threshold_changes_the_high_risk_list(with_runs: Path) -> None:
     _no_failures(at)
     text = _texts(at.markdown)
     assert "t = 0.5" in text
+
+
+# -- data: public domain ---------------------------------------------------------------------
+
+
+def test_data_page_declares_a_public_domain(runs_root: Path, adult_csv: bytes, dataset) -> None:
+    from privgame.data import domain_template
+
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    _no_failures(at)
+    assert not at.session_state["dataset"].schema.domain_public
+
+    at.text_area(key="domain_text").input('{"bounds": {"age": [0, 120]}}')
+    at.button(key="domain_apply").click().run()
+    _no_failures(at)
+    assert "Public domain declared for 1 of 15 used columns: age." in _texts(at.success)
+    assert "Still read off the data: workclass" in _texts(at.warning)
+    assert at.session_state["dataset"].schema.column("age").domain_public
+
+    at.text_area(key="domain_text").input(domain_template(dataset.schema))
+    at.button(key="domain_apply").click().run()
+    _no_failures(at)
+    assert "Every used column has a public domain" in _texts(at.success)
+    assert at.session_state["dataset"].schema.domain_public
+    at.run()  # kept on the next rerun
+    assert at.session_state["dataset"].schema.domain_public
+
+    at.text_area(key="domain_text").input('{"categories": {"gender": ["Female"]}, "colours": 1}')
+    at.button(key="domain_apply").click().run()
+    assert not at.exception
+    message = _texts(at.error)
+    assert "unknown key 'colours'" in message and "Traceback" not in message
+    assert not at.session_state["dataset"].schema.domain_public
+
+    at.text_area(key="domain_text").input('{"categories": {"gender": ["Female"]}}')
+    at.button(key="domain_apply").click().run()
+    assert not at.exception
+    assert "'gender'" in _texts(at.error) and "not among its categories" in _texts(at.error)
+    assert not at.session_state["dataset"].schema.column("gender").domain_public
+
+    at.text_area(key="domain_text").input('{"bounds": {"age": [0, 120]}}')
+    at.button(key="domain_apply").click().run()
+    assert at.session_state["dataset"].schema.column("age").domain_public
+    at.button(key="domain_remove").click().run()
+    _no_failures(at)
+    assert not at.session_state["dataset"].schema.column("age").domain_public
+    assert "Public domain declared" not in _texts(at.success)

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from privgame.data import Dataset, encode
+from privgame.data import Dataset, declare_domain, parse_domain
 from privgame.errors import ParameterError
 
 __all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
@@ -88,18 +86,20 @@ def add_domain_option(parser: argparse.ArgumentParser) -> None:
 
 
 def apply_domain(dataset: Dataset, path: str | None) -> Dataset:
-    """The dataset with the public domain from ``path`` declared in its schema (if given)."""
+    """The dataset with the public domain from ``path`` declared in its schema (if given).
+
+    See :func:`privgame.data.parse_domain` and :func:`privgame.data.declare_domain`.
+    """
     if not path:
         return dataset
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise ParameterError(f"--domain {path} is not valid JSON ({exc}); fix the file.") from None
-    if not isinstance(data, dict) or set(data) - {"bounds", "categories"}:
+        text = Path(path).read_bytes()
+    except OSError as exc:
         raise ParameterError(
-            f'--domain {path} must be a JSON object with "bounds" and/or "categories" and nothing else.'
-        )
-    bounds = {k: (float(v[0]), float(v[1])) for k, v in dict(data.get("bounds", {})).items()}
-    schema = dataset.schema.with_domain(categories=data.get("categories"), bounds=bounds)
-    encode(dataset.table, schema)  # every value must lie in the declared categories
-    return replace(dataset, schema=schema)
+            f"--domain {path} cannot be read ({exc.strerror or exc}); check the path."
+        ) from None
+    try:
+        domain = parse_domain(text)
+    except ParameterError as error:
+        raise ParameterError(f"--domain {path}: {error.summary}", error.problems) from None
+    return declare_domain(dataset, domain)

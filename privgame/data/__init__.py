@@ -19,6 +19,7 @@ from privgame.data.dataset import (
     load_dataset,
     prepare_table,
 )
+from privgame.data.domain import Domain, declare_domain, domain_template, parse_domain
 from privgame.data.encoding import decode, encode
 from privgame.data.loading import DEFAULT_MAX_BYTES, MISSING_MARKERS, load_table
 from privgame.data.schema import Column, Schema, infer_schema
@@ -34,20 +35,24 @@ __all__ = [
     "MISSING_MARKERS",
     "Column",
     "Dataset",
+    "Domain",
     "Inspection",
     "PreparedTable",
     "Schema",
     "Sizes",
     "Split",
     "check_sizes",
+    "declare_domain",
     "decode",
     "default_sizes",
+    "domain_template",
     "encode",
     "fingerprint_table",
     "infer_schema",
     "inspect_dataset",
     "load_dataset",
     "load_table",
+    "parse_domain",
     "prepare_table",
     "split_indices",
     "validate_table",

@@ -48,8 +48,9 @@ def encode(table: pd.DataFrame, schema: Schema) -> np.ndarray:
         values = table[col.name]
         if col.role == CATEGORICAL:
             cats = list(col.categories or ())
-            codes = pd.Categorical(values, categories=_align_categories(cats, values)).codes
-            bad = codes < 0
+            # get_indexer gives -1 for a value outside the categories (an explicit membership test).
+            codes = pd.Index(_align_categories(cats, values), dtype=object).get_indexer(values.astype(object))
+            bad = (codes < 0) | values.isna().to_numpy()
             if bad.any():
                 examples = pd.unique(values[bad].astype(str))[:3].tolist()
                 problems.append(
