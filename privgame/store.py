@@ -141,7 +141,8 @@ def _write_checked(folder: Path, relative: str, data: bytes) -> None:
     _append_checksum(folder, relative, _sha256(data))
 
 
-def _json_bytes(data: Any) -> bytes:
+def json_bytes(data: Any) -> bytes:
+    """Canonical, strict JSON text (sorted keys, infinities as strings) as UTF-8 bytes."""
     return (
         json.dumps(_strict(data), indent=2, sort_keys=True, allow_nan=False, default=_json_default) + "\n"
     ).encode()
@@ -206,7 +207,43 @@ class RunInfo:
     progress: float
 
 
-class RunFolder:
+class StatusFolder:
+    """A folder with a ``status.json`` and a ``cancel`` flag: a run's, or a study's."""
+
+    path: Path
+
+    def status(self) -> dict[str, Any]:
+        """The last written status (state, progress, timings, error)."""
+        try:
+            return json.loads((self.path / "status.json").read_text())
+        except FileNotFoundError:
+            return {"state": "created"}
+        except ValueError:
+            return {"state": "failed", "error": "status.json is corrupt"}
+
+    def write_status(self, **fields: Any) -> dict[str, Any]:
+        """Merge ``fields`` into the status and write it atomically."""
+        status = self.status()
+        status.update(fields)
+        status["updated"] = time.time()
+        atomic_write(self.path / "status.json", json_bytes(status))
+        return status
+
+    def request_cancel(self) -> None:
+        """Ask the engine working on this folder to stop after the units in flight."""
+        atomic_write(self.path / "cancel", b"cancel requested\n")
+
+    def cancel_requested(self) -> bool:
+        """True when a cancel was requested and not yet cleared."""
+        return (self.path / "cancel").exists()
+
+    def clear_cancel(self) -> None:
+        """Forget a cancel request (before resuming)."""
+        with contextlib.suppress(FileNotFoundError):
+            (self.path / "cancel").unlink()
+
+
+class RunFolder(StatusFolder):
     """Read and write one run folder.
 
     Parameters
@@ -332,37 +369,6 @@ class RunFolder:
                 "cannot be used: start a new run from the original data file."
             ) from None
 
-    # -- status -----------------------------------------------------------------------------
-    def status(self) -> dict[str, Any]:
-        """The last written status (state, progress, timings, error)."""
-        try:
-            return json.loads((self.path / "status.json").read_text())
-        except FileNotFoundError:
-            return {"state": "created"}
-        except ValueError:
-            return {"state": "failed", "error": "status.json is corrupt"}
-
-    def write_status(self, **fields: Any) -> dict[str, Any]:
-        """Merge ``fields`` into the status and write it atomically."""
-        status = self.status()
-        status.update(fields)
-        status["updated"] = time.time()
-        atomic_write(self.path / "status.json", _json_bytes(status))
-        return status
-
-    def request_cancel(self) -> None:
-        """Ask the engine running this folder to stop after the units in flight."""
-        atomic_write(self.path / "cancel", b"cancel requested\n")
-
-    def cancel_requested(self) -> bool:
-        """True when a cancel was requested and not yet cleared."""
-        return (self.path / "cancel").exists()
-
-    def clear_cancel(self) -> None:
-        """Forget a cancel request (before resuming)."""
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / "cancel").unlink()
-
     # -- checkpoints ----------------------------------------------------------------------
     def save_shared(self, role: str, start: int, datasets: np.ndarray) -> None:
         """Checkpoint shared synthetic datasets ``start .. start + len(datasets)`` of ``role``."""
@@ -437,7 +443,7 @@ class RunFolder:
         buffer = io.BytesIO()
         scores.to_parquet(buffer, index=False)
         _write_checked(self.path, "scores.parquet", buffer.getvalue())
-        _write_checked(self.path, "summary.json", _json_bytes(dict(summary)))
+        _write_checked(self.path, "summary.json", json_bytes(dict(summary)))
         from privgame.report import csv_safe  # a spreadsheet must not run a record's text
 
         _write_checked(

@@ -50,7 +50,6 @@ written to ``study.json``. Beyond that:
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
 import math
@@ -78,7 +77,7 @@ from privgame.games.engine import CHUNK, Progress, build_context, plan_summary, 
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec, TargetSelection
-from privgame.store import RunFolder, atomic_write
+from privgame.store import RunFolder, StatusFolder, atomic_write, json_bytes
 
 __all__ = [
     "DEFAULT_DATASETS",
@@ -303,17 +302,6 @@ class StudySpec:
         )
 
 
-def _json_bytes(data: Any) -> bytes:
-    def plain(value: Any) -> Any:
-        if isinstance(value, np.integer):
-            return int(value)
-        if isinstance(value, np.floating):
-            return float(value)
-        raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-    return (json.dumps(data, indent=2, sort_keys=True, allow_nan=False, default=plain) + "\n").encode()
-
-
 def _json_safe(value: Any) -> Any:
     """``value`` with infinite floats written as "inf"/"-inf" (PrivBayes' metadata holds epsilon)."""
     if isinstance(value, dict):
@@ -525,7 +513,7 @@ class StudyResult:
         return self.jobs_done == self.jobs_total
 
 
-class StudyFolder:
+class StudyFolder(StatusFolder):
     """Read and write one study folder.
 
     Parameters
@@ -560,36 +548,6 @@ class StudyFolder:
         """The prepared table the study audits."""
         return pd.read_parquet(self.path / "data.parquet")
 
-    def status(self) -> dict[str, Any]:
-        """The last written status."""
-        try:
-            return json.loads((self.path / "status.json").read_text())
-        except FileNotFoundError:
-            return {"state": "created"}
-        except ValueError:
-            return {"state": "failed", "error": "status.json is corrupt"}
-
-    def write_status(self, **fields: Any) -> dict[str, Any]:
-        """Merge ``fields`` into the status and write it atomically."""
-        status = self.status()
-        status.update(fields)
-        status["updated"] = time.time()
-        atomic_write(self.path / "status.json", _json_bytes(status))
-        return status
-
-    def request_cancel(self) -> None:
-        """Ask the study's engine to stop after the units in flight."""
-        atomic_write(self.path / "cancel", b"cancel requested\n")
-
-    def cancel_requested(self) -> bool:
-        """True when a cancel was requested and not yet cleared."""
-        return (self.path / "cancel").exists()
-
-    def clear_cancel(self) -> None:
-        """Forget a cancel request (before resuming)."""
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / "cancel").unlink()
-
     def status_is_stale(self, seconds: float = 120.0) -> bool:
         """True when a 'running' or 'queued' status has not been updated for ``seconds`` and its
         process is gone (the study died; resume it)."""
@@ -611,7 +569,7 @@ class StudyFolder:
             except OSError:  # another file system, or links not allowed
                 shutil.copyfile(self.path / "data.parquet", data)
         folder_status = {"state": "created", "created": time.time(), "done_units": 0, "total_units": None}
-        atomic_write(path / "status.json", _json_bytes(folder_status))
+        atomic_write(path / "status.json", json_bytes(folder_status))
         atomic_write(path / "spec.json", job.spec.to_json().encode())
         return RunFolder(path)
 
@@ -774,7 +732,7 @@ def _prepare(study: StudyFolder, spec: StudySpec, job: Job, table: pd.DataFrame)
     folder = study.job_folder(job)
     ctx, targets, extra = _job_context(spec, job, table)
     if extra and not (folder.path / "context.json").is_file():
-        atomic_write(folder.path / "context.json", _json_bytes(extra))
+        atomic_write(folder.path / "context.json", json_bytes(extra))
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = []
     for name, count in (("shadow_out", ctx.n_shadow // 2), ("ms_in", ctx.n_eval // 2)):
