@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 
 from privgame.commands._options import (
     add_domain_option,
@@ -12,10 +11,11 @@ from privgame.commands._options import (
     apply_domain,
     generator_params,
 )
+from privgame.commands._progress import ProgressBar
 from privgame.data import load_dataset
 from privgame.data.splits import Sizes, check_sizes, default_sizes
 from privgame.execution import scheduler_address
-from privgame.games.engine import Progress, execute, plan_summary
+from privgame.games.engine import execute, plan_summary
 from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.store import RunFolder, create_run
 
@@ -110,38 +110,6 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, object]:
     return spec, dataset
 
 
-class _Bar:
-    """A one-line progress bar on stderr."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.last = 0.0
-
-    def __call__(self, p: Progress) -> None:
-        if self.quiet:
-            return
-        now = time.time()
-        if now - self.last < 0.2 and p.phase != "done":
-            return
-        self.last = now
-        width = 30
-        filled = int(width * p.fraction)
-        eta = "--" if p.eta is None else _duration(p.eta)
-        line = (
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * p.fraction:5.1f}%  "
-            f"units {p.done}/{p.total}  fits {p.fits_done:,}/{p.fits_total:,}  "
-            f"elapsed {_duration(p.elapsed)}  eta {eta}  ({p.phase})"
-        )
-        print(line, end="\n" if p.phase == "done" else "", file=sys.stderr, flush=True)
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
     state = folder.status().get("state")
     if state == "cancelled":
@@ -169,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
 
         _, targets = build_context(spec, dataset.table)  # type: ignore[attr-defined]
         print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
-    execute(folder, workers=args.workers, scheduler=scheduler, progress=_Bar(args.quiet))
+    execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
     return _finish(folder, args)
 
 
@@ -179,6 +147,6 @@ def run_resume(args: argparse.Namespace) -> int:
         folder,
         workers=args.workers,
         scheduler=scheduler_address(args.scheduler),
-        progress=_Bar(args.quiet),
+        progress=ProgressBar(args.quiet),
     )
     return _finish(folder, args)

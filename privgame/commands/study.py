@@ -11,15 +11,14 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from pathlib import Path
 
 from privgame.commands._options import add_generator_options, generator_params
+from privgame.commands._progress import ProgressBar
 from privgame.data import load_dataset
 from privgame.data.splits import Sizes, default_sizes
 from privgame.errors import ParameterError, RunError
 from privgame.execution import scheduler_address
-from privgame.games.engine import Progress
 from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.studies import (
     DEFAULT_DATASETS,
@@ -286,38 +285,6 @@ def build_study_spec(args: argparse.Namespace) -> tuple[StudySpec, object]:
     return spec, dataset
 
 
-class _Bar:
-    """A one-line progress bar on stderr."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.last = 0.0
-
-    def __call__(self, p: Progress) -> None:
-        if self.quiet:
-            return
-        now = time.time()
-        if now - self.last < 0.5 and p.phase != "done":
-            return
-        self.last = now
-        filled = int(30 * p.fraction)
-        eta = "--" if p.eta is None else _duration(p.eta)
-        print(
-            f"\r[{'#' * filled}{'.' * (30 - filled)}] {100 * p.fraction:5.1f}%  units {p.done}/{p.total}  "
-            f"fits {p.fits_done:,}/{p.fits_total:,}  elapsed {_duration(p.elapsed)}  eta {eta}",
-            end="\n" if p.phase == "done" else "",
-            file=sys.stderr,
-            flush=True,
-        )
-
-
-def _duration(seconds: float) -> str:
-    seconds = round(seconds)
-    h, rest = divmod(seconds, 3600)
-    m, s = divmod(rest, 60)
-    return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
 def _print_table(folder: StudyFolder, *, as_json: bool = False) -> None:
     from privgame.study_figures import study_chart
 
@@ -402,6 +369,9 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     execute_study(
-        folder, workers=args.workers, scheduler=scheduler_address(args.scheduler), progress=_Bar(args.quiet)
+        folder,
+        workers=args.workers,
+        scheduler=scheduler_address(args.scheduler),
+        progress=ProgressBar(args.quiet),
     )
     return _finish(folder)
