@@ -12,12 +12,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _adult import adult_spec
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import plan_summary, start_run
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
 
 
 def main() -> None:
@@ -29,16 +34,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dataset = load_dataset(BUNDLED_ADULT)
-    spec = RunSpec(
-        data_name="adult.csv.gz",
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes={"aux": 30000, "eval": 15222, "target": 1000},
-        generator=args.generator,
-        attack=AttackSettings(n_shadow=args.n, n_eval=args.n),
-        targets=TargetSelection("random", args.targets),
-        seed=0,
-    )
+    spec = adult_spec(dataset, generator=args.generator, n=args.n, targets=args.targets)
     fits = plan_summary(spec, args.targets)["total_fits"]
     walls: dict[int, float] = {}
     for workers in (int(w) for w in args.workers.split(",")):

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,10 +28,14 @@ from typing import Any
 import numpy as np
 from joblib import Parallel, delayed
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _adult import adult_spec
+
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.execution import run_calls
 from privgame.games.engine import build_context, plan_summary, start_run
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.spec import RunSpec
 
 
 def _warm_up(generator: str, X: Any, schema: Any) -> int:
@@ -113,16 +118,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     dataset = load_dataset(BUNDLED_ADULT)
-    spec = RunSpec(
-        data_name="adult.csv.gz",
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes={"aux": 30000, "eval": 15222, "target": 1000},
-        generator=args.generator,
-        attack=AttackSettings(n_shadow=args.n, n_eval=args.n),
-        targets=TargetSelection("random", args.targets),
-        seed=0,
-    )
+    spec = adult_spec(dataset, generator=args.generator, n=args.n, targets=args.targets)
     fits = plan_summary(spec, args.targets)["total_fits"]
 
     from distributed import Client, LocalCluster

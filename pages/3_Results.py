@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import guarded, open_record, select_run
+from pages import guarded, open_record, select_run, threshold_slider
 from privgame.commands.report import summary_at
 from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
 from privgame.report import high_risk, to_bytes
@@ -223,14 +223,9 @@ def body() -> None:
     folder = select_run("Finished run")
     if folder is None:
         return
-    spec = folder.spec()
-    t = st.slider(
-        "High-risk threshold t",
-        min_value=0.5,
-        max_value=1.0,
-        value=float(spec.threshold),
-        step=0.01,
-        key=f"t-{folder.run_id}",
+    t = threshold_slider(
+        folder,
+        key="t",
         help=(
             "Records whose model-seeded risk is above t are at risk. Changing t recomputes everything below."
         ),

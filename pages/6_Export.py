@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import guarded, select_run
+from pages import guarded, select_run, threshold_slider
 from privgame.report import high_risk, html_report, to_bytes
 
 FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
@@ -21,14 +21,7 @@ def body() -> None:
     if folder is None:
         return
     spec = folder.spec()
-    t = st.slider(
-        "High-risk threshold t",
-        min_value=0.5,
-        max_value=1.0,
-        value=float(spec.threshold),
-        step=0.01,
-        key=f"export-t-{folder.run_id}",
-    )
+    t = threshold_slider(folder, key="export-t")
     records = folder.records()
     risky = high_risk(records, t)
     stem = f"{folder.run_id}"

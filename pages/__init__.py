@@ -31,6 +31,7 @@ __all__ = [
     "select_run",
     "show_error",
     "show_problems",
+    "threshold_slider",
     "when",
 ]
 
@@ -175,6 +176,21 @@ def select_run(
     st.session_state[RUN_KEY] = run_id
     st.query_params["run"] = run_id
     return open_run(runs_root(), run_id)
+
+
+def threshold_slider(folder: RunFolder, *, key: str, help: str | None = None) -> float:
+    """The high-risk threshold t for ``folder``'s run, starting at the run's own threshold."""
+    return float(
+        st.slider(
+            "High-risk threshold t",
+            min_value=0.5,
+            max_value=1.0,
+            value=float(folder.spec().threshold),
+            step=0.01,
+            key=f"{key}-{folder.run_id}",
+            help=help,
+        )
+    )
 
 
 def open_run_page(page: str, run_id: str) -> None:

@@ -35,11 +35,13 @@ __all__ = [
     "MIN_UNITS",
     "MIN_UNIT_SECONDS",
     "Call",
+    "Cancelled",
     "batch_size",
     "default_workers",
     "describe_executor",
     "run_calls",
     "scheduler_address",
+    "until_cancelled",
 ]
 
 Call = tuple[Any, Callable[..., Any], tuple[Any, ...]]
@@ -328,3 +330,26 @@ def _submit(client: Any, calls: dict[int, Call], shared: Sequence[Any]) -> tuple
         name = f"privgame-{getattr(fn, '__name__', 'unit')}-{token}-{index}"
         futures[client.submit(_keyed, key, fn, *ready, key=name, pure=False, retries=0)] = index
     return scattered, futures
+
+
+class Cancelled(Exception):
+    """Raised by :func:`until_cancelled` when a cancel was requested between two results."""
+
+
+def until_cancelled(results: Iterator[Any], cancelled: Callable[[], bool]) -> Iterator[Any]:
+    """Yield ``results`` until ``cancelled()`` is true, then close the executor's iterator.
+
+    Raises
+    ------
+    Cancelled
+        After the result during which the cancel was noticed has been handed on.
+    """
+    try:
+        for item in results:
+            yield item
+            if cancelled():
+                raise Cancelled
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()

@@ -71,7 +71,7 @@ import pandas as pd
 from privgame import metrics
 from privgame.data.splits import Sizes, check_sizes
 from privgame.errors import ParameterError, RunError, SizeError
-from privgame.execution import default_workers, run_calls
+from privgame.execution import Cancelled, default_workers, run_calls, until_cancelled
 from privgame.games import plan
 from privgame.games.engine import CHUNK, Progress, build_context, plan_summary, record_results
 from privgame.games.work import Context, evaluate_target, shared_chunk
@@ -697,10 +697,6 @@ def launch_study(folder: StudyFolder, *, workers: int | None = None) -> int:
 # --------------------------------------------------------------------------------------------
 
 
-class _Cancelled(Exception):
-    pass
-
-
 @dataclass
 class _Counter:
     fits_total: int
@@ -754,16 +750,6 @@ def _batches(prepared: list[_Prepared], workers: int) -> Iterator[list[_Prepared
             batch, units = [], 0
     if batch:
         yield batch
-
-
-def _consume(results: Any, cancelled: Callable[[], bool]) -> Iterator[Any]:
-    try:
-        for item in results:
-            yield item
-            if cancelled():
-                raise _Cancelled
-    finally:
-        results.close()
 
 
 def execute_study(
@@ -845,7 +831,7 @@ def execute_study(
         report("shared")
         for batch in _batches(pending, workers):
             _run_batch(batch, counter, report, cancelled, workers, scheduler)
-    except _Cancelled:
+    except Cancelled:
         folder.write_status(
             state="cancelled", finished=time.time(), seconds=earlier + time.time() - counter.started
         )
@@ -897,7 +883,7 @@ def _run_batch(
                     ((i, name, start, fits), shared_chunk, (item.ctx, _SHARED_ROLES[name], start, stop))
                 )
     report("shared")
-    for (i, name, start, fits), datasets, _ in _consume(
+    for (i, name, start, fits), datasets, _ in until_cancelled(
         run_calls(todo, workers=workers, scheduler=scheduler), cancelled
     ):
         batch[i].folder.save_shared(name, start, datasets)
@@ -919,7 +905,7 @@ def _run_batch(
                     ((i, int(record_id)), evaluate_target, (item.ctx, int(record_id), shadow_out, ms_in))
                 )
     report("targets")
-    for (i, record_id), result, _ in _consume(
+    for (i, record_id), result, _ in until_cancelled(
         run_calls(todo, workers=workers, scheduler=scheduler), cancelled
     ):
         batch[i].folder.save_target(record_id, result)

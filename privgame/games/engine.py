@@ -28,7 +28,14 @@ from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.data.splits import Sizes, check_sizes, split_indices
 from privgame.errors import RunError
-from privgame.execution import batch_size, default_workers, describe_executor, run_calls
+from privgame.execution import (
+    Cancelled,
+    batch_size,
+    default_workers,
+    describe_executor,
+    run_calls,
+    until_cancelled,
+)
 from privgame.games.plan import count_fits
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.seeding import Role, stream
@@ -78,10 +85,6 @@ class Progress:
     def fraction(self) -> float:
         """Share of generator fits done, in [0, 1]."""
         return self.fits_done / self.fits_total if self.fits_total else 1.0
-
-
-class _Cancelled(Exception):
-    pass
 
 
 def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarray]:
@@ -223,7 +226,7 @@ def execute(
                 todo.append(((name, start, fits), shared_chunk, (ctx, _SHARED_ROLES[name], start, stop)))
         report("shared")
         shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
-        for (name, start, fits), datasets, seconds in _consume(
+        for (name, start, fits), datasets, seconds in until_cancelled(
             run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
             folder.save_shared(name, start, datasets)
@@ -249,7 +252,7 @@ def execute(
             for batch in (waiting[i : i + per_unit] for i in range(0, len(waiting), per_unit))
         ]
         report("targets")
-        for _, results, _ in _consume(
+        for _, results, _ in until_cancelled(
             run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
             cancelled,
         ):
@@ -260,7 +263,7 @@ def execute(
                 fits_done_now += fits_per_target
             report("targets")
         del shadow_out, ms_in
-    except _Cancelled:
+    except Cancelled:
         folder.write_status(state="cancelled", finished=time.time())
         return folder
     except Exception as exc:
@@ -385,17 +388,6 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return True
-
-
-def _consume(results, cancelled: Callable[[], bool]):  # type: ignore[no-untyped-def]
-    """Yield results until a cancel is requested, then close the executor's iterator."""
-    try:
-        for item in results:
-            yield item
-            if cancelled():
-                raise _Cancelled
-    finally:
-        results.close()
 
 
 RISK_COLUMNS = (
