@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from privgame import __version__
-from privgame.commands import export, report, run, schema, study, synth
+from privgame.commands import export, release, report, run, schema, study, synth
 from privgame.errors import PrivgameError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -24,6 +24,7 @@ COMMANDS: list[ModuleType] = [
     synth,
     run,
     report,
+    release,
     export,
     study,
 ]

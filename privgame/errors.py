@@ -8,7 +8,9 @@ Every error privgame raises on purpose derives from :class:`PrivgameError`, whic
     │   └── SchemaError        a schema or role override is inconsistent with the table
     ├── SizeError              the table is too small for the chosen sizes
     ├── ParameterError         an option has a wrong value (unknown generator, epsilon <= 0, ...)
-    └── RunError               a run folder is missing, corrupt or in the wrong state
+    │   └── GeneratorContractError  a plug-in generator breaks the generator protocol
+    ├── RunError               a run folder is missing, corrupt or in the wrong state
+    └── ReleaseError           a release would not match its audit (the table or the generator changed)
 
 Errors that collect several problems keep them in ``problems`` (one sentence each, naming the
 column or line and the fix); ``str(error)`` lists them all.
@@ -20,8 +22,10 @@ from collections.abc import Iterable
 
 __all__ = [
     "DataError",
+    "GeneratorContractError",
     "ParameterError",
     "PrivgameError",
+    "ReleaseError",
     "RunError",
     "SchemaError",
     "SizeError",
@@ -64,8 +68,16 @@ class ParameterError(PrivgameError):
     """An option has a value outside its allowed range, or names something unknown."""
 
 
+class GeneratorContractError(ParameterError):
+    """A plug-in generator does not do what the engine relies on (see ``check_contract``)."""
+
+
 class RunError(PrivgameError):
     """A run folder is missing, corrupt, or in a state that does not allow the request."""
+
+
+class ReleaseError(PrivgameError):
+    """A release was asked for with a table or generator settings that differ from the audited ones."""
 
 
 def raise_if_problems(error_type: type[PrivgameError], message: str, problems: list[str]) -> None:

@@ -43,6 +43,7 @@ __all__ = [
     "abs_differences",
     "auc",
     "auc_ci",
+    "binomial_interval",
     "ecdf",
     "hoeffding_half_width",
     "miss_rate",
@@ -415,6 +416,52 @@ def hoeffding_half_width(n: int, rho: float = 0.05) -> float:
         )
     rho = _probability(rho, "rho", open_low=True, open_high=True)
     return math.sqrt(math.log(2.0 / rho) / (2.0 * int(n)))
+
+
+def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:
+    """The Clopper-Pearson ("exact") confidence interval of a binomial proportion.
+
+    Used for the share of a release's records at risk, estimated from a uniform random sample of
+    them. Clopper-Pearson inverts the two one-sided binomial tests, so its coverage is at least
+    ``level`` for every true proportion (it is conservative), unlike Wald or Wilson intervals,
+    whose coverage dips below ``level`` for the small shares and samples of an audit. Sampling
+    without replacement from a finite table makes it more conservative still.
+
+    Parameters
+    ----------
+    successes : int
+        Records found at risk, ``0 <= successes <= trials``.
+    trials : int
+        Records in the sample, at least 1.
+    level : float, default 0.95
+        Confidence level, strictly between 0 and 1.
+
+    Returns
+    -------
+    (float, float)
+        ``(low, high)``; ``low`` is 0 when ``successes == 0`` and ``high`` is 1 when
+        ``successes == trials``.
+
+    Raises
+    ------
+    ParameterError
+        For counts that are not whole numbers in range, or a level outside (0, 1).
+    """
+    for name, value in (("successes", successes), ("trials", trials)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ParameterError(f"{name} must be a whole number, got {value!r}.")
+    k, n = int(successes), int(trials)
+    if n < 1 or not 0 <= k <= n:
+        raise ParameterError(
+            f"A binomial interval needs 1 <= trials and 0 <= successes <= trials; got {k} of {n}."
+        )
+    level = _probability(level, "level", open_low=True, open_high=True)
+    from scipy.stats import beta
+
+    alpha = 1.0 - level
+    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
 
 
 # --------------------------------------------------------------------------------------------

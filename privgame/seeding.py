@@ -30,6 +30,7 @@ class Role(IntEnum):
     QUERIES = 9
     GENERATOR = 10
     STUDY = 11
+    RELEASE = 12
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

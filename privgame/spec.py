@@ -15,10 +15,19 @@ from typing import Any, Literal
 
 from privgame.errors import ParameterError
 
-__all__ = ["TARGET_MODES", "AttackSettings", "RunSpec", "TargetSelection", "package_versions"]
+__all__ = [
+    "SETUP_KINDS",
+    "TARGET_MODES",
+    "AttackSettings",
+    "RunSpec",
+    "Setup",
+    "TargetSelection",
+    "package_versions",
+]
 
-TargetMode = Literal["all", "random", "outliers", "ids"]
-TARGET_MODES: tuple[str, ...] = ("all", "random", "outliers", "ids")
+TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
+TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
+SETUP_KINDS: tuple[str, ...] = ("release", "paper")
 
 
 @dataclass(frozen=True)
@@ -27,18 +36,25 @@ class TargetSelection:
 
     Attributes
     ----------
-    mode : {"all", "random", "outliers", "ids"}
-        Every record of D; ``k`` random records; the ``k`` most outlying records (see
-        :func:`privgame.targets.outlier_scores`); or the records listed in ``ids``.
+    mode : {"plan", "all", "random", "outliers", "ids"}
+        ``plan``: the audit plan, the ``outliers`` most outlying records of D (the worst case)
+        plus a uniform random sample of ``random`` records of D (an unbiased estimate of the
+        share of all of D at risk); every record of D; ``k`` random records; the ``k`` most
+        outlying records (see :func:`privgame.targets.outlier_scores`); or the records listed
+        in ``ids``.
     k : int or None
         Number of records for ``random`` and ``outliers``.
     ids : tuple of int
         Record ids (row numbers of the prepared table) for ``ids``; each must be in D.
+    outliers, random : int
+        The audit plan's two groups (``plan`` only); either may be 0, not both.
     """
 
     mode: TargetMode = "random"
     k: int | None = 20
     ids: tuple[int, ...] = ()
+    outliers: int = 0
+    random: int = 0
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -51,6 +67,79 @@ class TargetSelection:
             out.append("target selection 'ids' needs at least one record id.")
         if self.mode == "ids" and len(set(self.ids)) != len(self.ids):
             out.append("the target record ids contain duplicates; list each id once.")
+        if self.mode == "plan":
+            for name in ("outliers", "random"):
+                value = getattr(self, name)
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    out.append(f"--{name} must be a whole number of records, 0 or more; got {value!r}.")
+            if self.outliers == 0 and self.random == 0:
+                out.append("the audit plan is empty: give --outliers or --random a number above 0.")
+        return out
+
+    @classmethod
+    def plan(cls, outliers: int = 20, random: int = 20) -> TargetSelection:
+        """The audit plan: the ``outliers`` most outlying records plus ``random`` random ones."""
+        return cls(mode="plan", k=None, outliers=outliers, random=random)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Where D, the attacker's data and the reference records come from.
+
+    ``paper``
+        The paper's instrument: one table is split into D_aux and D_eval, and a target dataset
+        D of ``sizes["target"]`` records is drawn from D_eval (Table 2's proportions).
+    ``release``
+        D is the data the release is trained on. The population the attacker knows, D_aux, and
+        the reference records come from a *holdout* of the owner's table that is never released
+        (``population="holdout"``) or from a second table (``population="table"``, stored after
+        the owner's rows in the run's table). D_aux and the reference records are disjoint; the
+        traditional game's pool is D_eval = D + the reference records.
+
+    Attributes
+    ----------
+    kind : {"paper", "release"}
+    population : {"holdout", "table"} or None
+        ``release`` only: where the population comes from.
+    data_rows : int
+        ``release`` only: rows of the owner's (prepared) table; with a population table, the run's
+        table holds these rows first and the population's after them.
+    population_rows : int
+        ``release`` only: rows of the holdout, or of the population table.
+    population_name : str or None
+        The population table's file name, for display.
+    shadow_size : int or None
+        Rows of each shadow training dataset; ``None`` means ``|D|``, as in the paper.
+    shadow_replace : bool
+        Whether shadow datasets are drawn from D_aux with replacement (the default when D_aux has
+        fewer rows than a shadow dataset needs).
+    data_fingerprint, population_fingerprint : str or None
+        SHA-256 of D and of the population part (see :func:`privgame.data.fingerprint_table`).
+    """
+
+    kind: Literal["paper", "release"] = "paper"
+    population: Literal["holdout", "table"] | None = None
+    data_rows: int = 0
+    population_rows: int = 0
+    population_name: str | None = None
+    shadow_size: int | None = None
+    shadow_replace: bool = False
+    data_fingerprint: str | None = None
+    population_fingerprint: str | None = None
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        if self.kind not in SETUP_KINDS:
+            out.append(f"set-up {self.kind!r} is unknown; use one of {list(SETUP_KINDS)}.")
+        if self.kind == "release" and self.population not in ("holdout", "table"):
+            out.append("a release set-up needs a population: a holdout of the table or a second table.")
+        if self.shadow_size is not None and (
+            isinstance(self.shadow_size, bool)
+            or not isinstance(self.shadow_size, int)
+            or self.shadow_size < 2
+        ):
+            out.append(f"--shadow-size must be a whole number of at least 2; got {self.shadow_size!r}.")
         return out
 
 
@@ -110,7 +199,8 @@ class RunSpec:
     schema : dict
         :meth:`privgame.data.Schema.to_dict` of the prepared table.
     sizes : dict
-        ``{"aux": |D_aux|, "eval": |D_eval|, "target": |D|}``.
+        ``{"aux": |D_aux|, "eval": |D_eval|, "target": |D|}``; in the release set-up
+        ``eval`` is ``|D|`` plus the reference records.
     generator : str
         Registry name of the generator.
     generator_params : dict
@@ -123,6 +213,9 @@ class RunSpec:
         The root seed of every random choice.
     versions : dict
         Package versions, recorded for provenance.
+    setup : Setup
+        The paper's set-up or the release set-up (specs written before set-ups existed read as
+        the paper's).
     """
 
     data_name: str
@@ -136,12 +229,13 @@ class RunSpec:
     threshold: float = 0.8
     seed: int = 0
     versions: dict[str, str] = field(default_factory=package_versions)
+    setup: Setup = field(default_factory=Setup)
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
         from privgame.generators import available
 
-        problems = [*self.attack.problems(), *self.targets.problems()]
+        problems = [*self.attack.problems(), *self.targets.problems(), *self.setup.problems()]
         if self.generator not in available():
             problems.append(f"generator {self.generator!r} is unknown; use one of {available()}.")
         if not (isinstance(self.threshold, (int, float)) and 0.0 <= self.threshold <= 1.0):
@@ -183,6 +277,7 @@ class RunSpec:
             threshold=float(data.get("threshold", 0.8)),
             seed=int(data.get("seed", 0)),
             versions=dict(data.get("versions", {})),
+            setup=Setup(**dict(data.get("setup", {}))),
         )
 
     @classmethod

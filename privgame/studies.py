@@ -1156,7 +1156,7 @@ def _convergence_results(
 
 def write_outputs(folder: StudyFolder) -> StudyResult:
     """Write ``table.csv``, ``points.csv`` and ``figure.html`` from the finished jobs."""
-    from privgame.report import csv_safe
+    from privgame.csvsafe import csv_safe
     from privgame.study_figures import study_chart
 
     result = study_results(folder)

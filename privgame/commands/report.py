@@ -6,9 +6,7 @@ import argparse
 import json
 from typing import Any
 
-from privgame import metrics
-from privgame.errors import ParameterError
-from privgame.games.engine import require_done
+from privgame.audit import run_summary
 from privgame.store import RunFolder
 
 __all__ = ["add_parser", "format_summary", "run", "summary_at"]
@@ -27,33 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, Any]:
-    """The run's summary recomputed at ``threshold`` (the run's own by default)."""
-    require_done(folder)
-    spec = folder.spec()
-    t = spec.threshold if threshold is None else threshold
-    if not 0.0 <= t <= 1.0:
-        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {t}.")
-    stored = folder.summary()
-    records = folder.records()
-    summary = metrics.summarize(
-        records["risk_model_seeded"].to_numpy(float),
-        records["risk_traditional"].to_numpy(float),
-        threshold=t,
-    )
-    for key in (
-        "generator",
-        "generator_params",
-        "sizes",
-        "n_shadow",
-        "n_eval",
-        "generator_metadata",
-        "queries",
-    ):
-        if key in stored:
-            summary[key] = stored[key]
-    summary["hoeffding_half_width_rho_0.05"] = stored.get("hoeffding_half_width_rho_0.05")
-    summary["run_id"] = folder.run_id
-    return summary
+    """The run's summary recomputed at ``threshold`` (see :func:`privgame.audit.run_summary`)."""
+    return run_summary(folder, threshold)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -68,6 +41,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     """A readable, Table-1 style block of text."""
     t = summary.get("threshold")
     lines = [
+        f"audited             {line}" if i == 0 else f"                    {line}"
+        for i, line in enumerate(summary.get("setup_text") or [])
+    ]
+    lines += [
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
         f"RMSD                {_fmt(summary.get('rmsd'))}",
@@ -85,6 +62,16 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(
                 f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"
             )
+    groups = summary.get("groups") or {}
+    if groups.get("outlier", {}).get("records"):
+        g = groups["outlier"]
+        lines.append(
+            f"most outlying       {g['at_risk']} of {g['records']} at risk (the worst case; not a "
+            "random sample, so not in the estimate)"
+        )
+    share = summary.get("share_at_risk")
+    if share:
+        lines.append(f"share at risk       {share['text']}")
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")

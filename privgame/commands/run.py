@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import textwrap
 
 from privgame.commands._options import (
     add_domain_option,
@@ -12,10 +13,18 @@ from privgame.commands._options import (
     generator_params,
 )
 from privgame.commands._progress import ProgressBar
-from privgame.data import load_dataset
-from privgame.data.splits import Sizes, check_sizes, default_sizes
+from privgame.data import Dataset, load_dataset
+from privgame.errors import ParameterError
 from privgame.execution import scheduler_address
 from privgame.games.engine import execute, plan_summary
+from privgame.setups import (
+    DEFAULT_HOLDOUT,
+    AuditInputs,
+    load_population,
+    paper_inputs,
+    parse_holdout,
+    release_inputs,
+)
 from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.store import RunFolder, create_run
 
@@ -31,26 +40,90 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "traditional and the model-seeded privacy game. Writes a run folder under --out."
         ),
     )
-    parser.add_argument("--data", required=True, help="CSV or Parquet file")
-    parser.add_argument("--missing", choices=("drop", "category"), default="drop")
+    parser.add_argument(
+        "--data", required=True, help="CSV or Parquet file: the table the release is trained on"
+    )
+    parser.add_argument(
+        "--missing",
+        choices=("drop", "category"),
+        default="drop",
+        help="missing values: drop the row (default), or make them a category of their own",
+    )
     add_generator_options(parser)
     add_domain_option(parser)
-    sizes = parser.add_argument_group("sizes (defaults follow the paper's Adult set-up, scaled to the table)")
-    sizes.add_argument("--size", type=int, help="|D|: rows of the target dataset")
-    sizes.add_argument("--aux-size", type=int, help="|D_aux|: rows the attacker holds")
-    sizes.add_argument(
-        "--eval-size", type=int, help="|D_eval|: rows of the evaluation pool (D is drawn from it)"
+    setup = parser.add_argument_group(
+        "set-up (default: release, D is the data the release is trained on)",
+        "release: audit the release itself. The attacker's data D_aux and the reference records come "
+        "from --population FILE, or else from a seeded holdout of --data that is not released. "
+        "paper: the paper's research set-up, |D| rows drawn from an evaluation pool.",
     )
-    targets = parser.add_argument_group("target records")
-    chosen = targets.add_mutually_exclusive_group(required=True)
-    chosen.add_argument("--targets", type=int, metavar="K", help="evaluate K records of D")
-    chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="evaluate these record ids")
-    chosen.add_argument("--all-targets", action="store_true", help="evaluate every record of D")
-    targets.add_argument("--target-selection", choices=("random", "outliers"), default="random")
+    setup.add_argument("--setup", choices=("release", "paper"), default="release", help="default: release")
+    setup.add_argument(
+        "--population",
+        metavar="FILE",
+        help="release: a second table with the same columns, playing the population the attacker "
+        "knows; D is then the whole of --data",
+    )
+    setup.add_argument(
+        "--holdout",
+        type=parse_holdout,
+        metavar="FRACTION|ROWS",
+        help=f"release without --population: the share (default {DEFAULT_HOLDOUT}) or number of rows of "
+        "--data held back to play the population; they are not released",
+    )
+    setup.add_argument(
+        "--shadow-size",
+        type=int,
+        metavar="N",
+        help="release: rows of each shadow dataset, drawn from D_aux without replacement (default: |D| "
+        "rows, drawn with replacement when D_aux is smaller)",
+    )
+    setup.add_argument(
+        "--aux-size",
+        type=int,
+        help="|D_aux|: rows the attacker holds (release: of the population, default two thirds of it; "
+        "paper: of the table, default two thirds of it)",
+    )
+    setup.add_argument(
+        "--size", type=int, help="paper: |D|, rows of the target dataset (default min(1000, eval/4))"
+    )
+    setup.add_argument(
+        "--eval-size", type=int, help="paper: |D_eval|, rows of the evaluation pool (default: the rest)"
+    )
+    targets = parser.add_argument_group(
+        "records to audit (default: the audit plan, --outliers 20 --random 20)"
+    )
+    targets.add_argument(
+        "--outliers",
+        type=int,
+        metavar="K",
+        help="the K most outlying records of D: the worst case (default 20)",
+    )
+    targets.add_argument(
+        "--random",
+        type=int,
+        metavar="M",
+        help="M random records of D: an estimate of the share of all of D at risk (default 20)",
+    )
+    chosen = targets.add_mutually_exclusive_group()
+    chosen.add_argument("--targets", type=int, metavar="K", help="instead of the plan: K records of D")
+    chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="instead of the plan: these record ids")
+    chosen.add_argument("--all-targets", action="store_true", help="instead of the plan: every record of D")
+    targets.add_argument(
+        "--target-selection",
+        choices=("random", "outliers"),
+        default="random",
+        help="with --targets: random records (default) or the most outlying",
+    )
     attack = parser.add_argument_group("attack and games")
     attack.add_argument("--n-shadow", type=int, default=200, help="shadow datasets (default 200)")
     attack.add_argument("--n-eval", type=int, default=200, help="evaluation runs per game (default 200)")
-    attack.add_argument("--classifier", choices=("random_forest", "logistic"), default="random_forest")
+    attack.add_argument(
+        "--classifier",
+        choices=("random_forest", "logistic"),
+        default="random_forest",
+        help="the attack's meta-classifier (default random_forest)",
+    )
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
@@ -73,41 +146,85 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     resume.set_defaults(handler=run_resume)
 
 
-def _sizes(args: argparse.Namespace, n_rows: int) -> Sizes:
-    """Defaults scaled to the table; ``--aux-size`` alone gives D_eval the remaining rows."""
-    base = default_sizes(n_rows)
-    aux = base.aux if args.aux_size is None else args.aux_size
-    if args.eval_size is not None:
-        eval_size = args.eval_size
-    else:
-        eval_size = base.eval if args.aux_size is None else n_rows - aux
-    sizes = Sizes(aux=aux, eval=eval_size, target=base.target if args.size is None else args.size)
-    check_sizes(n_rows, sizes)
-    return sizes
-
-
-def build_spec(args: argparse.Namespace) -> tuple[RunSpec, object]:
-    """The run spec and the dataset from the command-line arguments."""
-    dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
+def _selection(args: argparse.Namespace) -> TargetSelection:
+    plan_given = args.outliers is not None or args.random is not None
+    other = args.all_targets or args.target_ids or args.targets is not None
+    if plan_given and other:
+        raise ParameterError(
+            "--outliers/--random (the audit plan) and --targets/--target-ids/--all-targets choose the "
+            "records in two different ways; give one of them."
+        )
     if args.all_targets:
-        selection = TargetSelection(mode="all", k=None)
-    elif args.target_ids:
-        selection = TargetSelection(mode="ids", k=None, ids=parse_ids(args.target_ids))
-    else:
-        selection = TargetSelection(mode=args.target_selection, k=args.targets)
+        return TargetSelection(mode="all", k=None)
+    if args.target_ids:
+        return TargetSelection(mode="ids", k=None, ids=parse_ids(args.target_ids))
+    if args.targets is not None:
+        return TargetSelection(mode=args.target_selection, k=args.targets)
+    return TargetSelection.plan(
+        outliers=20 if args.outliers is None else args.outliers,
+        random=20 if args.random is None else args.random,
+    )
+
+
+def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
+    """The set-up's table, schema, sizes and set-up from the command-line options."""
+    if args.setup == "paper":
+        misplaced = [
+            flag
+            for flag, value in (
+                ("--population", args.population),
+                ("--holdout", args.holdout),
+                ("--shadow-size", args.shadow_size),
+            )
+            if value is not None
+        ]
+        if misplaced:
+            raise ParameterError(
+                f"{', '.join(misplaced)} apply to the release set-up only; remove them, or drop "
+                "--setup paper."
+            )
+        return paper_inputs(dataset, size=args.size, aux=args.aux_size, eval_size=args.eval_size)
+    misplaced = [f for f, v in (("--size", args.size), ("--eval-size", args.eval_size)) if v is not None]
+    if args.population and args.holdout is not None:
+        misplaced.append("--holdout (a --population table is given, so nothing is held back)")
+    if misplaced:
+        raise ParameterError(
+            "Some options do not apply to the release set-up, where D is the whole table the release "
+            "is trained on.",
+            [f"{flag}: remove it (or use --setup paper for the paper's sizes)." for flag in misplaced],
+        )
+    population = load_population(args.population, dataset) if args.population else None
+    return release_inputs(
+        dataset,
+        seed=args.seed,
+        population=population,
+        holdout=DEFAULT_HOLDOUT if args.holdout is None else args.holdout,
+        aux_rows=args.aux_size,
+        shadow_size=args.shadow_size,
+    )
+
+
+def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
+    """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
+    dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
+    if args.seed < 0:
+        raise ParameterError(f"--seed must be a non-negative whole number; got {args.seed}.")
+    selection = _selection(args)
+    inputs = _inputs(args, dataset)
     spec = RunSpec(
         data_name=dataset.source_name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes=_sizes(args, len(dataset.table)).to_dict(),
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
         generator=args.generator,
         generator_params=generator_params(args),
         attack=AttackSettings(n_shadow=args.n_shadow, n_eval=args.n_eval, classifier=args.classifier),
         targets=selection,
         threshold=args.threshold,
         seed=args.seed,
+        setup=inputs.setup,
     ).validate()
-    return spec, dataset
+    return spec, inputs, dataset
 
 
 def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
@@ -124,18 +241,18 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    spec, dataset = build_spec(args)
+    spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
-    folder = create_run(args.out, spec, dataset.table)  # type: ignore[attr-defined]
-    if dataset.dropped_rows and not args.quiet:  # type: ignore[attr-defined]
-        print(
-            f"note: {dataset.dropped_rows:,} rows with missing values were dropped.",
-            file=sys.stderr,
-        )  # type: ignore[attr-defined]
+    folder = create_run(args.out, spec, inputs.table)
+    if dataset.dropped_rows and not args.quiet:
+        print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
     if not args.quiet:
+        from privgame.audit import describe_setup
         from privgame.games.engine import build_context
 
-        _, targets = build_context(spec, dataset.table)  # type: ignore[attr-defined]
+        for line in describe_setup(spec):
+            print(textwrap.fill(line, width=100), file=sys.stderr)
+        _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
     execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
     return _finish(folder, args)

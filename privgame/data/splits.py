@@ -8,6 +8,10 @@ for a target record, and the traditional game draws its datasets from ``D_eval``
 target record.
 
 A split is a pure function of ``(n_rows, sizes, seed)``.
+
+The *release* set-up (:func:`release_split`) maps the same parts onto a data owner's release: D
+is the data the release is trained on, and D_aux and the reference records come from a holdout
+of the owner's table that is never released, or from a second table (the population).
 """
 
 from __future__ import annotations
@@ -22,7 +26,17 @@ import numpy as np
 from privgame.errors import ParameterError, SizeError
 from privgame.seeding import Role, stream
 
-__all__ = ["MIN_ROWS", "Sizes", "Split", "check_sizes", "default_sizes", "split_indices"]
+__all__ = [
+    "MIN_ROWS",
+    "Sizes",
+    "Split",
+    "check_sizes",
+    "default_aux_rows",
+    "default_sizes",
+    "holdout_rows",
+    "release_split",
+    "split_indices",
+]
 
 _MAX_TARGET = 1000
 _ROUND_AUX_FROM = 10_000
@@ -240,4 +254,118 @@ def split_indices(n_rows: int, sizes: Sizes, seed: int) -> Split:
         eval=_frozen(order[a : a + e]),
         target=_frozen(order[a : a + t]),
         reference=_frozen(order[a + t : a + e]),
+    )
+
+
+DEFAULT_HOLDOUT = 0.3
+"""The share of the owner's table held back to play the population when no population is given."""
+
+
+def holdout_rows(n_rows: int, holdout: float | int) -> int:
+    """The number of rows a holdout of ``holdout`` takes from a table of ``n_rows`` rows.
+
+    Parameters
+    ----------
+    n_rows : int
+        Rows of the owner's (prepared) table.
+    holdout : float or int
+        A fraction strictly between 0 and 1 (rounded to the nearest row), or a whole number of
+        rows (at least 2: one for D_aux and one reference record).
+
+    Raises
+    ------
+    SizeError
+        When the holdout leaves fewer than 2 rows for D or has fewer than 2 rows itself.
+    ParameterError
+        When ``holdout`` is neither a fraction in (0, 1) nor a whole number of rows.
+    """
+    if isinstance(holdout, bool):
+        raise ParameterError(f"--holdout must be a fraction in (0, 1) or a number of rows; got {holdout!r}.")
+    if isinstance(holdout, Integral) or (
+        isinstance(holdout, float) and holdout >= 1 and holdout.is_integer()
+    ):
+        rows = int(holdout)
+    elif isinstance(holdout, float) and 0.0 < holdout < 1.0:
+        rows = round(n_rows * holdout)
+    else:
+        raise ParameterError(
+            f"--holdout must be a fraction strictly between 0 and 1 (e.g. 0.3) or a whole number of "
+            f"rows (e.g. 5000); got {holdout!r}."
+        )
+    if rows < 2 or n_rows - rows < 2:
+        raise SizeError(
+            f"A holdout of {rows:,} rows from a table of {n_rows:,} rows does not work: the holdout "
+            "needs at least 2 rows (the attacker's data D_aux and at least one reference record) and "
+            "the released data D at least 2; choose a holdout between 2 rows and "
+            f"{max(n_rows - 2, 2):,} rows, or give a population table."
+        )
+    return rows
+
+
+def default_aux_rows(population_rows: int) -> int:
+    """Rows of the population given to the attacker (D_aux): two thirds, as in the paper.
+
+    The rest are the reference records (the model-seeded 'out' records and, with D, the
+    traditional game's pool). Adult's 30,000 / 15,222 split is the paper's ratio.
+    """
+    return min(max(1, (2 * population_rows) // 3), population_rows - 1)
+
+
+def release_split(
+    n_data: int, population_rows: int, *, aux: int, seed: int, separate_population: bool
+) -> Split:
+    """The release set-up's split: D, D_aux and the reference records.
+
+    With ``separate_population`` the run's table holds the owner's ``n_data`` rows first and the
+    population's ``population_rows`` rows after them: D is every row of the owner's table, and a
+    permutation of the population (from ``stream(seed, Role.SPLIT)``) gives D_aux (its first
+    ``aux`` rows) and the reference records (the rest). Otherwise the table has ``n_data`` rows,
+    and one permutation of them gives the holdout (its first ``population_rows`` rows, never
+    released) and D (the rest); the holdout's first ``aux`` rows are D_aux, the rest the
+    reference records. D_eval is D plus the reference records.
+
+    Parameters
+    ----------
+    n_data : int
+        Rows of the owner's table.
+    population_rows : int
+        Rows of the holdout, or of the population table.
+    aux : int
+        Rows of the population that go to D_aux; ``1 <= aux < population_rows``.
+    seed : int
+        The run's root seed.
+    separate_population : bool
+        Whether the population is a second table (stored after the owner's rows).
+
+    Raises
+    ------
+    SizeError
+        When the parts do not fit.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, Integral) or seed < 0:
+        raise ParameterError(f"The seed must be a non-negative whole number, got {seed!r}.")
+    problems = []
+    target_rows = n_data if separate_population else n_data - population_rows
+    if target_rows < 2:
+        problems.append(f"the released data D has {target_rows:,} rows; it needs at least 2.")
+    if not 1 <= aux < population_rows:
+        problems.append(
+            f"D_aux = {aux:,} rows of a population of {population_rows:,}: the attacker's data needs "
+            "at least 1 row and at least one reference record must remain; choose "
+            f"1 <= aux <= {max(population_rows - 1, 1):,}."
+        )
+    if problems:
+        raise SizeError("The release set-up does not fit the data.", problems)
+    order = stream(int(seed), Role.SPLIT).permutation(n_data if not separate_population else population_rows)
+    if separate_population:
+        target = np.arange(n_data)
+        population = order + n_data
+    else:
+        population, target = order[:population_rows], order[population_rows:]
+    reference = population[aux:]
+    return Split(
+        aux=_frozen(population[:aux]),
+        eval=_frozen(np.concatenate([target, reference])),
+        target=_frozen(target),
+        reference=_frozen(reference),
     )

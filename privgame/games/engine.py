@@ -26,7 +26,6 @@ import pandas as pd
 from privgame import metrics
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
-from privgame.data.splits import Sizes, check_sizes, split_indices
 from privgame.errors import RunError
 from privgame.execution import (
     Cancelled,
@@ -36,14 +35,22 @@ from privgame.execution import (
     run_calls,
     until_cancelled,
 )
-from privgame.games.plan import count_fits
+from privgame.games.plan import count_fits, run_split
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
-from privgame.targets import outlier_scores, select_targets
+from privgame.targets import audit_groups, outlier_scores
 
-__all__ = ["CHUNK", "Progress", "build_context", "execute", "plan_summary", "record_results"]
+__all__ = [
+    "CHUNK",
+    "Progress",
+    "build_audit",
+    "build_context",
+    "execute",
+    "plan_summary",
+    "record_results",
+]
 
 CHUNK = 16
 """Datasets per shared unit in runs whose status records no unit plan (started before units were
@@ -87,13 +94,15 @@ class Progress:
         return self.fits_done / self.fits_total if self.fits_total else 1.0
 
 
-def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarray]:
-    """The worker context and the sorted record ids of the targets, from a spec and its table."""
+def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, np.ndarray]]:
+    """The worker context and the records to audit by audit group, from a spec and its table.
+
+    See :func:`privgame.targets.audit_groups` for the groups.
+    """
     schema = Schema.from_dict(spec.schema)
     X = encode(table, schema)
-    sizes = Sizes(**spec.sizes)
-    check_sizes(len(table), sizes)
-    split = split_indices(len(table), sizes, spec.seed)
+    split = run_split(spec, len(table))
+    setup = spec.setup
     ctx = Context(
         X=X,
         schema=schema,
@@ -108,9 +117,21 @@ def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarr
         classifier=spec.attack.classifier,
         max_exact_columns=spec.attack.max_exact_columns,
         seed=spec.seed,
+        shadow_size=setup.shadow_size,
+        shadow_replace=setup.shadow_replace,
     )
-    targets = select_targets(spec.targets, split.target, X, schema, seed=spec.seed)
-    return ctx, targets
+    groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
+    return ctx, groups
+
+
+def _union(groups: dict[str, np.ndarray]) -> np.ndarray:
+    return np.unique(np.concatenate([*groups.values(), np.empty(0, dtype=np.int64)])).astype(np.int64)
+
+
+def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarray]:
+    """The worker context and the sorted record ids of the targets, from a spec and its table."""
+    ctx, groups = build_audit(spec, table)
+    return ctx, _union(groups)
 
 
 def plan_summary(spec: RunSpec, n_targets: int) -> dict[str, Any]:
@@ -161,7 +182,8 @@ def execute(
     folder.clear_cancel()
     started = time.time()
     try:
-        ctx, targets = build_context(spec, folder.load_table())
+        ctx, groups = build_audit(spec, folder.load_table())
+        targets = _union(groups)
     except Exception as exc:
         folder.write_status(state="failed", error=str(exc))
         raise
@@ -172,6 +194,7 @@ def execute(
         error=None,
         n_targets=len(targets),
         target_ids=[int(t) for t in targets],
+        audit_groups={name: [int(t) for t in ids] for name, ids in groups.items()},
         **describe_executor(workers, scheduler),
     )
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
@@ -271,7 +294,7 @@ def execute(
         raise
 
     report("results")
-    records, scores, summary = record_results(folder, ctx, targets, spec)
+    records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
     folder.write_results(records, scores, summary)
     timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
     folder.write_status(
@@ -401,23 +424,41 @@ RISK_COLUMNS = (
 )
 
 
+def _group_of(record_id: int, groups: dict[str, np.ndarray]) -> str:
+    member = [name for name in ("outlier", "random", "chosen") if record_id in set(groups.get(name, ()))]
+    return "+".join(member) if member else "chosen"
+
+
 def record_results(
-    folder: RunFolder, ctx: Context, targets: np.ndarray, spec: RunSpec
+    folder: RunFolder,
+    ctx: Context,
+    targets: np.ndarray,
+    spec: RunSpec,
+    *,
+    groups: dict[str, np.ndarray] | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
     """Assemble per-record risks, every score, and the summary from the target checkpoints.
 
     ``difference`` is ``risk_model_seeded - risk_traditional``: positive when the traditional
     game underestimates the record's risk in this dataset. The bounds are 95% DeLong intervals.
+    ``audit_group`` says why a record was audited (see :data:`privgame.audit.GROUP_LABELS`);
+    ``groups`` are the audit groups of :func:`build_audit` (every target counts as chosen when
+    they are not given).
     """
+    from privgame.audit import audit_summary
+
+    groups = {"chosen": np.asarray(targets)} if groups is None else groups
     table = folder.load_table()
     rows: list[dict[str, Any]] = []
     score_frames = []
     target_positions = {int(r): i for i, r in enumerate(ctx.target)}
-    outlier = outlier_scores(ctx.X[ctx.target], ctx.schema)
-    for record_id in targets:
+    outlier = outlier_scores(
+        ctx.X[ctx.target], ctx.schema, positions=np.array([target_positions[int(t)] for t in targets])
+    )
+    for position, record_id in enumerate(targets):
         rid = int(record_id)
         data = folder.load_target(rid)
-        row: dict[str, Any] = {"record_id": rid}
+        row: dict[str, Any] = {"record_id": rid, "audit_group": _group_of(rid, groups)}
         row.update(table.iloc[rid].to_dict())
         for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
             scores, labels = data[f"{game}_scores"], data[f"{game}_labels"]
@@ -440,7 +481,7 @@ def record_results(
                 )
             )
         row["difference"] = row["risk_model_seeded"] - row["risk_traditional"]
-        row["outlier_score"] = float(outlier[target_positions[rid]])
+        row["outlier_score"] = float(outlier[position])
         rows.append(row)
     records = pd.DataFrame(rows)
     scores_df = pd.concat(score_frames, ignore_index=True)
@@ -457,6 +498,7 @@ def record_results(
     summary["n_eval"] = spec.attack.n_eval
     summary["generator_metadata"] = _generator_metadata(ctx)
     summary["queries"] = ctx.queries().describe()
+    summary.update(audit_summary(records, spec, spec.threshold))
     return records, scores_df, summary
 
 

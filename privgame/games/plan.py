@@ -17,7 +17,12 @@ T 'out'         n random rows of D_eval \\ {x}                              per 
 ==============  ==========================================================  ============
 
 Random rows are drawn without replacement. The attacker's shadow datasets come only from D_aux,
-which is disjoint from D_eval (and so from D).
+which is disjoint from D_eval (and so from D). In the release set-up D_aux (a holdout or a
+population table) can hold fewer rows than D: shadow datasets are then drawn *with* replacement
+by default, or made smaller (``shadow_size``) and drawn without; the synthetic datasets the attack
+sees keep |D| rows either way.
+
+:func:`run_split` gives a run's split, in either set-up.
 """
 
 from __future__ import annotations
@@ -26,11 +31,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privgame.data.splits import Sizes, Split, check_sizes, release_split, split_indices
+from privgame.spec import RunSpec
+
 __all__ = [
     "FitCount",
     "count_fits",
     "ms_in_rows",
     "ms_out_rows",
+    "run_split",
     "shadow_in_rows",
     "shadow_out_rows",
     "t_in_rows",
@@ -38,14 +47,41 @@ __all__ = [
 ]
 
 
-def shadow_in_rows(rng: np.random.Generator, aux: np.ndarray, record_id: int, n: int) -> np.ndarray:
+def run_split(spec: RunSpec, n_rows: int) -> Split:
+    """The run's D_aux, D_eval, D and reference records, in its set-up (a pure function).
+
+    Parameters
+    ----------
+    spec : RunSpec
+    n_rows : int
+        Rows of the run's (prepared) table.
+    """
+    sizes = Sizes(**spec.sizes)
+    setup = spec.setup
+    if setup.kind != "release":
+        check_sizes(n_rows, sizes)
+        return split_indices(n_rows, sizes, spec.seed)
+    return release_split(
+        setup.data_rows,
+        setup.population_rows,
+        aux=sizes.aux,
+        seed=spec.seed,
+        separate_population=setup.population == "table",
+    )
+
+
+def shadow_in_rows(
+    rng: np.random.Generator, aux: np.ndarray, record_id: int, n: int, *, replace: bool = False
+) -> np.ndarray:
     """n - 1 random auxiliary rows plus the target record."""
-    return np.append(rng.choice(aux, size=n - 1, replace=False), record_id)
+    return np.append(rng.choice(aux, size=n - 1, replace=replace), record_id)
 
 
-def shadow_out_rows(rng: np.random.Generator, aux: np.ndarray, n: int) -> np.ndarray:
+def shadow_out_rows(
+    rng: np.random.Generator, aux: np.ndarray, n: int, *, replace: bool = False
+) -> np.ndarray:
     """n random auxiliary rows (the target is never in D_aux)."""
-    return rng.choice(aux, size=n, replace=False)
+    return rng.choice(aux, size=n, replace=replace)
 
 
 def ms_in_rows(target: np.ndarray) -> np.ndarray:

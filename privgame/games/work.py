@@ -55,6 +55,10 @@ class Context:
         Above this many columns the attack samples column subsets instead of using all of them.
     seed : int
         The run's root seed.
+    shadow_size : int or None
+        Rows of each shadow training dataset (``None``: |D|, as in the paper).
+    shadow_replace : bool
+        Whether shadow datasets are drawn from D_aux with replacement.
     """
 
     X: np.ndarray
@@ -70,11 +74,18 @@ class Context:
     classifier: str = "random_forest"
     max_exact_columns: int = 20
     seed: int = 0
+    shadow_size: int | None = None
+    shadow_replace: bool = False
 
     @property
     def n(self) -> int:
-        """|D|: the size of every training and synthetic dataset."""
+        """|D|: the size of every synthetic dataset, and of every training dataset but the shadows."""
         return len(self.target)
+
+    @property
+    def n_shadow_rows(self) -> int:
+        """Rows of each shadow training dataset."""
+        return self.n if self.shadow_size is None else int(self.shadow_size)
 
     def new_generator(self) -> SyntheticGenerator:
         """A fresh, unfitted generator under audit."""
@@ -109,7 +120,8 @@ def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
     if role == Role.SHADOW_OUT:
         for k, i in enumerate(range(start, stop)):
             rng = stream(ctx.seed, SHARED, role, i)
-            out[k] = _synthesise(ctx, plan.shadow_out_rows(rng, ctx.aux, ctx.n), rng)
+            rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
+            out[k] = _synthesise(ctx, rows, rng)
     elif role == Role.MS_IN:
         rows = plan.ms_in_rows(ctx.target)
         generator = ctx.new_generator()
@@ -177,7 +189,11 @@ def evaluate_target(
         [
             synth_and_features(
                 plan.shadow_in_rows(
-                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i), ctx.aux, record_id, ctx.n
+                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i),
+                    ctx.aux,
+                    record_id,
+                    ctx.n_shadow_rows,
+                    replace=ctx.shadow_replace,
                 ),
                 rng,
             )

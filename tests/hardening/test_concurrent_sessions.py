@@ -48,7 +48,7 @@ def test_two_sessions_and_a_cli_run_stay_apart(tmp_path: Path, monkeypatch: pyte
     for at in sessions.values():
         at.button(key="launch").click()
     cli = subprocess.Popen(
-        [sys.executable, "-m", "privgame", "run", "--data", str(files["cli"]), "--generator", "synthpop",
+        [sys.executable, "-m", "privgame", "run", "--setup", "paper", "--data", str(files["cli"]), "--generator", "synthpop",
          "--aux-size", "150", "--eval-size", "150", "--size", "30", "--targets", "3", "--n-shadow", "8",
          "--n-eval", "8", "--workers", "1", "--out", str(root), "--quiet"],
         stdout=subprocess.DEVNULL,

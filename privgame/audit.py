@@ -1,0 +1,271 @@
+"""What a run audited, in words, and the share of all of D at risk.
+
+Pure functions of a run's spec and its per-record results, shared by the engine (the stored
+summary), ``python -m privgame report``, the HTML report, the release card and the pages, so
+that all of them say the same thing.
+
+The share estimate uses only the records of the uniform random sample of D (audit group
+``random``): the most outlying records are chosen for being unusual, so they never enter it. A
+record is *at risk* when its model-seeded risk is above the threshold t. The interval is the
+95% Clopper-Pearson interval of :func:`privgame.metrics.binomial_interval`; when every record of
+D was audited (a census) the share is exact and has no sampling interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from privgame import metrics
+from privgame.errors import ParameterError
+from privgame.spec import RunSpec
+
+if TYPE_CHECKING:
+    from privgame.store import RunFolder
+
+__all__ = [
+    "GROUP_LABELS",
+    "audit_summary",
+    "describe_setup",
+    "group_masks",
+    "run_summary",
+    "share_at_risk",
+    "share_text",
+]
+
+GROUP_LABELS: dict[str, str] = {
+    "outlier": "most outlying (worst case)",
+    "random": "random sample (share estimate)",
+    "outlier+random": "most outlying, and in the random sample",
+    "chosen": "chosen by you",
+}
+"""Plain words for the values of the ``audit_group`` column of ``records``."""
+
+
+def _n(value: int) -> str:
+    return f"{value:,}"
+
+
+def describe_setup(spec: RunSpec) -> list[str]:
+    """What the run audited, in sentences for the pages, ``report`` and the release card.
+
+    Says where D and the population come from, how the attacker's shadow datasets are drawn
+    (and that a population smaller than D gives a weaker attacker), and what a small reference
+    pool means for the traditional game.
+    """
+    sizes, setup = spec.sizes, spec.setup
+    n_d, aux, eval_ = sizes["target"], sizes["aux"], sizes["eval"]
+    reference = eval_ - n_d
+    if setup.kind != "release":
+        return [
+            f"Paper set-up (for research): D is {_n(n_d)} rows drawn at random from an evaluation pool "
+            f"of {_n(eval_)} rows, and the attacker knows {_n(aux)} other rows (D_aux). It audits a "
+            "random dataset of that size, not the release you will publish; use the release set-up "
+            "for that."
+        ]
+    if setup.population == "table":
+        name = f" ({setup.population_name})" if setup.population_name else ""
+        lines = [
+            f"The release is trained on all {_n(n_d)} rows of the table. A second table{name} of "
+            f"{_n(setup.population_rows)} rows plays the population: the attacker knows {_n(aux)} of "
+            f"its rows (D_aux) and the other {_n(reference)} are the reference records."
+        ]
+    else:
+        lines = [
+            f"The release is trained on these {_n(n_d)} rows. {_n(setup.population_rows)} rows are "
+            f"held back to play the population; they are not released. The attacker knows {_n(aux)} "
+            f"of them (D_aux) and the other {_n(reference)} are the reference records."
+        ]
+    shadow_rows = n_d if setup.shadow_size is None else setup.shadow_size
+    how = "with replacement" if setup.shadow_replace else "without replacement"
+    lines.append(
+        f"Each of the attacker's shadow datasets has {_n(shadow_rows)} rows drawn from D_aux {how}"
+        + (" (|D| rows, as in the paper)." if setup.shadow_size is None else " (--shadow-size).")
+    )
+    if aux < n_d:
+        lines.append(
+            f"D_aux ({_n(aux)} rows) is smaller than D ({_n(n_d)} rows), so this attacker is weaker "
+            "than the paper's, whose population dwarfs D: the risks found are likely lower than an "
+            "attacker with more data would reach. A population table (--population) removes this "
+            "limit."
+        )
+    if reference < n_d:
+        overlap = n_d / eval_
+        lines.append(
+            f"The traditional game draws its datasets of {_n(n_d)} rows from D plus the "
+            f"{_n(reference)} reference records ({_n(eval_)} rows), so about {overlap:.0%} of each "
+            "of its datasets is D itself. Its datasets differ little from D, and the gap between "
+            "the two games is narrower than in the paper's set-up, where D is a small part of the pool."
+        )
+    return lines
+
+
+def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:
+    """Boolean masks over ``records`` for the outlier group and the random sample.
+
+    Runs written before audit groups existed have no ``audit_group`` column; their groups follow
+    from the target selection (``random`` and ``all`` are random samples of D).
+    """
+    n = len(records)
+    if "audit_group" in records.columns:
+        group = records["audit_group"].astype(str).to_numpy()
+        return {
+            "outlier": np.isin(group, ("outlier", "outlier+random")),
+            "random": np.isin(group, ("random", "outlier+random")),
+        }
+    mode = spec.targets.mode
+    return {
+        "outlier": np.full(n, mode == "outliers"),
+        "random": np.full(n, mode in ("random", "all")),
+    }
+
+
+def share_at_risk(
+    records: pd.DataFrame, spec: RunSpec, threshold: float, *, level: float = 0.95
+) -> dict[str, Any] | None:
+    """The estimated share of all of D at risk, from the random sample's records.
+
+    Returns
+    -------
+    dict or None
+        ``None`` when the run has no random sample. Otherwise ``records_in_d`` (|D|),
+        ``sampled`` (sampled records with a defined risk), ``at_risk`` (those with model-seeded
+        risk above t), ``estimate``, ``low``, ``high`` (the 95% Clopper-Pearson interval, or the
+        estimate itself for a census), ``census``, ``method``, ``threshold``, ``text``.
+    """
+    masks = group_masks(records, spec)
+    risks = records.loc[masks["random"], "risk_model_seeded"].to_numpy(float)
+    risks = risks[~np.isnan(risks)]
+    if risks.size == 0:
+        return None
+    at_risk = int(np.count_nonzero(risks > threshold))
+    m = int(risks.size)
+    n_d = int(spec.sizes["target"])
+    census = spec.targets.mode == "all" or m >= n_d
+    estimate = at_risk / m
+    low, high = (estimate, estimate) if census else metrics.binomial_interval(at_risk, m, level=level)
+    out = {
+        "records_in_d": n_d,
+        "sampled": m,
+        "at_risk": at_risk,
+        "estimate": estimate,
+        "low": low,
+        "high": high,
+        "census": census,
+        "level": level,
+        "method": "census" if census else "Clopper-Pearson",
+        "threshold": threshold,
+    }
+    out["text"] = share_text(out)
+    return out
+
+
+def _pct(value: float) -> str:
+    pct = 100 * value
+    if pct == 0 or pct >= 10 or math.isclose(pct, round(pct)):
+        return f"{pct:.0f}%"
+    return f"{pct:.1f}%"
+
+
+def share_text(share: Mapping[str, Any]) -> str:
+    """One sentence, e.g. "an estimated 3% (1–7%) of the 31,655 records are at risk"."""
+    n_d = _n(int(share["records_in_d"]))
+    t = f"t = {share['threshold']:g}"
+    if share["census"]:
+        return (
+            f"{_pct(share['estimate'])} of the {n_d} records are at risk ({share['at_risk']:,} of "
+            f"{share['sampled']:,}, every record audited; {t})."
+        )
+    return (
+        f"An estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) of the "
+        f"{n_d} records are at risk: {share['at_risk']:,} of {share['sampled']:,} records of a "
+        f"uniform random sample ({t}; 95% Clopper-Pearson interval)."
+    )
+
+
+def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
+    """The audit's part of a run's summary: set-up, plan, groups and the share at risk.
+
+    Returns
+    -------
+    dict
+        ``setup`` (kind, population source, sizes, shadow drawing), ``setup_text`` (the sentences
+        of :func:`describe_setup`), ``audit_plan``, ``groups`` (records per group, and at risk in
+        each), and ``share_at_risk`` (see :func:`share_at_risk`, ``None`` without a sample).
+    """
+    masks = group_masks(records, spec)
+    risks = records["risk_model_seeded"].to_numpy(float)
+    high = np.nan_to_num(risks, nan=-1.0) > threshold
+    setup = spec.setup
+    targets = spec.targets
+    return {
+        "setup": {
+            "kind": setup.kind,
+            "population": setup.population,
+            "population_name": setup.population_name,
+            "data_rows": setup.data_rows,
+            "population_rows": setup.population_rows,
+            "shadow_size": setup.shadow_size,
+            "shadow_replace": setup.shadow_replace,
+        },
+        "setup_text": describe_setup(spec),
+        "audit_plan": {
+            "mode": targets.mode,
+            "outliers": targets.outliers if targets.mode == "plan" else None,
+            "random": targets.random if targets.mode == "plan" else None,
+        },
+        "groups": {
+            name: {"records": int(mask.sum()), "at_risk": int((mask & high).sum())}
+            for name, mask in masks.items()
+        },
+        "share_at_risk": share_at_risk(records, spec, threshold),
+    }
+
+
+_STORED_KEYS = (
+    "generator",
+    "generator_params",
+    "sizes",
+    "n_shadow",
+    "n_eval",
+    "generator_metadata",
+    "queries",
+    "hoeffding_half_width_rho_0.05",
+)
+
+
+def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, Any]:
+    """A finished run's summary recomputed at ``threshold`` (the run's own by default).
+
+    The across-record metrics of :func:`privgame.metrics.summarize`, the audit's part
+    (:func:`audit_summary`), the run's stored facts (generator, sizes, attack) and ``run_id``.
+
+    Raises
+    ------
+    RunError
+        When the run is not finished.
+    ParameterError
+        For a threshold outside [0, 1].
+    """
+    from privgame.games.engine import require_done
+
+    require_done(folder)
+    spec = folder.spec()
+    t = spec.threshold if threshold is None else threshold
+    if not 0.0 <= t <= 1.0:
+        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {t}.")
+    stored = folder.summary()
+    records = folder.records()
+    summary = metrics.summarize(
+        records["risk_model_seeded"].to_numpy(float),
+        records["risk_traditional"].to_numpy(float),
+        threshold=t,
+    )
+    summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
+    summary.update(audit_summary(records, spec, t))
+    summary["run_id"] = folder.run_id
+    return summary

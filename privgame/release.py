@@ -1,0 +1,357 @@
+"""The release: the audited generator, with the audited parameters, trained on exactly the audited D.
+
+:func:`make_release` refuses to release when anything differs from the audit: a run that is not
+finished, a run table whose D no longer has the audited fingerprint, a table the owner names
+(``data``) that is not the audited one, or generator settings that differ from the audited ones.
+It then fits the generator on D with the stream ``(seed, 0, Role.RELEASE)`` and samples the
+synthetic table, so the same run and seed always give the same bytes.
+
+The *release card* (``<file>.card.json``) records what the release is and what its audit found:
+the fingerprints of D and of the population part, the generator and its parameters, the run id,
+the set-up and the audit plan, the verdict at the threshold, and privgame's version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privgame.audit import audit_summary, describe_setup, run_summary
+from privgame.csvsafe import csv_safe
+from privgame.data import Dataset, decode, encode, fingerprint_table, prepare_table
+from privgame.data.schema import Schema
+from privgame.errors import ParameterError, ReleaseError
+from privgame.games.plan import run_split
+from privgame.generators import create
+from privgame.seeding import Role, stream
+from privgame.spec import RunSpec
+from privgame.store import RunFolder, atomic_write, json_bytes
+
+__all__ = ["Release", "card_path", "make_release", "release_card", "verdict_text", "write_release"]
+
+CARD_SUFFIX = ".card.json"
+
+
+@dataclass(frozen=True, eq=False)
+class Release:
+    """A synthetic table and its release card.
+
+    Attributes
+    ----------
+    table : DataFrame
+        The synthetic rows (the used columns; excluded columns such as identifiers are never
+        released).
+    card : dict
+        The release card (see :func:`release_card`).
+    csv : bytes
+        The table as written: UTF-8 CSV, ``\\n`` line ends, spreadsheet-safe text cells.
+    """
+
+    table: pd.DataFrame
+    card: dict[str, Any]
+    csv: bytes
+
+
+def _table_differences(audited: pd.DataFrame, given: pd.DataFrame) -> list[str]:
+    """What differs between the audited table and the one given, in sentences."""
+    out: list[str] = []
+    a_cols, g_cols = [str(c) for c in audited.columns], [str(c) for c in given.columns]
+    if missing := [c for c in a_cols if c not in g_cols]:
+        out.append(f"columns removed since the audit: {missing}.")
+    if added := [c for c in g_cols if c not in a_cols]:
+        out.append(f"columns added since the audit: {added}.")
+    if len(audited) != len(given):
+        out.append(f"the table has {len(given):,} rows; the audited one had {len(audited):,}.")
+    common = [c for c in a_cols if c in g_cols]
+    if common:
+        a_rows = pd.util.hash_pandas_object(audited[common].astype(str), index=False)
+        g_rows = pd.util.hash_pandas_object(given[common].astype(str), index=False)
+        only_given = int((~g_rows.isin(set(a_rows.to_numpy()))).sum())
+        only_audited = int((~a_rows.isin(set(g_rows.to_numpy()))).sum())
+        if only_given or only_audited:
+            out.append(
+                f"{only_given:,} rows of the table are not in the audited data, and {only_audited:,} "
+                "audited rows are not in the table."
+            )
+        elif not out:
+            out.append("the same rows, in a different order or with different value types.")
+    return out
+
+
+def _generator_differences(
+    spec: RunSpec, generator: str | None, params: Mapping[str, Any] | None
+) -> list[str]:
+    out: list[str] = []
+    if generator is not None and generator != spec.generator:
+        out.append(f"the generator is {generator!r}; the audit used {spec.generator!r}.")
+    for key, value in dict(params or {}).items():
+        audited = spec.generator_params.get(key)
+        same = audited == value or (
+            isinstance(audited, float) and isinstance(value, float) and math.isclose(audited, value)
+        )
+        if not same:
+            shown = "its default" if key not in spec.generator_params else repr(audited)
+            out.append(f"{key} = {value!r}; the audit used {shown}.")
+    return out
+
+
+def _audited_d(folder: RunFolder, spec: RunSpec) -> tuple[pd.DataFrame, np.ndarray]:
+    table = folder.load_table()
+    problems = []
+    if fingerprint_table(table) != spec.data_fingerprint:
+        problems.append("the run's stored table no longer has the audited fingerprint.")
+    d = run_split(spec, len(table)).target
+    recorded = spec.setup.data_fingerprint
+    if recorded is not None and fingerprint_table(table.iloc[d].reset_index(drop=True)) != recorded:
+        problems.append("the audited D recomputed from the run's table has a different fingerprint.")
+    if problems:
+        raise ReleaseError(
+            f"Run {folder.run_id} cannot be released: its data changed after the audit. Audit the "
+            "data again.",
+            problems,
+        )
+    return table, d
+
+
+def _check_data(spec: RunSpec, table: pd.DataFrame, d: np.ndarray, data: Dataset) -> None:
+    """Refuse unless ``data`` is the table that was audited (its D part, with a population)."""
+    schema = Schema.from_dict(spec.schema)
+    names = [c.name for c in schema.columns]
+    given = data.table
+    if set(names) <= {str(c) for c in given.columns}:
+        given = prepare_table(given[names], schema).table
+    if spec.setup.kind == "release" and spec.setup.population == "table":
+        audited = table.iloc[d].reset_index(drop=True)
+        expected = spec.setup.data_fingerprint
+    else:
+        audited = table
+        expected = spec.data_fingerprint
+    if fingerprint_table(given) == expected:
+        return
+    raise ReleaseError(
+        f"{data.source_name} is not the table that was audited, so the audit says nothing about a "
+        "release trained on it. Audit this table, or release from the audited one.",
+        _table_differences(audited, given) or ["its contents differ from the audited table."],
+    )
+
+
+def make_release(
+    folder: RunFolder,
+    *,
+    rows: int | None = None,
+    seed: int | None = None,
+    data: Dataset | None = None,
+    generator: str | None = None,
+    generator_params: Mapping[str, Any] | None = None,
+    threshold: float | None = None,
+) -> Release:
+    """Train the audited generator on the audited D and sample the synthetic release.
+
+    Parameters
+    ----------
+    folder : RunFolder
+        A finished audit.
+    rows : int, optional
+        Synthetic rows; |D| by default.
+    seed : int, optional
+        The release's seed; the run's root seed by default.
+    data : Dataset, optional
+        The table the owner means to release from; refused unless it is the audited one.
+    generator, generator_params : optional
+        Settings the owner means to release with; refused unless they are the audited ones.
+    threshold : float, optional
+        The high-risk threshold of the card's verdict; the run's by default.
+
+    Raises
+    ------
+    RunError
+        When the run is not finished.
+    ReleaseError
+        When the table or the generator settings differ from the audited ones, listing each
+        difference.
+    ParameterError
+        For rows below 1 or a negative seed.
+    """
+    from privgame.games.engine import require_done
+
+    require_done(folder)
+    spec = folder.spec()
+    problems = _generator_differences(spec, generator, generator_params)
+    if problems:
+        raise ReleaseError(
+            "The generator settings differ from the audited ones, so the audit says nothing about "
+            "this release. Release with the audited settings, or audit the new ones.",
+            problems,
+        )
+    table, d = _audited_d(folder, spec)
+    if data is not None:
+        _check_data(spec, table, d, data)
+    n = len(d) if rows is None else rows
+    seed = spec.seed if seed is None else seed
+    bad = []
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        bad.append(f"--rows must be a whole number of at least 1; got {n!r}.")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        bad.append(f"--seed must be a non-negative whole number; got {seed!r}.")
+    if bad:
+        raise ParameterError("The release settings are not valid.", bad)
+    schema = Schema.from_dict(spec.schema)
+    X = encode(table, schema)
+    model = create(spec.generator, **spec.generator_params)
+    synthetic = decode(model.fit_sample(X[d], schema, n, rng=stream(seed, 0, Role.RELEASE)), schema)
+    csv = csv_safe(synthetic).to_csv(index=False, lineterminator="\n").encode("utf-8")
+    card = release_card(
+        folder,
+        rows=n,
+        seed=seed,
+        csv_sha256=hashlib.sha256(csv).hexdigest(),
+        metadata=dict(model.metadata),
+        threshold=threshold,
+    )
+    return Release(table=synthetic, card=card, csv=csv)
+
+
+def verdict_text(summary: Mapping[str, Any]) -> str:
+    """One sentence: records at risk among those audited, and the share estimate if there is one."""
+    t = summary.get("threshold")
+    groups = summary.get("groups") or {}
+    parts = [
+        f"{summary.get('at_risk_model_seeded', 0)} of {summary.get('records', 0)} audited records are "
+        f"at risk in this release (model-seeded risk above t = {t:g})"
+    ]
+    outlier = groups.get("outlier") or {}
+    if outlier.get("records"):
+        parts.append(f"{outlier['at_risk']} of the {outlier['records']} most outlying")
+    text = "; ".join(parts) + "."
+    share = summary.get("share_at_risk")
+    if share:
+        text += " " + share["text"]
+    traditional = summary.get("at_risk_traditional")
+    if traditional is not None:
+        text += (
+            f" The traditional game would flag {traditional} of the audited records."
+            if summary.get("at_risk_model_seeded")
+            else ""
+        )
+    return text
+
+
+def release_card(
+    folder: RunFolder,
+    *,
+    rows: int,
+    seed: int,
+    csv_sha256: str | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    threshold: float | None = None,
+) -> dict[str, Any]:
+    """The release card: what was released, from what, with which audit and verdict.
+
+    Returns
+    -------
+    dict
+        JSON-ready: ``privgame_version``, ``run_id``, ``release`` (rows, seed, the CSV's
+        SHA-256), ``generator`` (name, parameters, metadata), ``data`` (fingerprints and rows of
+        D and of the population part, the set-up in words), ``audit`` (plan, attack settings,
+        threshold, records and groups at risk, the share estimate) and ``verdict`` (a sentence).
+    """
+    import privgame
+
+    spec = folder.spec()
+    t = spec.threshold if threshold is None else float(threshold)
+    summary = run_summary(folder, t)
+    setup = spec.setup
+    records = folder.records()
+    audit = audit_summary(records, spec, t)
+
+    return {
+        "privgame_version": privgame.__version__,
+        "run_id": folder.run_id,
+        "release": {"rows": rows, "seed": seed, "csv_sha256": csv_sha256},
+        "generator": {
+            "name": spec.generator,
+            "params": spec.to_dict()["generator_params"],
+            "metadata": dict(metadata or {}),
+        },
+        "data": {
+            "name": spec.data_name,
+            "setup": setup.kind,
+            "population": setup.population,
+            "population_name": setup.population_name,
+            "d_rows": spec.sizes["target"],
+            "d_fingerprint": setup.data_fingerprint,
+            "population_rows": setup.population_rows if setup.kind == "release" else None,
+            "population_fingerprint": setup.population_fingerprint,
+            "run_table_fingerprint": spec.data_fingerprint,
+            "in_words": describe_setup(spec),
+        },
+        "audit": {
+            "plan": audit["audit_plan"],
+            "n_shadow": spec.attack.n_shadow,
+            "n_eval": spec.attack.n_eval,
+            "threshold": t,
+            "records_audited": summary.get("records"),
+            "at_risk_model_seeded": summary.get("at_risk_model_seeded"),
+            "at_risk_traditional": summary.get("at_risk_traditional"),
+            "groups": audit["groups"],
+            "share_at_risk": audit["share_at_risk"],
+            "at_risk_record_ids": [
+                int(r)
+                for r in records.loc[
+                    np.nan_to_num(records["risk_model_seeded"].to_numpy(float), nan=-1.0) > t, "record_id"
+                ]
+            ],
+        },
+        "verdict": verdict_text(summary),
+        "note": (
+            "The verdict is this attack's success against this release's generator and data, "
+            "measured by the model-seeded game: an estimate, not a guarantee."
+        ),
+    }
+
+
+def card_path(output: str | os.PathLike[str]) -> Path:
+    """``synthetic.csv`` -> ``synthetic.card.json``."""
+    path = Path(output)
+    return path.with_name(path.stem + CARD_SUFFIX)
+
+
+def _refuse_special(path: Path) -> None:
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise ParameterError(
+            f"{path} exists and is not a regular file (a folder, pipe or device); write the release to "
+            "a new file or an existing regular file."
+        )
+
+
+def write_release(release: Release, output: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """Write the synthetic table and its card next to it, owner-readable only (0600), atomically.
+
+    Returns
+    -------
+    (Path, Path)
+        The table's path and the card's.
+    """
+    path = Path(output)
+    card = card_path(path)
+    for target in (path, card):
+        _refuse_special(target)
+    if not path.parent.is_dir():
+        raise ParameterError(f"The folder {path.parent} does not exist; create it or write elsewhere.")
+    card_data = {**release.card, "release": {**release.card["release"], "file": path.name}}
+    atomic_write(path, release.csv)
+    atomic_write(card, json_bytes(card_data))
+    return path, card

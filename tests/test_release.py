@@ -1,0 +1,205 @@
+"""The release: same bytes as a fresh fit on D, a card that matches, refusals, and the share estimate."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame import metrics
+from privgame.audit import share_at_risk, share_text
+from privgame.cli import main
+from privgame.data import BUNDLED_ADULT, decode, encode, fingerprint_table, load_dataset
+from privgame.data.schema import Schema
+from privgame.errors import ParameterError, ReleaseError
+from privgame.games.engine import start_run
+from privgame.games.plan import run_split
+from privgame.generators import create
+from privgame.release import card_path, make_release, write_release
+from privgame.seeding import Role, stream
+from privgame.setups import release_inputs
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder
+
+
+@pytest.fixture(scope="module")
+def data_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    adult = pd.read_csv(BUNDLED_ADULT, nrows=700).dropna().drop_duplicates()
+    path = tmp_path_factory.mktemp("release") / "owner.csv"
+    adult.to_csv(path, index=False)
+    return path
+
+
+def _audit(data_csv: Path, root: Path, generator: str, **params: object) -> RunFolder:
+    data = load_dataset(data_csv)
+    inputs = release_inputs(data, seed=4, holdout=0.3)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator=generator,
+        generator_params=dict(params),
+        attack=AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection.plan(outliers=2, random=3),
+        seed=4,
+        setup=inputs.setup,
+    )
+    return start_run(root, spec, inputs.table, workers=1)
+
+
+@pytest.fixture(scope="module")
+def synthpop_run(data_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
+    return _audit(data_csv, tmp_path_factory.mktemp("runs"), "synthpop")
+
+
+def test_a_release_equals_a_fresh_fit_of_the_audited_generator_on_d(synthpop_run: RunFolder) -> None:
+    release = make_release(synthpop_run)
+    spec = synthpop_run.spec()
+    table = synthpop_run.load_table()
+    schema = Schema.from_dict(spec.schema)
+    d = run_split(spec, len(table)).target
+    fresh = create("synthpop").fit_sample(
+        encode(table, schema)[d], schema, len(d), rng=stream(spec.seed, 0, Role.RELEASE)
+    )
+    expected = decode(fresh, schema).to_csv(index=False, lineterminator="\n").encode()
+    assert release.csv == expected
+    assert make_release(synthpop_run).csv == release.csv  # same run and seed, same bytes
+    assert make_release(synthpop_run, seed=spec.seed + 1).csv != release.csv
+
+
+def test_the_card_fingerprints_match_the_audited_parts(synthpop_run: RunFolder, tmp_path: Path) -> None:
+    release = make_release(synthpop_run, rows=50)
+    path, card_file = write_release(release, tmp_path / "synthetic.csv")
+    assert card_file == card_path(path) == tmp_path / "synthetic.card.json"
+    assert os.stat(path).st_mode & 0o777 == 0o600
+    card = json.loads(card_file.read_text())
+    spec = synthpop_run.spec()
+    table = synthpop_run.load_table()
+    split = run_split(spec, len(table))
+    assert card["data"]["d_fingerprint"] == fingerprint_table(table.iloc[split.target].reset_index(drop=True))
+    population = sorted([*split.aux.tolist(), *split.reference.tolist()])
+    assert card["data"]["population_fingerprint"] == fingerprint_table(
+        table.iloc[population].reset_index(drop=True)
+    )
+    assert card["run_id"] == synthpop_run.run_id and card["release"]["rows"] == 50
+    assert card["generator"]["name"] == "synthpop" and card["audit"]["plan"]["outliers"] == 2
+    assert card["audit"]["share_at_risk"]["sampled"] == 3
+    assert card["release"]["file"] == "synthetic.csv"
+    assert card["privgame_version"]
+
+
+def test_no_holdout_row_is_ever_released(data_csv: Path, tmp_path: Path) -> None:
+    # The identity generator releases its training rows verbatim: exactly D, never the holdout.
+    folder = _audit(data_csv, tmp_path, "identity")
+    released = make_release(folder).table
+    spec = folder.spec()
+    table = folder.load_table()
+    split = run_split(spec, len(table))
+    names = list(released.columns)
+    key = lambda frame: set(frame[names].astype(str).agg("|".join, axis=1))  # noqa: E731
+    held_back = table.iloc[np.concatenate([split.aux, split.reference])]
+    assert key(released) == key(table.iloc[split.target])
+    assert not key(released) & key(held_back)
+
+
+def test_a_changed_table_is_refused(synthpop_run: RunFolder, data_csv: Path, tmp_path: Path) -> None:
+    changed = pd.read_csv(data_csv)
+    changed.loc[0, "age"] = 99
+    changed = changed.iloc[:-3]
+    path = tmp_path / "changed.csv"
+    changed.to_csv(path, index=False)
+    with pytest.raises(ReleaseError, match="is not the table that was audited") as caught:
+        make_release(synthpop_run, data=load_dataset(path))
+    assert any("rows; the audited one had" in p for p in caught.value.problems)
+    make_release(synthpop_run, data=load_dataset(data_csv))  # the audited table itself is fine
+
+
+def test_changed_generator_settings_are_refused(synthpop_run: RunFolder) -> None:
+    with pytest.raises(ReleaseError, match="generator settings differ") as caught:
+        make_release(synthpop_run, generator="privbayes", generator_params={"min_samples_leaf": 10})
+    assert caught.value.problems == [
+        "the generator is 'privbayes'; the audit used 'synthpop'.",
+        "min_samples_leaf = 10; the audit used its default.",
+    ]
+
+
+def test_bad_release_settings_are_refused(synthpop_run: RunFolder, tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match="--rows must be"):
+        make_release(synthpop_run, rows=0)
+    os.mkfifo(tmp_path / "pipe.csv")
+    with pytest.raises(ParameterError, match="not a regular file"):
+        write_release(make_release(synthpop_run), tmp_path / "pipe.csv")
+
+
+def test_the_release_command(
+    synthpop_run: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "release.csv"
+    assert main(["release", str(synthpop_run.path), "-o", str(out), "--rows", "40"]) == 0
+    assert len(pd.read_csv(out)) == 40 and card_path(out).exists()
+    assert "audited records are at risk" in capsys.readouterr().err
+    assert main(["release", str(synthpop_run.path), "-o", str(out), "--generator", "baynet"]) == 2
+    assert "the audit used 'synthpop'" in capsys.readouterr().err
+
+
+def test_the_records_keep_their_audit_group(synthpop_run: RunFolder) -> None:
+    records = synthpop_run.records()
+    groups = set(records["audit_group"])
+    assert groups <= {"outlier", "random", "outlier+random"}
+    summary = synthpop_run.summary()
+    assert summary["groups"]["outlier"]["records"] == 2 and summary["groups"]["random"]["records"] == 3
+    assert summary["setup"]["kind"] == "release"
+
+
+# --------------------------------------------------------------------------------------------
+# The share estimate, by hand
+# --------------------------------------------------------------------------------------------
+
+
+def test_clopper_pearson_on_hand_computed_cases() -> None:
+    # With no success the upper bound solves (1 - p)^n = alpha/2; with all, p^n = alpha/2.
+    assert metrics.binomial_interval(0, 20) == (0.0, pytest.approx(1 - 0.025 ** (1 / 20)))
+    assert metrics.binomial_interval(20, 20) == (pytest.approx(0.025 ** (1 / 20)), 1.0)
+    # One of two: the bounds solve 1 - (1 - p)^2 = 0.025 and p^2 = 0.975.
+    low, high = metrics.binomial_interval(1, 2)
+    assert low == pytest.approx(1 - math.sqrt(0.975)) and high == pytest.approx(math.sqrt(0.975))
+    with pytest.raises(ParameterError, match="successes <= trials"):
+        metrics.binomial_interval(3, 2)
+
+
+def _records(groups: list[str], risks: list[float]) -> pd.DataFrame:
+    return pd.DataFrame({"audit_group": groups, "risk_model_seeded": risks})
+
+
+def test_the_share_uses_the_random_sample_only(synthpop_run: RunFolder) -> None:
+    spec = synthpop_run.spec()
+    records = _records(
+        ["outlier", "outlier", "random", "random", "random", "outlier+random"],
+        [0.99, 0.95, 0.9, 0.5, 0.6, 0.85],
+    )
+    share = share_at_risk(records, spec, 0.8)
+    assert share is not None
+    assert (share["sampled"], share["at_risk"]) == (4, 2)
+    assert share["estimate"] == 0.5
+    low, high = metrics.binomial_interval(2, 4)
+    assert (share["low"], share["high"]) == (low, high)
+    assert share["text"].startswith("An estimated 50% (6.8%–93%) of the")
+    assert share_at_risk(_records(["outlier"], [0.9]), spec, 0.8) is None
+
+
+def test_the_share_text_of_a_census() -> None:
+    share = {
+        "records_in_d": 40,
+        "sampled": 40,
+        "at_risk": 2,
+        "estimate": 0.05,
+        "census": True,
+        "threshold": 0.8,
+    }
+    assert share_text(share) == "5% of the 40 records are at risk (2 of 40, every record audited; t = 0.8)."
