@@ -267,5 +267,6 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
     summary.update(audit_summary(records, spec, t))
+    summary["passes"] = list(folder.status().get("extensions") or [])
     summary["run_id"] = folder.run_id
     return summary

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from privgame import __version__
-from privgame.commands import export, release, report, run, schema, study, synth
+from privgame.commands import export, extend, release, report, run, schema, study, synth
 from privgame.errors import PrivgameError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -23,6 +23,7 @@ COMMANDS: list[ModuleType] = [
     schema,
     synth,
     run,
+    extend,
     report,
     release,
     export,

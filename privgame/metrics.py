@@ -38,6 +38,7 @@ from numpy.typing import ArrayLike, NDArray
 from privgame.errors import ParameterError
 
 __all__ = [
+    "VERDICTS",
     "MissRate",
     "RocCurve",
     "abs_differences",
@@ -53,6 +54,7 @@ __all__ = [
     "roc_points",
     "summarize",
     "tpr_at_fpr",
+    "verdicts",
 ]
 
 FloatArray = NDArray[np.float64]
@@ -416,6 +418,48 @@ def hoeffding_half_width(n: int, rho: float = 0.05) -> float:
         )
     rho = _probability(rho, "rho", open_low=True, open_high=True)
     return math.sqrt(math.log(2.0 / rho) / (2.0 * int(n)))
+
+
+VERDICTS: tuple[str, ...] = ("at risk", "undecided", "not at risk")
+"""The three-way verdict of a record, from its risk's 95% interval against the threshold t."""
+
+
+def verdicts(low: ArrayLike, high: ArrayLike, threshold: float) -> NDArray[np.str_]:
+    """The three-way verdict of each record from its risk's confidence interval.
+
+    *at risk* when the interval's lower bound is above ``t``; *not at risk* when its upper bound
+    is at or below ``t``; *undecided* when the interval contains ``t`` (a bound exactly at ``t``
+    follows the same rule as the point risk: above ``t`` is at risk, at ``t`` is not). Each
+    record is tested on its own: with many records, some intervals miss their true risk by
+    chance (about 1 in 40 on each side for 95% intervals).
+
+    Parameters
+    ----------
+    low, high : array-like of float, shape (R,)
+        The bounds of each record's interval (e.g. the 95% DeLong interval of its AUC); ``nan``
+        where the risk is undefined.
+    threshold : float
+        The high-risk threshold ``t`` in [0, 1].
+
+    Returns
+    -------
+    ndarray of str, shape (R,)
+        One of :data:`VERDICTS` per record; a record with an undefined bound is *undecided*.
+
+    Raises
+    ------
+    ParameterError
+        If the lengths differ or ``threshold`` is outside [0, 1].
+    """
+    t = _threshold(threshold)
+    lo = _float_vector(low, "low")
+    hi = _float_vector(high, "high")
+    if lo.shape != hi.shape:
+        raise ParameterError(f"low and high must have the same length, got {lo.size} and {hi.size}.")
+    out = np.full(lo.shape, "undecided", dtype=object)
+    out[lo > t] = "at risk"
+    out[hi <= t] = "not at risk"
+    return out.astype(str)
 
 
 def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:

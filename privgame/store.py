@@ -61,6 +61,7 @@ __all__ = [
 
 _RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[a-z0-9_]+-[0-9a-f]{6}$")
 _GENERATOR_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 STATES = ("created", "queued", "running", "done", "failed", "cancelled")
 
 CHECKSUMS = "checksums.sha256"
@@ -358,6 +359,10 @@ class RunFolder(StatusFolder):
         except (ValueError, KeyError, TypeError) as exc:
             raise RunError(f"{self.path / 'spec.json'} is corrupt ({exc}); the run cannot be read.") from None
 
+    def write_spec(self, spec: RunSpec) -> None:
+        """Replace the spec (only :func:`privgame.games.engine.extend` does: more evaluation runs)."""
+        _write_checked(self.path, "spec.json", spec.to_json().encode())
+
     def load_table(self) -> pd.DataFrame:
         """The prepared table the run audits."""
         data = self._read_checked("data.parquet")
@@ -444,7 +449,7 @@ class RunFolder(StatusFolder):
         scores.to_parquet(buffer, index=False)
         _write_checked(self.path, "scores.parquet", buffer.getvalue())
         _write_checked(self.path, "summary.json", json_bytes(dict(summary)))
-        from privgame.report import csv_safe  # a spreadsheet must not run a record's text
+        from privgame.csvsafe import csv_safe  # a spreadsheet must not run a record's text
 
         _write_checked(
             self.path,
@@ -544,28 +549,51 @@ def _live_pids() -> set[int]:
         return set()
 
 
+def _id_generator(name: str) -> str | None:
+    """The generator's part of a run id, or None when ``name`` cannot give one.
+
+    A registered name is used as it is. A plug-in (``module.path:ClassName``, or an installed
+    entry point whose name is not ``[a-z0-9_]``) becomes ``plugin_<class or entry point name>``,
+    lower-cased with every other character run replaced by ``_``; the spec keeps the full name.
+    """
+    if _GENERATOR_NAME.match(name):
+        return name
+    if ":" in name:
+        label = name.rpartition(":")[2].rpartition(".")[2]
+    else:
+        from privgame.generators import installed_plugins
+
+        if name not in installed_plugins():
+            return None
+        label = name
+    slug = _NOT_SLUG.sub("_", label.lower()).strip("_")
+    return f"plugin_{slug}"[:64].rstrip("_") if slug else "plugin"
+
+
 def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
     """Create a new run folder under ``root`` holding ``spec`` and the prepared ``table``.
 
     The folder name is ``YYYYmmdd-HHMMSS-<generator>-<6 hex>``; it never contains user text (a
-    generator name is one of the registered names, checked here against ``[a-z0-9_]``). The
-    folder is readable by its owner only (0700), whatever the umask, and so are its files (0600).
+    generator name is one of the registered names, checked here against ``[a-z0-9_]``, or a
+    plug-in's ``plugin_<slug>``, see :func:`_id_generator`). The folder is readable by its owner
+    only (0700), whatever the umask, and so are its files (0600).
 
     Raises
     ------
     RunError
         When the generator name could not be part of a folder name.
     """
-    if not _GENERATOR_NAME.match(spec.generator):
+    generator = _id_generator(spec.generator)
+    if generator is None:
         raise RunError(
             f"Generator name {spec.generator!r} cannot name a run folder; generator names use "
-            "only lower-case letters, digits and underscores."
+            "only lower-case letters, digits and underscores, and plug-ins are named module.path:ClassName."
         )
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     for _ in range(10):
-        run_id = f"{stamp}-{spec.generator}-{secrets.token_hex(3)}"
+        run_id = f"{stamp}-{generator}-{secrets.token_hex(3)}"
         path = root / run_id
         try:
             path.mkdir(mode=0o700)

@@ -597,3 +597,33 @@ def test_ecdf_and_percentiles_reject_infinite_values() -> None:
         ecdf([0.1, np.inf])
     with pytest.raises(ParameterError, match="values must hold finite numbers"):
         percentiles([0.1, -np.inf])
+
+
+# --------------------------------------------------------------------------------------------
+# The three-way verdict
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_verdict_of_hand_made_intervals_including_bounds_exactly_at_t() -> None:
+    from privgame.metrics import verdicts
+
+    low = [0.85, 0.80, 0.60, 0.60, 0.70, float("nan")]
+    high = [0.95, 0.90, 0.80, 0.79, 0.81, float("nan")]
+    assert verdicts(low, high, 0.8).tolist() == [
+        "at risk",  # the whole interval is above t
+        "undecided",  # the lower bound is exactly t: not above it
+        "not at risk",  # the upper bound is exactly t: at or below it
+        "not at risk",
+        "undecided",  # the interval contains t
+        "undecided",  # an undefined risk decides nothing
+    ]
+
+
+def test_the_verdict_checks_its_inputs() -> None:
+    from privgame.errors import ParameterError
+    from privgame.metrics import verdicts
+
+    with pytest.raises(ParameterError, match="same length"):
+        verdicts([0.1, 0.2], [0.3], 0.8)
+    with pytest.raises(ParameterError, match="threshold"):
+        verdicts([0.1], [0.3], 1.5)

@@ -30,9 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("-o", "--output", required=True, help="the synthetic CSV file to write")
     parser.add_argument("--rows", type=int, help="synthetic rows (default: |D|)")
     parser.add_argument("--seed", type=int, help="the release's seed (default: the run's seed)")
-    check = parser.add_argument_group(
-        "checks (optional): refuse the release unless these match the audit"
-    )
+    check = parser.add_argument_group("checks (optional): refuse the release unless these match the audit")
     check.add_argument("--data", help="the table you mean to release from: it must be the audited one")
     check.add_argument("--missing", choices=("drop", "category"), help="with --data: as given to run")
     check.add_argument("--generator", help="the generator you mean to release with")
@@ -49,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     spec = folder.spec()
     data = None
     if args.data:
-        data = load_dataset(args.data, missing_policy=args.missing or spec.schema.get("missing_policy", "drop"))
+        data = load_dataset(
+            args.data, missing_policy=args.missing or spec.schema.get("missing_policy", "drop")
+        )
     params: dict[str, Any] = {
         key: getattr(args, key)
         for key in ("degree", "epsilon", "bins", "min_samples_leaf")

@@ -72,6 +72,11 @@ def format_summary(summary: dict[str, Any]) -> str:
     share = summary.get("share_at_risk")
     if share:
         lines.append(f"share at risk       {share['text']}")
+    for i, step in enumerate(summary.get("passes") or [], start=1):
+        lines.append(
+            f"extension {i:<10}N_eval {step['n_eval']}: {len(step['extended'])} records got more runs, "
+            f"{len(step['resolved'])} resolved, {step['undecided']} still undecided"
+        )
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")

@@ -124,6 +124,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default="random_forest",
         help="the attack's meta-classifier (default random_forest)",
     )
+    attack.add_argument(
+        "--resolve-to",
+        type=int,
+        metavar="E",
+        help="after the first pass, add runs to the records whose verdict is undecided, doubling N_eval "
+        "each pass, until none is undecided or every record has E runs",
+    )
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
@@ -232,7 +239,9 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
     if state == "cancelled":
         print(f"cancelled; resume with: python -m privgame resume {folder.path}", file=sys.stderr)
         return 3
-    summary = folder.summary()
+    from privgame.audit import run_summary
+
+    summary = run_summary(folder)
     print(f"run folder: {folder.path}")
     from privgame.commands.report import format_summary
 
@@ -241,6 +250,10 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.resolve_to is not None and (args.resolve_to % 2 or args.resolve_to <= args.n_eval):
+        raise ParameterError(
+            f"--resolve-to must be an even number above --n-eval ({args.n_eval}); got {args.resolve_to}."
+        )
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
     folder = create_run(args.out, spec, inputs.table)
@@ -255,7 +268,26 @@ def run(args: argparse.Namespace) -> int:
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
     execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
+    if args.resolve_to and folder.status().get("state") == "done":
+        _resolve(folder, args, scheduler)
     return _finish(folder, args)
+
+
+def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> None:
+    """Extend the undecided records, doubling N_eval each pass, up to ``--resolve-to``."""
+    from privgame.commands.extend import describe_pass
+    from privgame.games.engine import extend, undecided_records
+
+    n = folder.spec().attack.n_eval
+    target = args.resolve_to
+    while n < target and undecided_records(folder):
+        n = min(2 * n, target)
+        result = extend(
+            folder, n, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)
+        )
+        if result.get("cancelled"):
+            return
+        print(describe_pass(result), file=sys.stderr)
 
 
 def run_resume(args: argparse.Namespace) -> int:

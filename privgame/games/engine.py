@@ -36,7 +36,7 @@ from privgame.execution import (
     until_cancelled,
 )
 from privgame.games.plan import count_fits, run_split
-from privgame.games.work import Context, evaluate_target, shared_chunk
+from privgame.games.work import Context, evaluate_target, extend_target, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
@@ -48,6 +48,7 @@ __all__ = [
     "build_audit",
     "build_context",
     "execute",
+    "extend",
     "plan_summary",
     "record_results",
 ]
@@ -260,8 +261,9 @@ def execute(
             fits_done_now += fits
             report("shared")
 
-        shadow_out = folder.load_shared("shadow_out")
-        ms_in = folder.load_shared("ms_in")
+        shadow_out = folder.load_shared("shadow_out")[:half_shadow]
+        # An extended run holds more model-seeded 'in' datasets than this spec plays.
+        ms_in = folder.load_shared("ms_in")[:half_eval]
         waiting = []
         for record_id in targets:
             if folder.target_done(int(record_id)):
@@ -314,6 +316,189 @@ def execute(
             Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0)
         )
     return folder
+
+
+def undecided_records(folder: RunFolder, threshold: float | None = None) -> list[int]:
+    """Record ids whose model-seeded verdict is *undecided* at ``threshold`` (the run's by default)."""
+    records = folder.records()
+    t = folder.spec().threshold if threshold is None else threshold
+    verdict = metrics.verdicts(
+        records["risk_model_seeded_low"].to_numpy(float), records["risk_model_seeded_high"].to_numpy(float), t
+    )
+    return [int(r) for r in records.loc[verdict == "undecided", "record_id"]]
+
+
+def extend(
+    folder: RunFolder,
+    n_eval: int,
+    *,
+    record_ids: list[int] | None = None,
+    threshold: float | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> dict[str, Any]:
+    """Add evaluation runs, in both games, to some records of a finished run, up to ``n_eval``.
+
+    Every run already made is reused and nothing is trained twice: each target's meta-classifier
+    is kept in its checkpoint, and runs are indexed, so run ``i`` of a game is the same whether it
+    was played first or added later. Extending every record of a run from N to ``n_eval``
+    therefore gives exactly the results of the run started at ``n_eval`` (byte for byte); the
+    spec then records ``n_eval``. Extending only some records leaves the spec as it is, and
+    ``records`` says how many runs each record has (``n_eval`` column).
+
+    Parameters
+    ----------
+    folder : RunFolder
+        A finished run.
+    n_eval : int
+        Evaluation runs per game wanted (even).
+    record_ids : list of int, optional
+        The records to extend; by default those *undecided* at ``threshold`` (see
+        :func:`undecided_records`).
+    threshold : float, optional
+        For the default choice of records; the run's threshold by default.
+
+    Returns
+    -------
+    dict
+        ``n_eval``, ``extended`` (record ids that got runs), ``undecided_before`` and
+        ``undecided_after`` (at ``threshold``), ``resolved`` (records no longer undecided).
+
+    Raises
+    ------
+    RunError
+        When the run is not finished.
+    ParameterError
+        For an odd or too small ``n_eval``, or records that were not audited.
+    """
+    from privgame.errors import ParameterError
+
+    require_done(folder)
+    spec = folder.spec()
+    t = spec.threshold if threshold is None else threshold
+    if isinstance(n_eval, bool) or not isinstance(n_eval, int) or n_eval < 4 or n_eval % 2:
+        raise ParameterError(f"--n-eval must be an even whole number of at least 4; got {n_eval!r}.")
+    audited = [int(r) for r in folder.records()["record_id"]]
+    before = undecided_records(folder, t)
+    chosen = before if record_ids is None else [int(r) for r in record_ids]
+    if unknown := sorted(set(chosen) - set(audited)):
+        raise ParameterError(
+            f"Records {unknown[:10]} were not audited in run {folder.run_id}; extend audited records only."
+        )
+    todo = [r for r in chosen if len(folder.load_target(r)["ms_scores"]) < n_eval]
+    result: dict[str, Any] = {"n_eval": n_eval, "extended": todo, "undecided_before": before}
+    if todo:
+        _extend_runs(folder, spec, n_eval, todo, workers, scheduler, progress, cancel)
+    if folder.status().get("state") == "cancelled":
+        result.update(undecided_after=before, resolved=[], cancelled=True)
+        return result
+    after = undecided_records(folder, t)
+    result.update(undecided_after=after, resolved=sorted(set(before) - set(after)))
+    passes = list(folder.status().get("extensions") or [])
+    passes.append({k: result[k] for k in ("n_eval", "extended", "resolved")} | {"undecided": len(after)})
+    folder.write_status(extensions=passes)
+    return result
+
+
+def _extend_runs(
+    folder: RunFolder,
+    spec: RunSpec,
+    n_eval: int,
+    todo: list[int],
+    workers: int | None,
+    scheduler: str | None,
+    progress: Callable[[Progress], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> None:
+    """Make the missing shared 'in' datasets, add runs to ``todo``, and write the results again."""
+    from dataclasses import replace
+
+    workers = workers or default_workers()
+    _claim(folder)
+    folder.clear_cancel()
+    started = time.time()
+    wider = replace(spec, attack=replace(spec.attack, n_eval=n_eval))
+    table = folder.load_table()
+    ctx, groups = build_audit(wider, table)
+    recorded = folder.status().get("audit_groups")
+    if isinstance(recorded, dict):
+        groups = {k: np.asarray(v, dtype=np.int64) for k, v in recorded.items()}
+    targets = np.asarray(folder.records()["record_id"], dtype=np.int64)
+    half = n_eval // 2
+    made = len(folder.load_shared("ms_in"))
+    chunk = int((folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
+    deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
+    shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
+    previous = {r: folder.load_target(r) for r in todo}
+    done_runs = {r: len(previous[r]["ms_scores"]) // 2 for r in todo}
+    fits_total = sum(1 if deterministic else b - a for a, b in shared) + sum(
+        3 * (half - d) for d in done_runs.values()
+    )
+    fits_done = 0
+    total_units = len(shared) + len(todo)
+    done_units = 0
+
+    def report(phase: str) -> None:
+        elapsed = time.time() - started
+        eta = elapsed / fits_done * (fits_total - fits_done) if fits_done else None
+        folder.write_status(
+            state="running",
+            phase=phase,
+            done_units=done_units,
+            total_units=total_units,
+            fits_done=fits_done,
+            fits_total=fits_total,
+            eta=eta,
+        )
+        if progress is not None:
+            progress(Progress(phase, done_units, total_units, fits_done, fits_total, elapsed, eta))
+
+    def cancelled() -> bool:
+        return folder.cancel_requested() or (cancel is not None and cancel())
+
+    folder.write_status(
+        state="running", pid=os.getpid(), started=started, error=None, **describe_executor(workers, scheduler)
+    )
+    try:
+        calls = [
+            ((a, b), shared_chunk, (ctx, Role.MS_IN, a, b))
+            for a, b in shared
+            if not folder.shared_done("ms_in", a)
+        ]
+        report("shared")
+        for (a, b), datasets, _ in until_cancelled(
+            run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+        ):
+            folder.save_shared("ms_in", a, datasets)
+            done_units += 1
+            fits_done += 1 if deterministic else b - a
+            report("shared")
+        ms_in = folder.load_shared("ms_in")[:half]
+        calls = [(r, extend_target, (ctx, r, previous[r], ms_in[done_runs[r] :])) for r in todo]
+        report("targets")
+        for r, extended, _ in until_cancelled(
+            run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx, ms_in]), cancelled
+        ):
+            folder.save_target(r, extended)
+            done_units += 1
+            fits_done += 3 * (half - done_runs[r])
+            report("targets")
+    except Cancelled:
+        folder.write_status(state="cancelled", finished=time.time())
+        return
+    except Exception as exc:
+        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        raise
+    report("results")
+    runs = {int(r): len(folder.load_target(int(r))["ms_scores"]) for r in targets}
+    final = wider if all(n == n_eval for n in runs.values()) else spec
+    if final is wider:
+        folder.write_spec(wider)
+    records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
+    folder.write_results(records, scores, summary)
+    folder.write_status(state="done", phase="done", finished=time.time())
 
 
 def _evaluate_targets(
@@ -480,6 +665,7 @@ def record_results(
                     }
                 )
             )
+        row["n_eval"] = len(data["ms_labels"])
         row["difference"] = row["risk_model_seeded"] - row["risk_traditional"]
         row["outlier_score"] = float(outlier[position])
         rows.append(row)

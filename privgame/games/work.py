@@ -16,6 +16,7 @@ Every random choice comes from ``stream(seed, key, role, index)`` with key 0 for
 
 from __future__ import annotations
 
+import pickle
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,7 @@ from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
 from privgame.seeding import Role, stream
 
-__all__ = ["Context", "evaluate_target", "shared_chunk"]
+__all__ = ["Context", "evaluate_target", "extend_target", "play_games", "shared_chunk", "train_attack"]
 
 SHARED = 0
 
@@ -138,6 +139,174 @@ def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
     return out
 
 
+class _Clock:
+    """Seconds spent in generator fits and samples, query features and the classifier."""
+
+    def __init__(self) -> None:
+        self.generator = self.features = self.classifier = 0.0
+
+
+def _features(
+    ctx: Context, queries: QuerySet, x: np.ndarray, rows: np.ndarray, rng: np.random.Generator, clock: _Clock
+) -> np.ndarray:
+    t0 = time.perf_counter()
+    synthetic = _synthesise(ctx, rows, rng)
+    t1 = time.perf_counter()
+    features = queries.features(synthetic, x)
+    clock.generator += t1 - t0
+    clock.features += time.perf_counter() - t1
+    return features
+
+
+def _features_of(queries: QuerySet, x: np.ndarray, datasets: np.ndarray, clock: _Clock) -> np.ndarray:
+    t0 = time.perf_counter()
+    features = queries.features_batch(list(datasets), x)
+    clock.features += time.perf_counter() - t0
+    return features
+
+
+def train_attack(
+    ctx: Context, record_id: int, shadow_out: np.ndarray, clock: _Clock | None = None
+) -> MetaClassifier:
+    """The attack on target ``record_id``: shadow 'in' datasets for x, the shared shadow 'out'
+    datasets, their query features, and the meta-classifier trained on them."""
+    clock = clock or _Clock()
+    key = int(record_id) + 1
+    x = ctx.X[record_id]
+    queries = ctx.queries()
+    half_shadow = ctx.n_shadow // 2
+    shadow_in = np.stack(
+        [
+            _features(
+                ctx,
+                queries,
+                x,
+                plan.shadow_in_rows(
+                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i),
+                    ctx.aux,
+                    record_id,
+                    ctx.n_shadow_rows,
+                    replace=ctx.shadow_replace,
+                ),
+                rng,
+                clock,
+            )
+            for i in range(half_shadow)
+        ]
+    )
+    train = np.concatenate([shadow_in, _features_of(queries, x, shadow_out, clock)])
+    labels = np.concatenate([np.ones(half_shadow, dtype=np.int8), np.zeros(len(shadow_out), dtype=np.int8)])
+    t0 = time.perf_counter()
+    classifier = MetaClassifier(ctx.classifier).fit(train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER))
+    clock.classifier += time.perf_counter() - t0
+    return classifier
+
+
+def play_games(
+    ctx: Context,
+    record_id: int,
+    classifier: MetaClassifier,
+    ms_in: np.ndarray,
+    start: int,
+    stop: int,
+    clock: _Clock | None = None,
+) -> dict[str, np.ndarray]:
+    """Evaluation runs ``start .. stop - 1`` of both games for target ``record_id``.
+
+    Every run's randomness comes from its own index, so runs ``0 .. k`` played at once or in
+    several blocks give the same scores.
+
+    Parameters
+    ----------
+    ms_in : ndarray (stop - start, n, d)
+        The shared model-seeded 'in' datasets of these indices.
+
+    Returns
+    -------
+    dict of ndarray
+        ``ms_in``, ``ms_out``, ``t_in``, ``t_out`` (the scores of each role's runs, in index
+        order) and ``ms_reference_ids``.
+    """
+    clock = clock or _Clock()
+    key = int(record_id) + 1
+    x = ctx.X[record_id]
+    queries = ctx.queries()
+    indices = range(start, stop)
+    references = np.empty(len(indices), dtype=np.int64)
+    ms_out = []
+    for k, i in enumerate(indices):
+        rng = stream(ctx.seed, key, Role.MS_OUT, i)
+        rows, references[k] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
+        ms_out.append(_features(ctx, queries, x, rows, rng, clock))
+    t_in = [
+        _features(
+            ctx,
+            queries,
+            x,
+            plan.t_in_rows(rng := stream(ctx.seed, key, Role.T_IN, i), ctx.eval_pool, record_id, ctx.n),
+            rng,
+            clock,
+        )
+        for i in indices
+    ]
+    t_out = [
+        _features(
+            ctx,
+            queries,
+            x,
+            plan.t_out_rows(rng := stream(ctx.seed, key, Role.T_OUT, i), ctx.eval_pool, record_id, ctx.n),
+            rng,
+            clock,
+        )
+        for i in indices
+    ]
+    features = np.concatenate(
+        [_features_of(queries, x, ms_in, clock), np.stack(ms_out), np.stack(t_in), np.stack(t_out)]
+    )
+    t0 = time.perf_counter()
+    scores = classifier.score(features).astype(np.float64)
+    clock.classifier += time.perf_counter() - t0
+    m = len(indices)
+    return {
+        "ms_in": scores[:m],
+        "ms_out": scores[m : 2 * m],
+        "t_in": scores[2 * m : 3 * m],
+        "t_out": scores[3 * m :],
+        "ms_reference_ids": references,
+    }
+
+
+def _checkpoint(
+    blocks: list[dict[str, np.ndarray]], classifier: np.ndarray, timings: np.ndarray
+) -> dict[str, np.ndarray]:
+    def joined(name: str) -> np.ndarray:
+        return np.concatenate([b[name] for b in blocks])
+
+    ms_in, ms_out, t_in, t_out = (joined(k) for k in ("ms_in", "ms_out", "t_in", "t_out"))
+    return {
+        "ms_scores": np.concatenate([ms_in, ms_out]),
+        "ms_labels": np.repeat(np.array([1, 0], dtype=np.int8), len(ms_in)),
+        "t_scores": np.concatenate([t_in, t_out]),
+        "t_labels": np.repeat(np.array([1, 0], dtype=np.int8), len(t_in)),
+        "ms_reference_ids": joined("ms_reference_ids"),
+        "classifier": classifier,
+        "timings": timings,
+    }
+
+
+def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A checkpoint's runs by role (the inverse of :func:`_checkpoint`)."""
+    ms, t = data["ms_scores"], data["t_scores"]
+    h = len(ms) // 2
+    return {
+        "ms_in": ms[:h],
+        "ms_out": ms[h:],
+        "t_in": t[:h],
+        "t_out": t[h:],
+        "ms_reference_ids": data["ms_reference_ids"],
+    }
+
+
 def evaluate_target(
     ctx: Context, record_id: int, shadow_out: np.ndarray, ms_in: np.ndarray
 ) -> dict[str, np.ndarray]:
@@ -156,96 +325,47 @@ def evaluate_target(
     Returns
     -------
     dict of ndarray
-        ``ms_scores``/``ms_labels`` and ``t_scores``/``t_labels`` (label 1 = 'in'), the
-        ``ms_reference_ids`` used by the 'out' runs, and ``timings`` (seconds spent in generator
-        fits and samples, query features, classifier training and scoring, and in total).
+        ``ms_scores``/``ms_labels`` and ``t_scores``/``t_labels`` (the 'in' runs then the 'out'
+        runs, each in index order; label 1 = 'in'), the ``ms_reference_ids`` used by the 'out'
+        runs, the trained meta-classifier (``classifier``, pickled bytes, so that evaluation
+        runs can be added later without training anything again), and ``timings`` (seconds
+        spent in generator fits and samples, query features, classifier training and scoring,
+        and in total).
     """
     started = time.perf_counter()
-    key = int(record_id) + 1
-    x = ctx.X[record_id]
-    queries = ctx.queries()
-    half_shadow, half_eval = ctx.n_shadow // 2, ctx.n_eval // 2
-    t_gen = t_feat = t_clf = 0.0
+    clock = _Clock()
+    classifier = train_attack(ctx, record_id, shadow_out, clock)
+    block = play_games(ctx, record_id, classifier, ms_in[: ctx.n_eval // 2], 0, ctx.n_eval // 2, clock)
+    timings = np.array([clock.generator, clock.features, clock.classifier, time.perf_counter() - started])
+    return _checkpoint([block], _pickled(classifier), timings)
 
-    def synth_and_features(rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        nonlocal t_gen, t_feat
-        t0 = time.perf_counter()
-        synthetic = _synthesise(ctx, rows, rng)
-        t1 = time.perf_counter()
-        features = queries.features(synthetic, x)
-        t_gen += t1 - t0
-        t_feat += time.perf_counter() - t1
-        return features
 
-    def features_of(datasets: np.ndarray) -> np.ndarray:
-        nonlocal t_feat
-        t0 = time.perf_counter()
-        features = queries.features_batch(list(datasets), x)
-        t_feat += time.perf_counter() - t0
-        return features
+def extend_target(
+    ctx: Context, record_id: int, previous: dict[str, np.ndarray], ms_in: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Add evaluation runs to a target evaluated with fewer, up to ``ctx.n_eval``.
 
-    # The attack: shadow 'in' datasets for x, shared shadow 'out' datasets.
-    shadow_in = np.stack(
-        [
-            synth_and_features(
-                plan.shadow_in_rows(
-                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i),
-                    ctx.aux,
-                    record_id,
-                    ctx.n_shadow_rows,
-                    replace=ctx.shadow_replace,
-                ),
-                rng,
-            )
-            for i in range(half_shadow)
-        ]
+    Reuses the target's trained meta-classifier and every run already made: only the new runs'
+    generators are trained. Since each run's randomness comes from its index, the result equals
+    :func:`evaluate_target` at ``ctx.n_eval`` (the same arrays, byte for byte).
+
+    Parameters
+    ----------
+    previous : dict of ndarray
+        The target's checkpoint (with ``classifier``).
+    ms_in : ndarray (ctx.n_eval/2 - done, n, d)
+        The shared model-seeded 'in' datasets of the new indices only.
+    """
+    started = time.perf_counter()
+    clock = _Clock()
+    done = len(previous["ms_scores"]) // 2
+    classifier = pickle.loads(previous["classifier"].tobytes())
+    block = play_games(ctx, record_id, classifier, ms_in, done, ctx.n_eval // 2, clock)
+    timings = previous["timings"] + np.array(
+        [clock.generator, clock.features, clock.classifier, time.perf_counter() - started]
     )
-    train = np.concatenate([shadow_in, features_of(shadow_out)])
-    labels = np.concatenate([np.ones(half_shadow, dtype=np.int8), np.zeros(len(shadow_out), dtype=np.int8)])
-    t0 = time.perf_counter()
-    classifier = MetaClassifier(ctx.classifier).fit(train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER))
-    t_clf += time.perf_counter() - t0
-    del train
+    return _checkpoint([_split_checkpoint(previous), block], previous["classifier"], timings)
 
-    # Model-seeded game: shared 'in' datasets on D; 'out' datasets on D with x swapped out.
-    ms_out_features = []
-    references = np.empty(half_eval, dtype=np.int64)
-    for i in range(half_eval):
-        rng = stream(ctx.seed, key, Role.MS_OUT, i)
-        rows, references[i] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
-        ms_out_features.append(synth_and_features(rows, rng))
-    ms_features = np.concatenate([features_of(ms_in), np.stack(ms_out_features)])
-    ms_labels = np.concatenate([np.ones(len(ms_in), dtype=np.int8), np.zeros(half_eval, dtype=np.int8)])
 
-    # Traditional game: a fresh dataset from D_eval for every run.
-    t_features = np.stack(
-        [
-            synth_and_features(
-                plan.t_in_rows(rng := stream(ctx.seed, key, Role.T_IN, i), ctx.eval_pool, record_id, ctx.n),
-                rng,
-            )
-            for i in range(half_eval)
-        ]
-        + [
-            synth_and_features(
-                plan.t_out_rows(rng := stream(ctx.seed, key, Role.T_OUT, i), ctx.eval_pool, record_id, ctx.n),
-                rng,
-            )
-            for i in range(half_eval)
-        ]
-    )
-    t_labels = np.repeat(np.array([1, 0], dtype=np.int8), half_eval)
-
-    t0 = time.perf_counter()
-    ms_scores = classifier.score(ms_features)
-    t_scores = classifier.score(t_features)
-    t_clf += time.perf_counter() - t0
-    total = time.perf_counter() - started
-    return {
-        "ms_scores": ms_scores.astype(np.float64),
-        "ms_labels": ms_labels,
-        "t_scores": t_scores.astype(np.float64),
-        "t_labels": t_labels,
-        "ms_reference_ids": references,
-        "timings": np.array([t_gen, t_feat, t_clf, total]),
-    }
+def _pickled(classifier: MetaClassifier) -> np.ndarray:
+    return np.frombuffer(pickle.dumps(classifier, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)

@@ -1,0 +1,79 @@
+"""``python -m privgame extend``: more evaluation runs where the verdict is still undecided."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from privgame.commands._progress import ProgressBar
+from privgame.execution import scheduler_address
+from privgame.games.engine import extend
+from privgame.spec import parse_ids
+from privgame.store import RunFolder
+
+__all__ = ["add_parser", "describe_pass", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "extend",
+        help="add evaluation runs to the records whose verdict is undecided",
+        description=(
+            "Add evaluation runs, in both games, to records of a finished run, up to --n-eval runs per "
+            "game. Every run already made is reused and nothing is trained twice; extending every "
+            "record gives exactly the results of a run started with that many runs."
+        ),
+    )
+    parser.add_argument("run_dir", help="a finished run's folder")
+    parser.add_argument("--n-eval", type=int, required=True, help="evaluation runs per game wanted (even)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--undecided-only",
+        action="store_true",
+        help="extend the records whose 95%% interval contains t (the default)",
+    )
+    chosen.add_argument("--all", action="store_true", help="extend every audited record")
+    chosen.add_argument("--record-ids", nargs="+", metavar="ID", help="extend these records")
+    parser.add_argument(
+        "--threshold", type=float, help="t for choosing undecided records (default: the run's)"
+    )
+    parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def describe_pass(result: dict[str, object]) -> str:
+    """One line: how many records got runs, and how many of the undecided ones it resolved."""
+    extended = result["extended"]
+    resolved = result["resolved"]
+    left = result["undecided_after"]
+    return (
+        f"N_eval {result['n_eval']}: {len(extended)} records got more runs, "  # type: ignore[arg-type]
+        f"{len(resolved)} resolved, {len(left)} still undecided."  # type: ignore[arg-type]
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    folder = RunFolder(args.run_dir)
+    record_ids: list[int] | None = None
+    if args.all:
+        record_ids = [int(r) for r in folder.records()["record_id"]]
+    elif args.record_ids:
+        record_ids = list(parse_ids(args.record_ids))
+    result = extend(
+        folder,
+        args.n_eval,
+        record_ids=record_ids,
+        threshold=args.threshold,
+        workers=args.workers,
+        scheduler=scheduler_address(args.scheduler),
+        progress=ProgressBar(args.quiet),
+    )
+    if result.get("cancelled"):
+        print(
+            f"cancelled; run it again to finish: python -m privgame extend {folder.path} ...", file=sys.stderr
+        )
+        return 3
+    print(describe_pass(result))
+    return 0

@@ -1,0 +1,162 @@
+"""More evaluation runs where the verdict is undecided: exact extension, and --resolve-to."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame import metrics
+from privgame.cli import main
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.errors import ParameterError
+from privgame.games.engine import extend, start_run, undecided_records
+from privgame.setups import AuditInputs, release_inputs
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder
+
+RESULT_FILES = ("records.csv", "scores.parquet", "summary.json", "spec.json")
+
+
+@pytest.fixture(scope="module")
+def owner_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("extend") / "owner.csv"
+    pd.read_csv(BUNDLED_ADULT, nrows=600).dropna().to_csv(path, index=False)
+    return path
+
+
+@pytest.fixture(scope="module")
+def inputs(owner_csv: Path) -> AuditInputs:
+    return release_inputs(load_dataset(owner_csv), seed=1)
+
+
+def _spec(inputs: AuditInputs, n_eval: int) -> RunSpec:
+    return RunSpec(
+        data_name="owner.csv",
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator="baynet",
+        attack=AttackSettings(n_shadow=8, n_eval=n_eval),
+        targets=TargetSelection.plan(outliers=2, random=2),
+        seed=1,
+        setup=inputs.setup,
+    )
+
+
+def test_extending_every_record_equals_the_run_made_at_the_larger_n_eval(
+    inputs: AuditInputs, tmp_path: Path
+) -> None:
+    extended = start_run(tmp_path / "a", _spec(inputs, 8), inputs.table, workers=1)
+    everyone = [int(r) for r in extended.records()["record_id"]]
+    result = extend(extended, 16, record_ids=everyone, workers=2)
+    assert result["extended"] == everyone
+    fresh = start_run(tmp_path / "b", _spec(inputs, 16), inputs.table, workers=1)
+    for name in RESULT_FILES:
+        assert (extended.path / name).read_bytes() == (fresh.path / name).read_bytes(), name
+    assert set(extended.records()["n_eval"]) == {16}
+
+
+def test_extending_some_records_leaves_the_others_and_the_spec_alone(
+    inputs: AuditInputs, tmp_path: Path
+) -> None:
+    folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
+    before = folder.records().set_index("record_id")
+    chosen = [int(before.index[0])]
+    extend(folder, 12, record_ids=chosen, workers=1)
+    after = folder.records().set_index("record_id")
+    assert after.loc[chosen[0], "n_eval"] == 12
+    others = [r for r in after.index if r != chosen[0]]
+    assert (after.loc[others, "n_eval"] == 8).all()
+    pd.testing.assert_frame_equal(after.loc[others], before.loc[others].assign(n_eval=8), check_like=True)
+    assert folder.spec().attack.n_eval == 8
+    # Nothing is played twice: the first 4 runs of each role are the ones already made.
+    scores = folder.scores()
+    mine = scores[(scores["record_id"] == chosen[0]) & (scores["game"] == "model_seeded")]
+    assert len(mine) == 12
+
+
+def test_extend_refuses_bad_requests(inputs: AuditInputs, tmp_path: Path) -> None:
+    folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
+    with pytest.raises(ParameterError, match="even whole number"):
+        extend(folder, 13)
+    with pytest.raises(ParameterError, match="were not audited"):
+        extend(folder, 16, record_ids=[10**6])
+
+
+def test_undecided_records_follow_the_three_way_verdict(inputs: AuditInputs, tmp_path: Path) -> None:
+    folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
+    records = folder.records()
+    verdict = metrics.verdicts(records["risk_model_seeded_low"], records["risk_model_seeded_high"], 0.8)
+    assert undecided_records(folder) == [int(r) for r in records.loc[verdict == "undecided", "record_id"]]
+    assert undecided_records(folder, 1.0) == []  # every upper bound is at or below 1
+
+
+def _run(owner_csv: Path, out: Path, *extra: str) -> RunFolder:
+    args = ["run", "--data", str(owner_csv), "--generator", "baynet", "--outliers", "2", "--random", "2"]
+    args += [
+        "--n-shadow",
+        "8",
+        "--n-eval",
+        "8",
+        "--seed",
+        "1",
+        "--workers",
+        "1",
+        "--quiet",
+        "--out",
+        str(out),
+    ]
+    assert main([*args, *extra]) == 0
+    (folder,) = [RunFolder(p) for p in out.iterdir() if p.is_dir()]
+    return folder
+
+
+def test_resolve_to_stops_when_nothing_is_undecided(owner_csv: Path, tmp_path: Path) -> None:
+    folder = _run(owner_csv, tmp_path, "--threshold", "1.0", "--resolve-to", "32")
+    assert folder.status().get("extensions") is None
+    assert set(folder.records()["n_eval"]) == {8}
+
+
+def test_resolve_to_doubles_until_the_cap(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _run(owner_csv, tmp_path, "--resolve-to", "24")
+    passes = folder.status().get("extensions") or []
+    assert [p["n_eval"] for p in passes] == [16, 24][: len(passes)]
+    assert passes, "a tiny audit at N_eval = 8 leaves records undecided"
+    runs = folder.records().set_index("record_id")["n_eval"]
+    undecided = set(undecided_records(folder))
+    assert all(runs[r] == passes[-1]["n_eval"] for r in undecided)
+    assert "resolved" in capsys.readouterr().err
+
+
+def test_resolve_to_must_exceed_n_eval(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "run",
+            "--data",
+            str(owner_csv),
+            "--generator",
+            "baynet",
+            "--n-eval",
+            "8",
+            "--resolve-to",
+            "8",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    assert code == 2 and "--resolve-to must be an even number above" in capsys.readouterr().err
+
+
+def test_the_extend_command(owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = _run(owner_csv, tmp_path)
+    assert main(["extend", str(folder.path), "--n-eval", "12", "--all", "--quiet", "--workers", "1"]) == 0
+    assert "4 records got more runs" in capsys.readouterr().out
+    assert set(folder.records()["n_eval"]) == {12} and folder.spec().attack.n_eval == 12
+    assert np.isfinite(folder.records()["risk_model_seeded"]).all()
