@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GROUP_LABELS",
+    "answer",
     "audit_summary",
     "describe_setup",
     "group_masks",
@@ -187,6 +188,60 @@ def share_text(share: Mapping[str, Any]) -> str:
     )
 
 
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
+    """One answer for the release: the three-way verdict counts, the share, the traditional game.
+
+    A record is *at risk* when the lower bound of its model-seeded risk's 95% DeLong interval is
+    above t, *not at risk* when the upper bound is at or below t, and *undecided* otherwise (see
+    :func:`privgame.metrics.verdicts`); each record is tested on its own. The share estimate
+    (:func:`share_at_risk`) counts the random sample's records whose model-seeded risk is above
+    t. The traditional game "flags" a record when its own interval is above t.
+
+    Returns
+    -------
+    dict
+        ``counts`` ({verdict: records}), ``audited``, ``traditional_flags`` (of the records at
+        risk, how many the traditional game flags), ``text`` (the sentence, e.g. "2 records at
+        risk, 1 undecided, 37 not at risk of 40 audited (t = 0.8); an estimated 4% (1–12%) of all
+        31,655 records are at risk. The traditional game flags 0 of these 2.").
+    """
+    ms = metrics.verdicts(
+        records["risk_model_seeded_low"].to_numpy(float),
+        records["risk_model_seeded_high"].to_numpy(float),
+        threshold,
+    )
+    tr = metrics.verdicts(
+        records["risk_traditional_low"].to_numpy(float),
+        records["risk_traditional_high"].to_numpy(float),
+        threshold,
+    )
+    counts = {v: int(np.count_nonzero(ms == v)) for v in metrics.VERDICTS}
+    at_risk = ms == "at risk"
+    flagged = int(np.count_nonzero(at_risk & (tr == "at risk")))
+    text = (
+        f"{_plural(counts['at risk'], 'record', 'records')} at risk, {counts['undecided']:,} undecided, "
+        f"{counts['not at risk']:,} not at risk of {len(records):,} audited (t = {threshold:g})"
+    )
+    share = share_at_risk(records, spec, threshold)
+    if share is not None:
+        if share["census"]:
+            text += f"; {_pct(share['estimate'])} of all {share['records_in_d']:,} records are at risk"
+        else:
+            text += (
+                f"; an estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) of "
+                f"all {share['records_in_d']:,} records are at risk"
+            )
+    text += "."
+    n = counts["at risk"]
+    if n:
+        text += f" The traditional game flags {flagged:,} of {'this one' if n == 1 else f'these {n:,}'}."
+    return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
+
+
 def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
     """The audit's part of a run's summary: set-up, plan, groups and the share at risk.
 
@@ -223,6 +278,7 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
             for name, mask in masks.items()
         },
         "share_at_risk": share_at_risk(records, spec, threshold),
+        "answer": answer(records, spec, threshold),
     }
 
 

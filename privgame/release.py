@@ -221,28 +221,12 @@ def make_release(
 
 
 def verdict_text(summary: Mapping[str, Any]) -> str:
-    """One sentence: records at risk among those audited, and the share estimate if there is one."""
-    t = summary.get("threshold")
-    groups = summary.get("groups") or {}
-    parts = [
-        f"{summary.get('at_risk_model_seeded', 0)} of {summary.get('records', 0)} audited records are "
-        f"at risk in this release (model-seeded risk above t = {t:g})"
-    ]
-    outlier = groups.get("outlier") or {}
-    if outlier.get("records"):
-        parts.append(f"{outlier['at_risk']} of the {outlier['records']} most outlying")
-    text = "; ".join(parts) + "."
-    share = summary.get("share_at_risk")
-    if share:
-        text += " " + share["text"]
-    traditional = summary.get("at_risk_traditional")
-    if traditional is not None:
-        text += (
-            f" The traditional game would flag {traditional} of the audited records."
-            if summary.get("at_risk_model_seeded")
-            else ""
-        )
-    return text
+    """The release's one-sentence answer (see :func:`privgame.audit.answer`)."""
+    found = summary.get("answer")
+    if found:
+        return str(found["text"])
+    at_risk, audited = summary.get("at_risk_model_seeded", 0), summary.get("records", 0)
+    return f"{at_risk} of {audited} audited records are at risk."
 
 
 def release_card(
@@ -304,6 +288,8 @@ def release_card(
             "at_risk_traditional": summary.get("at_risk_traditional"),
             "groups": audit["groups"],
             "share_at_risk": audit["share_at_risk"],
+            "verdicts": audit["answer"]["counts"],
+            "traditional_flags": audit["answer"]["traditional_flags"],
             "at_risk_record_ids": [
                 int(r)
                 for r in records.loc[
@@ -313,8 +299,10 @@ def release_card(
         },
         "verdict": verdict_text(summary),
         "note": (
-            "The verdict is this attack's success against this release's generator and data, "
-            "measured by the model-seeded game: an estimate, not a guarantee."
+            "The verdict is this attack's (TAPAS) success against this release's generator and data, "
+            "measured by the model-seeded game: an estimate, not a guarantee. A record is at risk when "
+            "the lower bound of its risk's 95% DeLong interval is above t, not at risk when the upper "
+            "bound is at or below t, and undecided otherwise; records are tested one by one."
         ),
     }
 

@@ -143,7 +143,7 @@ def test_the_release_command(
     out = tmp_path / "release.csv"
     assert main(["release", str(synthpop_run.path), "-o", str(out), "--rows", "40"]) == 0
     assert len(pd.read_csv(out)) == 40 and card_path(out).exists()
-    assert "audited records are at risk" in capsys.readouterr().err
+    assert "audited (t = 0.8)" in capsys.readouterr().err
     assert main(["release", str(synthpop_run.path), "-o", str(out), "--generator", "baynet"]) == 2
     assert "the audit used 'synthpop'" in capsys.readouterr().err
 
@@ -203,3 +203,29 @@ def test_the_share_text_of_a_census() -> None:
         "threshold": 0.8,
     }
     assert share_text(share) == "5% of the 40 records are at risk (2 of 40, every record audited; t = 0.8)."
+
+
+def test_one_answer_for_the_release(synthpop_run: RunFolder) -> None:
+    from privgame.audit import answer
+    from privgame.metrics import binomial_interval
+
+    spec = synthpop_run.spec()
+    records = pd.DataFrame(
+        {
+            "audit_group": ["outlier", "outlier", "random", "random", "random", "random"],
+            "risk_model_seeded": [0.95, 0.9, 0.85, 0.5, 0.6, 0.7],
+            "risk_model_seeded_low": [0.85, 0.75, 0.82, 0.4, 0.5, 0.6],
+            "risk_model_seeded_high": [0.99, 0.95, 0.9, 0.6, 0.7, 0.8],
+            "risk_traditional_low": [0.9, 0.4, 0.3, 0.4, 0.4, 0.4],
+            "risk_traditional_high": [0.99, 0.6, 0.6, 0.6, 0.6, 0.6],
+        }
+    )
+    found = answer(records, spec, 0.8)
+    assert found["counts"] == {"at risk": 2, "undecided": 1, "not at risk": 3}
+    assert found["traditional_flags"] == 1
+    low, high = binomial_interval(1, 4)
+    assert found["text"] == (
+        f"2 records at risk, 1 undecided, 3 not at risk of 6 audited (t = 0.8); an estimated 25% "
+        f"({100 * low:.1f}%–{100 * high:.0f}%) of all {spec.sizes['target']:,} records are at risk. "
+        "The traditional game flags 1 of these 2."
+    )

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from typing import Any
 
 from privgame.audit import run_summary
 from privgame.store import RunFolder
 
-__all__ = ["add_parser", "format_summary", "run", "summary_at"]
+__all__ = ["add_parser", "format_summary", "run", "summary_at", "wrapped"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -40,7 +41,9 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def format_summary(summary: dict[str, Any]) -> str:
     """A readable, Table-1 style block of text."""
     t = summary.get("threshold")
-    lines = [
+    found = summary.get("answer")
+    lines = [f"answer              {found['text']}"] if found else []
+    lines += [
         f"audited             {line}" if i == 0 else f"                    {line}"
         for i, line in enumerate(summary.get("setup_text") or [])
     ]
@@ -83,10 +86,18 @@ def format_summary(summary: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def wrapped(text: str) -> str:
+    """Long lines wrapped at 100 columns, continued under the value column."""
+    return "\n".join(
+        textwrap.fill(line, width=100, subsequent_indent=" " * 20) if len(line) > 100 else line
+        for line in text.splitlines()
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     summary = summary_at(RunFolder(args.run_dir), args.threshold)
     if args.json:
         print(json.dumps(summary, sort_keys=True, default=float))
     else:
-        print(format_summary(summary))
+        print(wrapped(format_summary(summary)))
     return 0

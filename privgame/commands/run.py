@@ -243,9 +243,9 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
     summary = run_summary(folder)
     print(f"run folder: {folder.path}")
-    from privgame.commands.report import format_summary
+    from privgame.commands.report import format_summary, wrapped
 
-    print(format_summary(summary))
+    print(wrapped(format_summary(summary)))
     return 0
 
 

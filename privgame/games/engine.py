@@ -670,6 +670,12 @@ def record_results(
         row["outlier_score"] = float(outlier[position])
         rows.append(row)
     records = pd.DataFrame(rows)
+    for prefix in ("risk_model_seeded", "risk_traditional"):
+        records[prefix.replace("risk_", "verdict_")] = metrics.verdicts(
+            records[f"{prefix}_low"].to_numpy(float),
+            records[f"{prefix}_high"].to_numpy(float),
+            spec.threshold,
+        )
     scores_df = pd.concat(score_frames, ignore_index=True)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(float),
