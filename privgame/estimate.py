@@ -28,11 +28,12 @@ import pandas as pd
 from privgame.seeding import stream
 from privgame.spec import RunSpec
 
-__all__ = ["Calibration", "calibrate", "estimate_seconds"]
+__all__ = ["Calibration", "calibrate", "cost_warning", "estimate_seconds"]
 
 CALIBRATION_FITS = 3
 STARTUP_SECONDS = 2.0
 _CALIBRATION_STREAM = 11  # a stream no run uses for its results
+DAY_SECONDS = 86_400.0
 
 
 @dataclass(frozen=True)
@@ -90,7 +91,7 @@ def calibrate(spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FIT
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
     for _ in range(max(1, fits)):
-        rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n)
+        rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
         started = time.perf_counter()
         synthetic = ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
         fit_times.append(time.perf_counter() - started)
@@ -156,3 +157,29 @@ def estimate_seconds(
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     parallel = max(1, min(int(workers), max(n_targets, shared_chunks)))
     return work / parallel + STARTUP_SECONDS
+
+
+def cost_warning(seconds: float) -> str | None:
+    """A warning sentence when a run would take more than a day, else None.
+
+    Parameters
+    ----------
+    seconds : float
+        An estimate from :func:`estimate_seconds`.
+
+    Returns
+    -------
+    str or None
+        The expected duration in days and the ways to shorten it; None up to one day.
+    """
+    if not seconds > DAY_SECONDS:  # also None for NaN
+        return None
+    duration = (
+        f"about {seconds / DAY_SECONDS:.1f} days"
+        if math.isfinite(seconds)
+        else "longer than can be estimated"
+    )
+    return (
+        f"This run would take {duration} on this machine; choose fewer targets, smaller N_shadow and "
+        "N_eval, a faster generator, or run it on a Dask cluster (--scheduler)."
+    )

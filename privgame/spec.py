@@ -233,11 +233,14 @@ class RunSpec:
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
-        from privgame.generators import available
+        from privgame.generators import available, is_known
 
         problems = [*self.attack.problems(), *self.targets.problems(), *self.setup.problems()]
-        if self.generator not in available():
-            problems.append(f"generator {self.generator!r} is unknown; use one of {available()}.")
+        if not is_known(self.generator):
+            problems.append(
+                f"generator {self.generator!r} is unknown; use one of {available()}, an installed plug-in, "
+                "or a plug-in class as module.path:ClassName."
+            )
         if not (isinstance(self.threshold, (int, float)) and 0.0 <= self.threshold <= 1.0):
             problems.append(f"the high-risk threshold t must be between 0 and 1; got {self.threshold!r}.")
         if not isinstance(self.seed, int) or self.seed < 0:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ _PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
     "marginals": (),
     "identity": (),
 }
+_FLAGS = {"degree": "--degree", "epsilon": "--epsilon", "bins": "--bins", "min_samples_leaf": "--min-leaf"}
 
 
 def _epsilon(text: str) -> float:
@@ -36,7 +38,11 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--generator",
         required=True,
-        help="synthpop, baynet, privbayes, marginals, or identity (leaks every record: tests only)",
+        help=(
+            "synthpop, baynet, privbayes, marginals, identity (leaks every record: tests only), a plug-in "
+            "class module.path:ClassName (importable from here), or the name of an installed plug-in "
+            "(entry point in the group privgame.generators)"
+        ),
     )
     group.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k (default 1)")
     group.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon > 0, or inf")
@@ -47,29 +53,78 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
         type=int,
         help="Synthpop: records per tree leaf (default 5)",
     )
+    group.add_argument(
+        "--param",
+        dest="plugin_params",
+        action="append",
+        metavar="KEY=VALUE",
+        help="plug-in generators: a constructor parameter, VALUE read as JSON when it parses (repeatable)",
+    )
 
 
 def generator_params(args: argparse.Namespace) -> dict[str, Any]:
-    """The generator parameters given on the command line, checked against the generator."""
+    """The generator parameters given on the command line, checked against the generator.
+
+    Built-in generators take their own options (``--degree``, ``--epsilon``, ``--bins``,
+    ``--min-leaf``); plug-in generators take ``--param KEY=VALUE`` only, VALUE parsed as JSON when
+    it parses (``3``, ``0.5``, ``true``, ``[1, 2]``) and kept as a string otherwise.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown generator or a plug-in that cannot be loaded, or listing every option that
+        does not fit the generator and every malformed ``--param``.
+    """
     name = args.generator
     allowed = _PARAMS_BY_GENERATOR.get(name)
+    pairs: list[str] = getattr(args, "plugin_params", None) or []
     if allowed is None:
-        from privgame.generators import available
+        from privgame.generators import resolve
 
-        raise ParameterError(f"Unknown generator {name!r}; choose one of {', '.join(available())}.")
+        resolve(name)  # an unknown name or a broken plug-in fails here, with its own message
     params: dict[str, Any] = {}
     problems = []
-    for key in ("degree", "epsilon", "bins", "min_samples_leaf"):
+    for key, flag in _FLAGS.items():
         value = getattr(args, key, None)
         if value is None:
             continue
-        if key not in allowed:
-            flag = "--min-leaf" if key == "min_samples_leaf" else f"--{key}"
+        if allowed is None:
+            problems.append(
+                f"{flag} applies to built-in generators only; pass plug-in parameters as --param KEY=VALUE."
+            )
+        elif key not in allowed:
             problems.append(f"{flag} does not apply to the {name} generator; remove it.")
         else:
             params[key] = value
+    if pairs and allowed is not None:
+        problems.append(
+            f"--param applies to plug-in generators only; the {name} generator takes "
+            f"{', '.join(_FLAGS[key] for key in allowed) or 'no options'}."
+        )
+    elif pairs:
+        params = _plugin_params(pairs, problems)
     if problems:
         raise ParameterError("Some generator options do not fit the generator.", problems)
+    return params
+
+
+def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:
+    """``--param KEY=VALUE`` pairs as keyword arguments; a problem for each malformed one."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        key = key.strip()
+        if not sep or not key.isidentifier():
+            problems.append(
+                f"--param {pair!r} is not KEY=VALUE with KEY a Python name; write e.g. --param jitter=0.1."
+            )
+        elif key in params:
+            problems.append(f"--param {key} is given twice; keep one.")
+        else:
+            try:
+                params[key] = json.loads(text)
+            except ValueError:
+                params[key] = text  # a bare word such as --param method=cart
     return params
 
 

@@ -17,6 +17,7 @@ from privgame.data import Dataset, load_dataset
 from privgame.errors import ParameterError
 from privgame.execution import scheduler_address
 from privgame.games.engine import execute, plan_summary
+from privgame.generators import available, check_contract
 from privgame.setups import (
     DEFAULT_HOLDOUT,
     AuditInputs,
@@ -256,6 +257,8 @@ def run(args: argparse.Namespace) -> int:
         )
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
+    if spec.generator not in available():
+        _check_plugin(spec, inputs, args)
     folder = create_run(args.out, spec, inputs.table)
     if dataset.dropped_rows and not args.quiet:
         print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
@@ -271,6 +274,34 @@ def run(args: argparse.Namespace) -> int:
     if args.resolve_to and folder.status().get("state") == "done":
         _resolve(folder, args, scheduler)
     return _finish(folder, args)
+
+
+def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> None:
+    """Check a plug-in generator against the protocol on a slice of D, then estimate the run's time.
+
+    Raises
+    ------
+    GeneratorContractError
+        Naming everything the plug-in does that the engine cannot rely on.
+    """
+    from privgame.estimate import calibrate, cost_warning, estimate_seconds
+    from privgame.execution import default_workers
+    from privgame.games.engine import build_context
+
+    ctx, _ = build_context(spec, inputs.table)
+    report = check_contract(spec.generator, ctx.X[ctx.target], inputs.schema, params=spec.generator_params)
+    workers = args.workers or default_workers()
+    calibration = calibrate(spec, inputs.table)
+    seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+    print(
+        f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
+        f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {ctx.n:,} rows "
+        f"{calibration.fit_sample * 1000:,.1f} ms). Estimated time with {workers} workers: {seconds / 60:,.1f} min.",
+        file=sys.stderr,
+    )
+    warning = cost_warning(seconds)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
 
 
 def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> None:

@@ -137,9 +137,9 @@ def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarr
 
 def plan_summary(spec: RunSpec, n_targets: int) -> dict[str, Any]:
     """The cost of a plan: generator fits, shared and per target."""
-    from privgame.generators import GENERATORS
+    from privgame.generators import resolve
 
-    deterministic = bool(getattr(GENERATORS[spec.generator], "deterministic_fit", False))
+    deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
     fits = count_fits(n_targets, spec.attack.n_shadow, spec.attack.n_eval, deterministic_fit=deterministic)
     return {
         "total_fits": fits.total_fits,

@@ -1,15 +1,27 @@
-"""Synthetic data generators and their registry."""
+"""Synthetic data generators, their registry, and plug-in generators (see ``plugins``)."""
 
 # isort: skip_file
 # Importing the generator modules registers them, in the order the dashboard lists them; sorting
 # these imports would change that order.
 from privgame.generators.base import SyntheticGenerator
-from privgame.generators.registry import GENERATORS, available, create, register
+from privgame.generators.registry import GENERATORS, available, create, is_known, register
+from privgame.generators.plugins import ContractReport, check_contract, installed_plugins, resolve
 from privgame.generators import synthpop as _synthpop
 from privgame.generators import bayesnet as _bayesnet
 from privgame.generators import marginals as _marginals
 from privgame.generators import identity as _identity
 
-__all__ = ["GENERATORS", "SyntheticGenerator", "available", "create", "register"]
+__all__ = [
+    "GENERATORS",
+    "ContractReport",
+    "SyntheticGenerator",
+    "available",
+    "check_contract",
+    "create",
+    "installed_plugins",
+    "is_known",
+    "register",
+    "resolve",
+]
 
 del _synthpop, _bayesnet, _marginals, _identity

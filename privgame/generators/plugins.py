@@ -1,0 +1,445 @@
+"""Generators privgame does not ship: plug-ins named ``module.path:ClassName`` or by an entry point.
+
+A plug-in is any class with the protocol of :class:`~privgame.generators.base.SyntheticGenerator`
+(subclassing it is optional): a constructor taking the generator's parameters as keywords,
+``fit(X, schema, *, rng)`` returning the generator itself, and ``sample(n, *, rng)`` returning a
+numeric array of shape ``(n, len(schema.used))`` in the encoding of :mod:`privgame.data.encoding`.
+Optional class attributes ``label``, ``deterministic_fit`` and ``leaks_training_data`` default to
+the class name, False and False.
+
+A plug-in is named either ``module.path:ClassName`` (the module must be importable, in worker
+processes too) or by the name of an entry point in the group ``privgame.generators``::
+
+    [project.entry-points."privgame.generators"]
+    noisy = "mypkg.gens:NoisyCopy"
+
+:func:`check_contract` runs a plug-in once on a small slice of data and reports, all together,
+everything privgame relies on that it does not do.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Self
+
+import numpy as np
+
+from privgame.data.schema import CATEGORICAL, Schema
+from privgame.errors import GeneratorContractError, ParameterError
+from privgame.generators.base import SyntheticGenerator
+from privgame.generators.registry import GENERATORS
+from privgame.seeding import stream
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "ContractReport",
+    "PluginGenerator",
+    "check_contract",
+    "installed_plugins",
+    "resolve",
+]
+
+ENTRY_POINT_GROUP = "privgame.generators"
+CONTRACT_ROWS = 200
+# Entry-point names resolved so far: the engine creates a generator for every fit, and reading
+# every installed package's metadata each time would cost more than a small fit.
+_resolved: dict[str, type] = {}
+
+
+def _read_entry_points() -> Iterable[importlib.metadata.EntryPoint]:
+    """The entry points of the group (the one place that reads installed metadata)."""
+    return importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)
+
+
+def installed_plugins() -> dict[str, str]:
+    """Plug-ins registered by installed packages, without importing them.
+
+    Returns
+    -------
+    dict of str to str
+        Entry-point name -> ``"module:Class"``. Malformed entry points are skipped, and unreadable
+        package metadata gives an empty dict, so listing plug-ins never fails.
+    """
+    try:
+        points = list(_read_entry_points())
+    except Exception:  # broken metadata of some unrelated package must not stop privgame
+        return {}
+    found: dict[str, str] = {}
+    for point in points:
+        try:
+            module, attr = point.module, point.attr
+        except Exception:  # a value that is not "module:attr" at all
+            continue
+        if module and attr:  # a bare module names no generator class
+            found.setdefault(point.name, f"{module}:{attr}")
+    return found
+
+
+def _import_class(target: str, *, via: str) -> type:
+    module_name, _, attr = target.partition(":")
+    if not module_name or not attr:
+        raise ParameterError(
+            f"{via} is not a plug-in name; write it as module.path:ClassName, e.g. mypkg.gens:NoisyCopy."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise ParameterError(
+            f"{via}: module {module_name!r} cannot be imported ({exc}); install it, or run "
+            "`python -m privgame` from the folder that holds it (or add that folder to PYTHONPATH)."
+        ) from None
+    except Exception as exc:  # the module's own code failed while importing
+        raise ParameterError(
+            f"{via}: importing module {module_name!r} failed ({type(exc).__name__}: {exc}); fix that module."
+        ) from None
+    obj: Any = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ParameterError(
+                f"{via}: module {module_name!r} has no class {attr!r}; check the spelling of the class name."
+            )
+        obj = getattr(obj, part)
+    if not isinstance(obj, type):
+        raise ParameterError(
+            f"{via}: {target} is a {type(obj).__name__}, not a class; name the generator class itself."
+        )
+    return obj
+
+
+def _method_problems(cls: type) -> list[str]:
+    return [
+        f"{cls.__name__} has no callable {method}() method; add {signature}."
+        for method, signature in (
+            ("fit", "def fit(self, X, schema, *, rng) -> Self that ends with `return self`"),
+            ("sample", "def sample(self, n, *, rng) -> np.ndarray"),
+        )
+        if not callable(getattr(cls, method, None))
+    ]
+
+
+def resolve(name: str) -> type:
+    """The generator class called ``name``.
+
+    Built-in names come first, then ``module.path:ClassName``, then entry points of the group
+    ``privgame.generators``.
+
+    Parameters
+    ----------
+    name : str
+        A built-in name (``"synthpop"``), ``"module.path:ClassName"`` or an entry-point name.
+
+    Returns
+    -------
+    type
+        The class; a plug-in class need not subclass :class:`SyntheticGenerator`.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name, a module that cannot be imported, or a missing class.
+    GeneratorContractError
+        For a class without callable ``fit`` and ``sample`` methods.
+    """
+    if name in GENERATORS:
+        return GENERATORS[name]
+    if ":" in name:
+        cls = _import_class(name, via=f"Generator {name!r}")
+    elif name in _resolved:
+        return _resolved[name]
+    else:
+        plugins = installed_plugins()
+        if name not in plugins:
+            installed = ", ".join(sorted(plugins)) or "none installed"
+            raise ParameterError(
+                f"Unknown generator {name!r}; choose one of {', '.join(GENERATORS)}, an installed plug-in "
+                f"({installed}), or a plug-in class named module.path:ClassName."
+            )
+        cls = _import_class(plugins[name], via=f"Generator {name!r} (entry point {plugins[name]})")
+    problems = _method_problems(cls)
+    if problems:
+        raise GeneratorContractError(f"Generator {name!r} does not follow the generator protocol.", problems)
+    if ":" not in name:
+        _resolved[name] = cls
+    return cls
+
+
+def _label(cls: type) -> str:
+    return str(getattr(cls, "label", "") or cls.__name__)
+
+
+class PluginGenerator(SyntheticGenerator):
+    """A plug-in that does not subclass :class:`SyntheticGenerator`, given the engine's interface.
+
+    :func:`privgame.generators.create` wraps such plug-ins in this class, so the engine can call
+    ``fit_sample``, ``metadata`` and ``get_params`` on every generator alike.
+
+    Parameters
+    ----------
+    plugin : object
+        The plug-in instance.
+    name : str
+        The name it was created under (``"mypkg.gens:NoisyCopy"`` or an entry-point name).
+    """
+
+    def __init__(self, plugin: Any, *, name: str) -> None:
+        cls = type(plugin)
+        self._plugin = plugin
+        # Instance attributes shadow the class defaults: the engine reads them off the instance.
+        self.name = name  # type: ignore[misc]
+        self.label = _label(cls)  # type: ignore[misc]
+        self.deterministic_fit = bool(getattr(cls, "deterministic_fit", False))  # type: ignore[misc]
+        self.leaks_training_data = bool(getattr(cls, "leaks_training_data", False))  # type: ignore[misc]
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        self._plugin.fit(X, schema, rng=rng)
+        return self
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        return np.asarray(self._plugin.sample(n, rng=rng), dtype=np.float64)
+
+    def get_params(self) -> dict[str, Any]:
+        """The plug-in's ``get_params()`` if it has one, else its public non-fitted attributes."""
+        if callable(getattr(self._plugin, "get_params", None)):
+            return dict(self._plugin.get_params())
+        return {k: v for k, v in vars(self._plugin).items() if not k.endswith("_") and not k.startswith("_")}
+
+    def __repr__(self) -> str:
+        return f"PluginGenerator({self._plugin!r}, name={self.name!r})"
+
+
+@dataclass(frozen=True)
+class ContractReport:
+    """What :func:`check_contract` measured on a generator that meets the contract.
+
+    Attributes
+    ----------
+    name : str
+        The generator's name (``module:Class`` for a class passed directly).
+    fit_seconds : float
+        Time of one fit on ``rows`` rows.
+    sample_seconds : float
+        Time of one sample of ``rows`` rows.
+    rows : int
+        Training rows used (and rows sampled).
+    deterministic_fit : bool
+        The class's declaration (False when it declares nothing).
+    """
+
+    name: str
+    fit_seconds: float
+    sample_seconds: float
+    rows: int
+    deterministic_fit: bool
+
+
+def _call(problems: list[str], what: str, fix: str, function: Any, *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)``, or None with a problem recorded when it raises."""
+    try:
+        return function(*args, **kwargs)
+    except Exception as exc:  # any failure of plug-in code is a finding, not a crash
+        problems.append(f"{what} raised {type(exc).__name__}: {exc}; {fix}.")
+        return None
+
+
+def _class_problems(cls: Any, name: str) -> list[str]:
+    """What makes ``cls`` unusable before any of its code runs."""
+    if not isinstance(cls, type):
+        return [f"{name} is a {type(cls).__name__}, not a class; name the generator class itself."]
+    problems = _method_problems(cls)
+    for flag in ("deterministic_fit", "leaks_training_data"):
+        value = getattr(cls, flag, False)
+        if not isinstance(value, bool):
+            problems.append(f"the class attribute {flag} must be True or False, not {value!r}.")
+    return problems
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Whether two outputs are equal, value for value (NaN equal to NaN)."""
+    try:
+        return bool(
+            np.array_equal(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64), equal_nan=True)
+        )
+    except (TypeError, ValueError):
+        return True  # output that is not numbers is reported on its own; nothing to compare
+
+
+def _output_problems(out: Any, n: int, schema: Schema) -> list[str]:
+    """Everything wrong with ``sample(n)``'s output ``out``."""
+    problems: list[str] = []
+    if not isinstance(out, np.ndarray):
+        problems.append(
+            f"sample() returned a {type(out).__name__}, not a numpy array; return "
+            "np.asarray(rows, dtype=np.float64)."
+        )
+        try:
+            out = np.asarray(out, dtype=np.float64)
+        except (TypeError, ValueError):
+            return problems
+    used = schema.used
+    if out.shape != (n, len(used)):
+        problems.append(
+            f"sample({n}) returned shape {out.shape}, expected ({n}, {len(used)}): one row per requested "
+            "row and one column per used column of the schema, in schema order."
+        )
+        return problems
+    if out.dtype.kind not in "iuf":
+        problems.append(f"sample() returned dtype {out.dtype}; return numbers (float64 as in the encoding).")
+        return problems
+    if not np.isfinite(out).all():
+        problems.append("sample() returned NaN or infinite values; every value must be a finite number.")
+        return problems
+    for j, col in enumerate(used):
+        values = out[:, j]
+        if col.role == CATEGORICAL:
+            k = len(col.categories or ())
+            if not (
+                np.array_equal(values, np.round(values))
+                and values.min(initial=0) >= 0
+                and values.max(initial=0) < k
+            ):
+                problems.append(
+                    f"column {col.name!r} is categorical: sample() must return integer codes 0..{k - 1} "
+                    "(indices into the schema's categories), as the training array holds."
+                )
+        elif (col.lower is not None and values.min(initial=col.lower) < col.lower) or (
+            col.upper is not None and values.max(initial=col.upper) > col.upper
+        ):
+            problems.append(
+                f"column {col.name!r} has values outside its domain [{col.lower}, {col.upper}]; "
+                "clip continuous output to the schema's bounds."
+            )
+    return problems
+
+
+def check_contract(
+    name_or_cls: str | type,
+    X: np.ndarray,
+    schema: Schema,
+    *,
+    params: Mapping[str, Any] | None = None,
+    rows: int | None = None,
+    seed: int = 0,
+) -> ContractReport:
+    """Run a generator once on a slice of ``X`` and check everything the engine relies on.
+
+    The checks: the constructor takes ``params``; ``fit`` returns the generator itself and leaves
+    ``X`` unchanged; ``sample(n, rng=...)`` returns a numpy array of shape ``(n, d)``, ``d`` the
+    number of used columns, of finite numbers, with integer codes inside the domain of every
+    categorical column and values inside the bounds of every continuous one; equal seeds give equal
+    output; and a declared ``deterministic_fit = True`` holds (the fitted model ignores fit's rng).
+
+    Parameters
+    ----------
+    name_or_cls : str or type
+        A generator name (see :func:`resolve`) or the class itself.
+    X : ndarray of shape (n_rows, len(schema.used))
+        Encoded training rows (see :func:`privgame.data.encode`).
+    schema : Schema
+        Their schema.
+    params : mapping, optional
+        Keyword arguments for the constructor.
+    rows : int, optional
+        Training rows to fit on, and rows to sample; default ``min(200, len(X))``.
+    seed : int, default 0
+        Root seed of the streams handed to ``fit`` and ``sample``.
+
+    Returns
+    -------
+    ContractReport
+
+    Raises
+    ------
+    ParameterError
+        When the name cannot be resolved, or ``X`` does not fit ``schema``.
+    GeneratorContractError
+        Listing every part of the contract the generator breaks, each with its fix.
+    """
+    if isinstance(name_or_cls, str):
+        name, cls = name_or_cls, resolve(name_or_cls)
+    else:
+        cls = name_or_cls
+        name = f"{getattr(cls, '__module__', '?')}:{getattr(cls, '__qualname__', repr(cls))}"
+    X = np.asarray(X)
+    if X.ndim != 2 or X.shape[1] != len(schema.used) or len(X) == 0:
+        raise ParameterError(
+            f"X has shape {X.shape}; the contract check needs rows with {len(schema.used)} columns, the "
+            "schema's used columns (see privgame.data.encode)."
+        )
+    n = min(len(X), CONTRACT_ROWS if rows is None else max(1, int(rows)))
+    train = np.array(X[:n], copy=True)
+    params = dict(params or {})
+    summary = f"Generator {name!r} does not meet privgame's generator contract."
+    problems = _class_problems(cls, name)
+    if problems:
+        raise GeneratorContractError(summary, problems)
+    declared = bool(getattr(cls, "deterministic_fit", False))
+
+    def fit_sample(fit_stream: int, sample_stream: int) -> Any:
+        """A fresh fit + sample, or None (with the failure recorded) when either raises."""
+        before = len(problems)
+        fresh = _call(problems, "the constructor", "fix it", cls, **params)
+        if len(problems) == before:
+            _call(problems, "fit()", "fix fit", fresh.fit, train.copy(), schema, rng=stream(seed, fit_stream))
+        if len(problems) == before:
+            return _call(problems, "sample()", "fix sample", fresh.sample, n, rng=stream(seed, sample_stream))
+        return None
+
+    generator = _call(
+        problems,
+        f"{cls.__name__}(**{params!r})",
+        "make the constructor accept these keyword arguments",
+        cls,
+        **params,
+    )
+    if generator is None:
+        raise GeneratorContractError(summary, problems)
+    started = time.perf_counter()
+    fitted = _call(problems, "fit()", "fix fit", generator.fit, train, schema, rng=stream(seed, 0))
+    fit_seconds = time.perf_counter() - started
+    if problems:
+        raise GeneratorContractError(summary, problems)
+    if fitted is not generator:
+        problems.append(
+            f"fit() returned {type(fitted).__name__}, not the generator; end fit with `return self` "
+            "(the engine calls generator.fit(...).sample(...))."
+        )
+    if not np.array_equal(train, X[:n]):
+        problems.append("fit() changed its input X in place; work on a copy (X.copy()).")
+    before = len(problems)
+    started = time.perf_counter()
+    first = _call(problems, "sample()", "fix sample", generator.sample, n, rng=stream(seed, 1))
+    sample_seconds = time.perf_counter() - started
+    if len(problems) > before:
+        raise GeneratorContractError(summary, problems)
+    problems += _output_problems(first, n, schema)
+    one = _call(problems, "sample(1)", "fix sample", generator.sample, 1, rng=stream(seed, 2))
+    if (
+        one is not None
+        and np.shape(one) != (1, len(schema.used))
+        and np.shape(first) == (n, len(schema.used))
+    ):
+        problems.append(
+            f"sample(1) returned shape {np.shape(one)}, expected (1, {len(schema.used)}); return as many "
+            "rows as asked for."
+        )
+    again = fit_sample(0, 1)
+    if again is not None and not _same(first, again):
+        problems.append(
+            "the same seed gave different output; draw every random number from the rng argument of fit "
+            "and sample, never from np.random.* functions, the random module or an unseeded generator."
+        )
+    refit = fit_sample(3, 1) if again is not None and declared and _same(first, again) else None
+    if refit is not None and not _same(first, refit):
+        problems.append(
+            "deterministic_fit is True but the fitted model depends on fit's rng; set "
+            "deterministic_fit = False, or make fit ignore its rng."
+        )
+    if problems:
+        raise GeneratorContractError(summary, problems)
+    return ContractReport(
+        name=name, fit_seconds=fit_seconds, sample_seconds=sample_seconds, rows=n, deterministic_fit=declared
+    )
