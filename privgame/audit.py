@@ -33,6 +33,7 @@ __all__ = [
     "audit_summary",
     "describe_setup",
     "group_masks",
+    "miss_rate_caveat",
     "run_summary",
     "share_at_risk",
     "share_text",
@@ -242,6 +243,27 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
     return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
 
 
+def miss_rate_caveat(missed: int, at_risk: int) -> dict[str, Any] | None:
+    """The miss rate's 95% Clopper-Pearson interval, and a caveat when it rests on few records.
+
+    Returns
+    -------
+    dict or None
+        ``None`` when no record is at risk (the miss rate is undefined). Otherwise ``low``,
+        ``high`` and ``caveat``: a sentence when fewer than 5 records are at risk, else ``None``.
+    """
+    if at_risk < 1:
+        return None
+    low, high = metrics.binomial_interval(missed, at_risk)
+    caveat = None
+    if at_risk < 5:
+        caveat = (
+            f"The miss rate rests on {_plural(at_risk, 'record', 'records')} at risk only: its 95% "
+            f"interval runs from {low:.2f} to {high:.2f}, so it says little."
+        )
+    return {"low": low, "high": high, "caveat": caveat}
+
+
 def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
     """The audit's part of a run's summary: set-up, plan, groups and the share at risk.
 
@@ -279,7 +301,15 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
         },
         "share_at_risk": share_at_risk(records, spec, threshold),
         "answer": answer(records, spec, threshold),
+        "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
+
+
+def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
+    found = metrics.miss_rate(
+        records["risk_model_seeded"].to_numpy(float), records["risk_traditional"].to_numpy(float), threshold
+    )
+    return found.missed, found.at_risk
 
 
 _STORED_KEYS = (

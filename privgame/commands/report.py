@@ -38,6 +38,10 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _interval(found: dict[str, Any] | None) -> str:
+    return f" 95% interval {found['low']:.2f}–{found['high']:.2f}." if found else ""
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """A readable, Table-1 style block of text."""
     t = summary.get("threshold")
@@ -51,7 +55,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
         f"RMSD                {_fmt(summary.get('rmsd'))}",
-        f"miss rate (t={t})   {summary.get('miss_rate_text')}",
+        f"miss rate (t={t})   {summary.get('miss_rate_text')}{_interval(summary.get('miss_rate_interval'))}",
         f"at risk (R > t)     model-seeded {summary.get('at_risk_model_seeded')}, "
         f"traditional {summary.get('at_risk_traditional')}",
     ]
@@ -65,6 +69,9 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(
                 f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"
             )
+    caveat = (summary.get("miss_rate_interval") or {}).get("caveat")
+    if caveat:
+        lines.append(f"caveat              {caveat}")
     groups = summary.get("groups") or {}
     if groups.get("outlier", {}).get("records"):
         g = groups["outlier"]

@@ -296,7 +296,8 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     print(
         f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
         f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {ctx.n:,} rows "
-        f"{calibration.fit_sample * 1000:,.1f} ms). Estimated time with {workers} workers: {seconds / 60:,.1f} min.",
+        f"{calibration.fit_sample * 1000:,.1f} ms). Estimated time with {workers} workers: "
+        f"{seconds / 60:,.1f} min.",
         file=sys.stderr,
     )
     warning = cost_warning(seconds)
