@@ -6,9 +6,10 @@ predictor, so it is a single leaf holding every row (sampling it is a bootstrap)
 
 How a tree grows (the CART rules, as scikit-learn's ``DecisionTree*(min_samples_leaf=m)``):
 
-* every predictor is sorted once (stable, so equal values keep their row order); each node owns
-  the same range ``[start, end)`` of every predictor's sorted row list, and a split partitions
-  those ranges stably, so they stay sorted without sorting again;
+* every predictor is sorted once (stable, so equal values keep their row order; by counting
+  for whole numbers in a small range); each node owns the same range ``[start, end)`` of every
+  predictor's sorted row list, and a split partitions those ranges stably, so they stay sorted
+  without sorting again;
 * a node is split when it holds at least ``2 m`` rows, is impure (two classes, or two distinct
   target values) and some predictor has a threshold between two distinct values with at least
   ``m`` rows on each side; there is no depth limit;
@@ -21,6 +22,18 @@ How a tree grows (the CART rules, as scikit-learn's ``DecisionTree*(min_samples_
 
 A leaf keeps the index range of its training rows, so drawing "a random training value of the
 leaf" is one uniform draw per row. Categorical predictors are split as ordered integer codes.
+
+Large nodes search faster, with the same result: a predictor with at most ``_MAX_BINS``
+distinct values is searched through a histogram of the node (per distinct value: the row count,
+and the class counts or the target sum), and only the node's rows are partitioned, not a sorted
+list per predictor. A split builds the histograms of its smaller child and subtracts them from
+the parent's to get the larger child's. Every candidate threshold is still visited in the same
+order with the same counts, so the proxies and the chosen split are the ones of the sorted scan
+bit for bit: class counts are whole numbers, and a regression tree uses histograms only when its
+centred target is whole numbers whose sums stay below ``2**53`` (then every sum is exact in any
+order); other regression trees keep the sorted scan everywhere. Once a node is small, its sorted
+lists are rebuilt by a counting sort of its rows (exactly the stable order) and its subtree grows
+from them. Children are numbered consecutively: the right child is always ``left + 1``.
 """
 
 from __future__ import annotations
@@ -31,6 +44,13 @@ import numpy as np
 from numba import njit
 
 __all__ = ["Forest", "apply_tree", "best_split", "grow_forest", "grow_tree", "sample_forest"]
+
+# Histogram split search for predictors with at most this many distinct values; others keep
+# their sorted row lists at every node.
+_MAX_BINS = 512
+# A node uses histograms when ``rows * predictors >= _HIST_COST * bins * (classes + 1)``: below
+# that, scanning every bin costs more than scanning sorted row lists (tuned on Adult).
+_HIST_COST = 0.02
 
 
 @dataclass(frozen=True)
@@ -44,7 +64,7 @@ class Forest:
     threshold : ndarray of float64
         Rows with ``x <= threshold`` go to ``left``.
     left, right : ndarray of int64
-        Global indices of the children; -1 at a leaf.
+        Global indices of the children (``right == left + 1``); -1 at a leaf.
     lo, hi : ndarray of int64
         At a leaf, the range of ``leaf_values[j]`` holding its training values.
     roots : ndarray of int64
@@ -86,50 +106,131 @@ def _midpoint(a: float, b: float) -> float:
 
 
 @njit(cache=True)
+def _presort(X):
+    """Every column's stable sort order ``(d, n)``, dense ranks ``(n, d)`` and distinct values.
+
+    The distinct values of column ``f`` are ``uniq[uoff[f]:uoff[f + 1]]``, ascending. A column of
+    whole numbers in a range of at most ``4 n`` values is sorted by counting, in linear time.
+    """
+    n, d = X.shape
+    orders = np.empty((d, n), dtype=np.int64)
+    rank = np.empty((n, d), dtype=np.int64)
+    uniq = np.empty(n * d, dtype=np.float64)
+    uoff = np.zeros(d + 1, dtype=np.int64)
+    col = np.empty(n, dtype=np.float64)
+    w = 0
+    for f in range(d):
+        whole = True
+        low = np.inf
+        high = -np.inf
+        for i in range(n):
+            v = X[i, f]
+            col[i] = v
+            whole = whole and v == np.floor(v)
+            low = min(low, v)
+            high = max(high, v)
+        if n > 0 and whole and high - low <= 4 * n and max(-low, high) < 2.0**52:
+            span = np.int64(high - low) + 1
+            start = np.zeros(span + 1, dtype=np.int64)
+            for i in range(n):
+                start[np.int64(col[i] - low) + 1] += 1
+            dense = np.empty(span, dtype=np.int64)
+            for b in range(span):
+                if start[b + 1] > 0:
+                    uniq[w] = low + b
+                    w += 1
+                dense[b] = w - 1 - uoff[f]
+                start[b + 1] += start[b]
+            for i in range(n):
+                b = np.int64(col[i] - low)
+                orders[f, start[b]] = i
+                start[b] += 1
+                rank[i, f] = dense[b]
+        else:
+            order = np.argsort(col, kind="mergesort")
+            for i in range(n):
+                r = order[i]
+                v = col[r]
+                if i == 0 or v != uniq[w - 1]:
+                    uniq[w] = v
+                    w += 1
+                orders[f, i] = r
+                rank[r, f] = w - 1 - uoff[f]
+        uoff[f + 1] = w
+    return orders, rank, uniq[:w].copy(), uoff
+
+
+@njit(cache=True)
+def _integral_sums(yv):
+    # Sums of whole numbers below 2**53 are exact in any order, so histogram sums (per bin,
+    # then cumulated) equal the row-by-row running sums of the sorted scan bit for bit.
+    total = 0.0
+    for v in yv:
+        if v != np.floor(v):
+            return False
+        total += abs(v)
+    return total < 2.0**53
+
+
+@njit(cache=True)
+def _scan_sorted(ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best):
+    """Scan feature ``f``'s sorted rows of the node ``[s, e)``: ``(proxy, position)`` if better."""
+    m = e - s
+    best_i = -1
+    if classify:
+        for c in range(ncls):
+            cl[c] = 0
+            cr[c] = tot[c]
+        sq_l = 0
+        sq_r = sq_tot
+        for i in range(s, e - min_leaf):
+            c = yc[ords[f, i]]
+            sq_l += 2 * cl[c] + 1
+            cl[c] += 1
+            sq_r -= 2 * cr[c] - 1
+            cr[c] -= 1
+            n_l = i - s + 1
+            if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
+                continue
+            p = sq_l / n_l + sq_r / (m - n_l)
+            if p > best:
+                best = p
+                best_i = i
+    else:
+        s_l = 0.0
+        for i in range(s, e - min_leaf):
+            s_l += yv[ords[f, i]]
+            n_l = i - s + 1
+            if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
+                continue
+            s_r = s_tot - s_l
+            p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+            if p > best:
+                best = p
+                best_i = i
+    return best, best_i
+
+
+@njit(cache=True)
 def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
     """Best split of the node ``[s, e)``: ``(feature, position, proxy)``, feature -1 if none.
 
     ``position`` is the last index (in the feature's sorted range) that goes left.
     """
-    m = e - s
     best_f = -1
     best_i = -1
     best = -np.inf
+    tot = np.zeros(max(ncls, 1), dtype=np.int64)
+    sq_tot = 0
+    s_tot = 0.0
     if classify:
-        tot = np.zeros(ncls, dtype=np.int64)
         for i in range(s, e):
             tot[yc[ords[0, i]]] += 1
-        sq_tot = 0
         for c in range(ncls):
             sq_tot += tot[c] * tot[c]
-        if sq_tot == m * m:  # a single class: pure
+        if sq_tot == (e - s) * (e - s):  # a single class: pure
             return best_f, best_i, best
-        cl = np.empty(ncls, dtype=np.int64)
-        cr = np.empty(ncls, dtype=np.int64)
-        for f in range(k):
-            if xs[f, s] == xs[f, e - 1]:
-                continue
-            for c in range(ncls):
-                cl[c] = 0
-                cr[c] = tot[c]
-            sq_l = 0
-            sq_r = sq_tot
-            for i in range(s, e - min_leaf):
-                c = yc[ords[f, i]]
-                sq_l += 2 * cl[c] + 1
-                cl[c] += 1
-                sq_r -= 2 * cr[c] - 1
-                cr[c] -= 1
-                n_l = i - s + 1
-                if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
-                    continue
-                p = sq_l / n_l + sq_r / (m - n_l)
-                if p > best:
-                    best = p
-                    best_f = f
-                    best_i = i
     else:
-        s_tot = 0.0
         y_min = np.inf
         y_max = -np.inf
         for i in range(s, e):
@@ -139,26 +240,250 @@ def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
             y_max = max(y_max, v)
         if y_min == y_max:  # a constant target: pure
             return best_f, best_i, best
-        for f in range(k):
-            if xs[f, s] == xs[f, e - 1]:
-                continue
-            s_l = 0.0
-            for i in range(s, e - min_leaf):
-                s_l += yv[ords[f, i]]
-                n_l = i - s + 1
-                if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
-                    continue
-                s_r = s_tot - s_l
-                p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
-                if p > best:
-                    best = p
-                    best_f = f
-                    best_i = i
+    cl = np.empty_like(tot)
+    cr = np.empty_like(tot)
+    for f in range(k):
+        if xs[f, s] == xs[f, e - 1]:
+            continue
+        p, i = _scan_sorted(
+            ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+        )
+        if i >= 0:
+            best = p
+            best_f = f
+            best_i = i
     return best_f, best_i, best
 
 
 @njit(cache=True)
-def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi):
+def _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f):
+    """Stable partition of feature ``f``'s rows ``[s, e)``: those going left first."""
+    w = s
+    nr = 0
+    for i in range(s, e):
+        r = ords[f, i]
+        x = xs[f, i]
+        # both writes are safe (w <= i) and make the loop branch-free
+        ords[f, w] = r
+        xs[f, w] = x
+        tmp_i[nr] = r
+        tmp_f[nr] = x
+        g = goes_left[r]
+        w += g
+        nr += 1 - g
+    for q in range(nr):
+        ords[f, w + q] = tmp_i[q]
+        xs[f, w + q] = tmp_f[q]
+
+
+@njit(cache=True)
+def _partition_rows(rows, s, e, goes_left, tmp_i):
+    w = s
+    nr = 0
+    for i in range(s, e):
+        r = rows[i]
+        rows[w] = r
+        tmp_i[nr] = r
+        g = goes_left[r]
+        w += g
+        nr += 1 - g
+    for q in range(nr):
+        rows[w + q] = tmp_i[q]
+
+
+@njit(cache=True)
+def _sort_by_rank(X, rank, rows, f, n_bins, s, e, ords, xs, count):
+    """Counting sort of the rows ``rows[s:e]`` (in row order) by their rank in column ``f``.
+
+    This gives ``ords[f, s:e]`` exactly as partitioning the presorted list would: by value,
+    then by row.
+    """
+    for b in range(n_bins + 1):
+        count[b] = 0
+    for i in range(s, e):
+        count[rank[rows[i], f] + 1] += 1
+    for b in range(n_bins):
+        count[b + 1] += count[b]
+    for i in range(s, e):
+        r = rows[i]
+        q = s + count[rank[r, f]]
+        count[rank[r, f]] += 1
+        ords[f, q] = r
+        xs[f, q] = X[r, f]
+
+
+@njit(cache=True)
+def _add_rows(hist, rows, s, e, rank, blist, hoff, width, classify, yc, yv, sign):
+    """Add (``sign`` 1), subtract (-1) or clear (0) the rows ``rows[s:e]`` in ``hist``.
+
+    Bin ``b`` of the binned predictors (``hoff`` their offsets) takes ``width`` cells from
+    ``b * width``: the row count, then the count of each class or the sum of the target.
+    """
+    for i in range(s, e):
+        r = rows[i]
+        if classify:
+            c = 1 + yc[r]
+            for f in blist:
+                b = (hoff[f] + rank[r, f]) * width
+                if sign == 0:
+                    hist[b] = 0.0
+                    hist[b + c] = 0.0
+                else:
+                    hist[b] += sign
+                    hist[b + c] += sign
+        else:
+            v = yv[r]
+            for f in blist:
+                b = (hoff[f] + rank[r, f]) * width
+                if sign == 0:
+                    hist[b] = 0.0
+                    hist[b + 1] = 0.0
+                else:
+                    hist[b] += sign
+                    hist[b + 1] += sign * v
+
+
+@njit(cache=True)
+def _release(pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv):
+    """Zero the histograms of the node ``[s, e)`` in ``pool[slot]`` and free the slot."""
+    if (e - s) * len(blist) * 4 < pool.shape[1]:
+        _add_rows(pool[slot], rows, s, e, rank, blist, hoff, width, classify, yc, yv, 0)
+    else:
+        pool[slot] = 0.0
+    free[n_free] = slot
+    return n_free + 1
+
+
+@njit(cache=True)
+def _grow_pool(pool):
+    """Twice the slots; the new (zeroed) ones are free."""
+    size = pool.shape[0]
+    grown = np.zeros((2 * size, pool.shape[1]), dtype=np.float64)
+    grown[:size] = pool
+    free = np.empty(2 * size, dtype=np.int64)
+    free[:size] = np.arange(size, 2 * size)
+    return grown, free, size
+
+
+@njit(cache=True)
+def _hist_split(
+    rows, rank, uoff, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned, blist, hoff, hist
+):
+    """The split ``_best_split`` finds, from the node's histograms of the binned predictors.
+
+    ``hist`` holds, per bin, the row count and then either the class counts or the target sum
+    (see ``_add_rows``).
+    Returns ``(feature, left bin, right bin, rows going left, position)``: the bins for a
+    binned feature, the position in the sorted list for another; feature -1 if no split.
+    """
+    m = e - s
+    width = ncls + 1 if classify else 2
+    tot = np.zeros(max(ncls, 1), dtype=np.int64)
+    s_tot = 0.0
+    y_min = np.inf
+    y_max = -np.inf
+    for i in range(s, e):
+        r = rows[i]
+        if classify:
+            tot[yc[r]] += 1
+        else:
+            v = yv[r]
+            s_tot += v
+            y_min = min(y_min, v)
+            y_max = max(y_max, v)
+    sq_tot = 0
+    if classify:
+        for c in range(ncls):
+            sq_tot += tot[c] * tot[c]
+        if sq_tot == m * m:
+            return -1, -1, -1, 0, -1
+    elif y_min == y_max:
+        return -1, -1, -1, 0, -1
+    best = -np.inf
+    best_f = -1
+    best_lv = -1
+    best_nl = 0
+    best_i = -1
+    cl = np.empty_like(tot)
+    cr = np.empty_like(tot)
+    fl = np.empty(len(tot), dtype=np.float64)
+    fr = np.empty(len(tot), dtype=np.float64)
+    for f in range(k):
+        if not binned[f]:
+            if xs[f, s] == xs[f, e - 1]:
+                continue
+            p, i = _scan_sorted(
+                ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+            )
+            if i >= 0:
+                best = p
+                best_f = f
+                best_i = i
+            continue
+        n_l = 0
+        prev = -1
+        if classify:
+            # Counts and sums of squared counts are whole numbers below 2**53, exact as floats,
+            # so the proxy is the one the integer scan computes; floats let the class loop vectorise.
+            for c in range(ncls):
+                fl[c] = 0.0
+                fr[c] = tot[c]
+            sq_l = 0.0
+            sq_r = np.float64(sq_tot)
+            for v in range(uoff[f + 1] - uoff[f]):
+                b = (hoff[f] + v) * width
+                cnt = np.int64(hist[b])
+                if cnt == 0:
+                    continue
+                if n_l >= min_leaf:  # a threshold between bins ``prev`` and ``v``
+                    p = sq_l / n_l + sq_r / (m - n_l)
+                    if p > best:
+                        best = p
+                        best_f = f
+                        best_lv = prev
+                        best_nl = n_l
+                for c in range(ncls):
+                    h = hist[b + 1 + c]
+                    sq_l += h * (2.0 * fl[c] + h)
+                    fl[c] += h
+                    sq_r -= h * (2.0 * fr[c] - h)
+                    fr[c] -= h
+                n_l += cnt
+                prev = v
+                if n_l > m - min_leaf:
+                    break
+        else:
+            s_l = 0.0
+            for v in range(uoff[f + 1] - uoff[f]):
+                b = (hoff[f] + v) * width
+                cnt = np.int64(hist[b])
+                if cnt == 0:
+                    continue
+                if n_l >= min_leaf:
+                    s_r = s_tot - s_l
+                    p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+                    if p > best:
+                        best = p
+                        best_f = f
+                        best_lv = prev
+                        best_nl = n_l
+                s_l += hist[b + 1]
+                n_l += cnt
+                prev = v
+                if n_l > m - min_leaf:
+                    break
+    if best_f < 0 or not binned[best_f]:
+        return best_f, -1, -1, 0, best_i
+    best_rv = best_lv + 1
+    while hist[(hoff[best_f] + best_rv) * width] == 0:
+        best_rv += 1
+    return best_f, best_lv, best_rv, best_nl, -1
+
+
+@njit(cache=True)
+def _grow_tree(
+    X, orders, rank, uoff, uniq, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi
+):
     """Grow the tree of column ``j`` on columns ``0 .. j-1``; nodes from index ``base`` on.
 
     Returns the number of nodes and column ``j``'s values grouped by leaf.
@@ -173,13 +498,6 @@ def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold,
         lo[base] = 0
         hi[base] = n
         return 1, X[:, j].copy()
-    ords = np.empty((k, n), dtype=np.int64)
-    xs = np.empty((k, n), dtype=np.float64)
-    for f in range(k):
-        for i in range(n):
-            r = orders[f, i]
-            ords[f, i] = r
-            xs[f, i] = X[r, f]
     yc = np.zeros(n, dtype=np.int64)
     yv = np.zeros(n, dtype=np.float64)
     if classify:
@@ -187,6 +505,40 @@ def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold,
             yc[i] = np.int64(X[i, j])
     else:
         yv = _center(X[:, j].copy())
+    # Large nodes search the predictors with few distinct values through histograms and keep
+    # only their rows (in row order); the others keep sorted row lists at every node. A node
+    # below the size where histograms pay off gets every sorted list (a counting sort) and its
+    # whole subtree grows from sorted lists.
+    binned = np.zeros(k, dtype=np.bool_)
+    hoff = np.zeros(k, dtype=np.int64)
+    n_bins = 0
+    if classify or _integral_sums(yv):
+        for f in range(k):
+            if uoff[f + 1] - uoff[f] <= _MAX_BINS:
+                binned[f] = True
+                hoff[f] = n_bins
+                n_bins += uoff[f + 1] - uoff[f]
+    blist = np.flatnonzero(binned)
+    width = ncls + 1 if classify else 2
+    hist_from = _HIST_COST * n_bins * width
+    use_hist = n_bins > 0 and n * k >= hist_from
+    # Each pending histogram node owns a slot of ``pool``; a split builds the smaller child's
+    # histograms and turns the parent's into the larger child's by subtracting, so each level
+    # reads only the rows of the smaller children. Free slots are kept zeroed.
+    pool = np.zeros((8 if use_hist else 0, n_bins * width), dtype=np.float64)
+    free = np.arange(pool.shape[0])
+    n_free = pool.shape[0]
+    ords = np.empty((k, n), dtype=np.int64)
+    xs = np.empty((k, n), dtype=np.float64)
+    for f in range(k):
+        if use_hist and binned[f]:
+            continue
+        for i in range(n):
+            r = orders[f, i]
+            ords[f, i] = r
+            xs[f, i] = X[r, f]
+    rows = np.arange(n)
+    count = np.empty(_MAX_BINS + 1, dtype=np.int64)
     goes_left = np.zeros(n, dtype=np.bool_)
     tmp_i = np.empty(n, dtype=np.int64)
     tmp_f = np.empty(n, dtype=np.float64)
@@ -194,74 +546,120 @@ def _grow_tree(X, orders, j, classify, ncls, min_leaf, base, feature, threshold,
     st_s = np.empty(cap, dtype=np.int64)
     st_e = np.empty(cap, dtype=np.int64)
     st_node = np.empty(cap, dtype=np.int64)
+    st_slot = np.empty(cap, dtype=np.int64)
     st_s[0] = 0
     st_e[0] = n
     st_node[0] = base
+    st_slot[0] = -1
+    if use_hist:
+        n_free -= 1
+        st_slot[0] = free[n_free]
+        _add_rows(pool[st_slot[0]], rows, 0, n, rank, blist, hoff, width, classify, yc, yv, 1)
     top = 1
-    count = 1
+    count_nodes = 1
     while top > 0:
         top -= 1
         s = st_s[top]
         e = st_e[top]
         node = st_node[top]
+        slot = st_slot[top]
+        in_hist = slot >= 0
         bf = -1
         bi = -1
+        lv = -1
+        rv = -1
+        n_l = 0
         if e - s >= 2 * min_leaf:
-            bf, bi, _ = _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf)
+            if in_hist:
+                bf, lv, rv, n_l, bi = _hist_split(
+                    rows, rank, uoff, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned, blist,
+                    hoff, pool[slot],
+                )  # fmt: skip
+            else:
+                bf, bi, _ = _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf)
+        lo[node] = s
+        hi[node] = e
         if bf < 0:
+            if in_hist:
+                n_free = _release(
+                    pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv
+                )
+                if binned[0]:  # the leaf's values are stored in column 0's order
+                    _sort_by_rank(X, rank, rows, 0, uoff[1] - uoff[0], s, e, ords, xs, count)
             feature[node] = -1
             left[node] = -1
             right[node] = -1
             threshold[node] = np.nan
-            lo[node] = s
-            hi[node] = e
             continue
         feature[node] = bf
-        threshold[node] = _midpoint(xs[bf, bi], xs[bf, bi + 1])
-        lo[node] = s
-        hi[node] = e
-        for i in range(s, e):
-            goes_left[ords[bf, i]] = i <= bi
-        for f in range(k):
-            if f == bf:
-                continue
-            w = s
-            nr = 0
+        if bi < 0:
+            threshold[node] = _midpoint(uniq[uoff[bf] + lv], uniq[uoff[bf] + rv])
+            mid = s + n_l
             for i in range(s, e):
-                r = ords[f, i]
-                if goes_left[r]:
-                    ords[f, w] = r
-                    xs[f, w] = xs[f, i]
-                    w += 1
-                else:
-                    tmp_i[nr] = r
-                    tmp_f[nr] = xs[f, i]
-                    nr += 1
-            for q in range(nr):
-                ords[f, w + q] = tmp_i[q]
-                xs[f, w + q] = tmp_f[q]
-        mid = bi + 1
-        left_node = base + count
-        right_node = base + count + 1
-        count += 2
+                r = rows[i]
+                goes_left[r] = rank[r, bf] <= lv
+        else:
+            threshold[node] = _midpoint(xs[bf, bi], xs[bf, bi + 1])
+            mid = bi + 1
+            for i in range(s, e):
+                goes_left[ords[bf, i]] = i <= bi
+        left_slot = -1
+        right_slot = -1
+        if in_hist:
+            _partition_rows(rows, s, e, goes_left, tmp_i)
+            for f in range(k):
+                if f != bf and not binned[f]:
+                    _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
+            small_left = mid - s <= e - mid
+            ss, se = (s, mid) if small_left else (mid, e)
+            if (e - s - (se - ss)) * k < hist_from:  # neither child uses histograms
+                n_free = _release(
+                    pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv
+                )
+            else:
+                small_slot = -1
+                if (se - ss) * k >= hist_from:
+                    if n_free == 0:
+                        pool, free, n_free = _grow_pool(pool)
+                    n_free -= 1
+                    small_slot = free[n_free]
+                    _add_rows(pool[small_slot], rows, ss, se, rank, blist, hoff, width, classify, yc, yv, 1)
+                _add_rows(pool[slot], rows, ss, se, rank, blist, hoff, width, classify, yc, yv, -1)
+                left_slot, right_slot = (small_slot, slot) if small_left else (slot, small_slot)
+            for cs, ce, child_slot in ((s, mid, left_slot), (mid, e, right_slot)):
+                if child_slot >= 0:
+                    continue
+                splittable = ce - cs >= 2 * min_leaf
+                for f in blist:
+                    if splittable or f == 0:
+                        _sort_by_rank(X, rank, rows, f, uoff[f + 1] - uoff[f], cs, ce, ords, xs, count)
+        else:
+            for f in range(k):
+                if f != bf:
+                    _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
+        left_node = base + count_nodes
+        right_node = base + count_nodes + 1
+        count_nodes += 2
         left[node] = left_node
         right[node] = right_node
         # Right first, so the left subtree is grown (and numbered) first.
         st_s[top] = mid
         st_e[top] = e
         st_node[top] = right_node
+        st_slot[top] = right_slot
         st_s[top + 1] = s
         st_e[top + 1] = mid
         st_node[top + 1] = left_node
+        st_slot[top + 1] = left_slot
         top += 2
     values = np.empty(n, dtype=np.float64)
     for i in range(n):
         values[i] = X[ords[0, i], j]
-    return count, values
+    return count_nodes, values
 
 
 @njit(cache=True)
-def _grow_forest(X, orders, classify, ncls, min_leaf):
+def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf):
     n, d = X.shape
     per_tree = 2 * (n // min_leaf) + 1
     size = d * per_tree
@@ -279,6 +677,9 @@ def _grow_forest(X, orders, classify, ncls, min_leaf):
         count, values = _grow_tree(
             X,
             orders,
+            rank,
+            uoff,
+            uniq,
             j,
             classify[j],
             ncls[j],
@@ -309,11 +710,30 @@ def _grow_forest(X, orders, classify, ncls, min_leaf):
 def _sample(feature, threshold, left, right, lo, hi, roots, leaf_values, u):
     m, d = u.shape
     out = np.empty((m, d), dtype=np.float64)
-    for i in range(m):
-        for j in range(d):
-            node = roots[j]
-            while left[node] >= 0:
-                node = left[node] if out[i, feature[node]] <= threshold[node] else right[node]
+    at = np.empty(m, dtype=np.int64)
+    active = np.empty(m, dtype=np.int64)
+    # One tree at a time, all rows one level at a time: the steps of different rows do not wait
+    # on each other (a row-by-row walk is a chain of dependent loads), and the tree's nodes stay
+    # in cache. The right child is always left + 1, so a step needs no branch.
+    for j in range(d):
+        root = roots[j]
+        na = 0
+        for i in range(m):
+            at[i] = root
+            active[na] = i
+            na += left[root] >= 0
+        while na > 0:
+            w = 0
+            for t in range(na):
+                i = active[t]
+                node = at[i]
+                node = left[node] + np.int64(not out[i, feature[node]] <= threshold[node])
+                at[i] = node
+                active[w] = i
+                w += left[node] >= 0
+            na = w
+        for i in range(m):
+            node = at[i]
             size = hi[node] - lo[node]
             pos = min(np.int64(u[i, j] * size), size - 1)
             out[i, j] = leaf_values[j, lo[node] + pos]
@@ -360,7 +780,10 @@ def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     categorical = np.asarray(categorical, dtype=np.bool_)
-    arrays = _grow_forest(X, _orders(X), categorical, _classes(X, categorical), int(min_samples_leaf))
+    orders, rank, uniq, uoff = _presort(X)
+    arrays = _grow_forest(
+        X, orders, rank, uoff, uniq, categorical, _classes(X, categorical), int(min_samples_leaf)
+    )
     return Forest(*arrays)
 
 
@@ -376,8 +799,9 @@ def grow_tree(P: np.ndarray, y: np.ndarray, categorical: bool, min_samples_leaf:
     lo = np.empty(size, dtype=np.int64)
     hi = np.empty(size, dtype=np.int64)
     ncls = int(X[:, j].max()) + 1 if categorical else 0
+    orders, rank, uniq, uoff = _presort(X)
     count, values = _grow_tree(
-        X, _orders(X), j, bool(categorical), ncls, int(min_samples_leaf), np.int64(0),
+        X, orders, rank, uoff, uniq, j, bool(categorical), ncls, int(min_samples_leaf), np.int64(0),
         feature, threshold, left, right, lo, hi,
     )  # fmt: skip
     return Forest(

@@ -45,6 +45,7 @@ from numbers import Integral, Real
 from typing import Any, ClassVar, Self
 
 import numpy as np
+from numba import njit
 
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.errors import ParameterError, SchemaError
@@ -107,6 +108,78 @@ def _check_epsilon(epsilon: Any) -> float:
 # --------------------------------------------------------------------------- domain
 
 
+_NOT_FINITE = 1
+_NOT_A_CODE = 2
+
+
+@njit(cache=True)
+def _codes(
+    X: np.ndarray,
+    is_cat: np.ndarray,
+    cards: np.ndarray,
+    lower: np.ndarray,
+    scale: np.ndarray,
+    out: np.ndarray,
+) -> np.ndarray:
+    """Write the codes ``(d, n)`` of the rows ``X`` into ``out``; a status per column.
+
+    A categorical value must be a whole number in ``0 .. cards - 1``; a continuous one becomes
+    the bin ``floor((x - lower) * scale)`` clipped to ``0 .. cards - 1`` (bin 0 when ``scale``
+    is 0). The status is 0, ``_NOT_A_CODE`` or ``_NOT_FINITE`` (which wins).
+    """
+    n, d = X.shape
+    status = np.zeros(d, dtype=np.int64)
+    for i in range(n):
+        for j in range(d):
+            v = X[i, j]
+            if not np.isfinite(v):
+                status[j] = _NOT_FINITE
+            elif is_cat[j]:
+                if v >= 0 and v < cards[j] and v == np.floor(v):
+                    out[j, i] = np.int64(v)
+                elif status[j] == 0:
+                    status[j] = _NOT_A_CODE
+            elif scale[j] > 0:
+                top = np.float64(cards[j] - 1)
+                out[j, i] = np.int64(min(max(np.floor((v - lower[j]) * scale[j]), 0.0), top))
+            else:
+                out[j, i] = 0
+    return status
+
+
+@njit(cache=True)
+def _bin_values(
+    code: np.ndarray,
+    u: np.ndarray,
+    lower: float,
+    step: float,
+    starts: np.ndarray,
+    counts: np.ndarray,
+    rounding: bool,
+    lo: float,
+    hi: float,
+    out: np.ndarray,
+) -> None:
+    """Continuous values for the bins ``code``: uniform inside the bin, clipped to ``[lo, hi]``.
+
+    With ``counts`` (an integer column) the value is the whole number ``floor(u * count)`` of
+    its bin, or the rounded uniform value when the bin holds none; ``rounding`` rounds always.
+    """
+    integer = counts.shape[0] > 0
+    for i in range(code.shape[0]):
+        b = code[i]
+        x = lower + (np.float64(b) + u[i]) * step
+        if integer:
+            count = counts[b]
+            if count > 0:
+                x = np.float64(starts[b]) + min(np.floor(u[i] * count), np.float64(count - 1))
+            else:
+                x = np.rint(x)
+        elif rounding:
+            x = np.rint(x)
+        out[i] = min(max(x, lo), hi)
+
+
 class _Domain:
     """Cardinality of every used column after discretisation, and the continuous bounds."""
 
@@ -152,28 +225,19 @@ class _Domain:
         codes = np.empty((d, n), dtype=np.int64)
         problems: list[str] = []
         names = schema.names
+        width = self.upper - self.lower
+        with np.errstate(divide="ignore", invalid="ignore"):
+            scale = np.where(~self.is_cat & (width > 0), self.cards / width, 0.0)
+        status = _codes(np.ascontiguousarray(X), self.is_cat, self.cards, self.lower, scale, codes)
         for j in range(d):
-            x = X[:, j]
-            if not np.isfinite(x).all():
+            if status[j] == _NOT_FINITE:
                 problems.append(f"column {names[j]!r}: holds missing or infinite values; drop those rows.")
-                continue
-            if self.is_cat[j]:
-                c = x.astype(np.int64)
-                if n and ((c != x).any() or c.min() < 0 or c.max() >= self.cards[j]):
-                    problems.append(
-                        f"column {names[j]!r}: codes must be whole numbers in "
-                        f"0..{self.cards[j] - 1}; "
-                        "encode the table with privgame.data.encoding.encode."
-                    )
-                    continue
-                codes[j] = c
-            else:
-                width = self.upper[j] - self.lower[j]
-                if width > 0:
-                    scaled = np.floor((x - self.lower[j]) * (self.cards[j] / width))
-                    codes[j] = np.clip(scaled, 0, self.cards[j] - 1).astype(np.int64)
-                else:
-                    codes[j] = 0
+            elif status[j] == _NOT_A_CODE:
+                problems.append(
+                    f"column {names[j]!r}: codes must be whole numbers in "
+                    f"0..{self.cards[j] - 1}; "
+                    "encode the table with privgame.data.encoding.encode."
+                )
         if problems:
             raise SchemaError("The training array does not fit its schema.", problems)
         return codes
@@ -215,22 +279,21 @@ class _Domain:
         continuous = np.flatnonzero(~self.is_cat)
         u = rng.random((len(continuous), n))
         out[:, self.is_cat] = codes[self.is_cat].T
+        none = np.zeros(0, dtype=np.int64)
         for row, j in enumerate(continuous):
             lo, hi = self.lower[j], self.upper[j]
-            x = lo + (codes[j] + u[row]) * ((hi - lo) / self.cards[j])
+            step = (hi - lo) / self.cards[j]
+            starts, counts, rounding = none, none, False
             if self.integer[j]:
                 ilo, ihi = math.ceil(lo), math.floor(hi)
                 if ilo <= ihi:  # a whole number exists inside the bounds
                     if j not in self._integer_bins:
                         self._integer_bins[j] = self.integer_bins(j)
                     starts, counts = self._integer_bins[j]
-                    count = counts[codes[j]]
-                    whole = starts[codes[j]] + np.minimum(np.floor(u[row] * count), count - 1)
-                    x = np.where(count > 0, whole, np.round(x))
-                    lo, hi = ilo, ihi
+                    lo, hi = float(ilo), float(ihi)
                 else:
-                    x = np.round(x)
-            out[:, j] = np.clip(x, lo, hi)
+                    rounding = True
+            _bin_values(codes[j], u[row], self.lower[j], step, starts, counts, rounding, lo, hi, out[:, j])
         return out
 
 
@@ -261,6 +324,25 @@ def _dense_configs(codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]) 
     return ids, int(ids.max()) + 1
 
 
+@njit(cache=True)
+def _child_config_counts(
+    codes: np.ndarray,
+    children: np.ndarray,
+    config: np.ndarray,
+    n_configs: int,
+    offsets: np.ndarray,
+    size: int,
+) -> np.ndarray:
+    """Counts of (child value, parent configuration) for every child, child ``t``'s from ``offsets[t]``."""
+    counts = np.zeros(size, dtype=np.int64)
+    for t in range(children.shape[0]):
+        row = codes[children[t]]
+        base = offsets[t]
+        for r in range(config.shape[0]):
+            counts[base + row[r] * n_configs + config[r]] += 1
+    return counts
+
+
 class _MutualInformation:
     """Mutual information in bits between columns and parent sets, from counts.
 
@@ -277,6 +359,8 @@ class _MutualInformation:
         self.clogc = counts * np.log2(np.maximum(counts, 1.0))
         self.log2n = math.log2(self.n) if self.n else 0.0
         self.s_marginal = np.array([self.clogc[np.bincount(codes[j])].sum() for j in range(codes.shape[0])])
+        # the counting kernel reads every child's codes at each step: narrow codes read faster
+        self.narrow = codes.astype(np.uint8) if len(cards) and cards.max() <= 256 else codes
 
     def scores(self, parents: tuple[int, ...], children: np.ndarray) -> np.ndarray:
         """``I(child; parents)`` for every column index in ``children`` (disjoint from parents)."""
@@ -289,8 +373,7 @@ class _MutualInformation:
         sizes = self.cards[children] * n_configs
         offsets = np.zeros(len(children), dtype=np.int64)
         np.cumsum(sizes[:-1], out=offsets[1:])
-        combined = self.codes[children] * n_configs + (config + offsets[:, None])
-        counts = np.bincount(combined.ravel(), minlength=int(sizes.sum()))
+        counts = _child_config_counts(self.narrow, children, config, n_configs, offsets, int(sizes.sum()))
         s_joint = np.add.reduceat(self.clogc[counts], offsets)
         mi = self.log2n - (self.s_marginal[children] + s_parents - s_joint) / self.n
         return np.maximum(mi, 0.0)
@@ -460,6 +543,43 @@ def _sampling_cdfs(tables: list[np.ndarray]) -> list[np.ndarray]:
     return cdfs
 
 
+@njit(cache=True)
+def _draw(
+    cards: np.ndarray,
+    order: np.ndarray,
+    parent_flat: np.ndarray,
+    parent_ends: np.ndarray,
+    cdfs: np.ndarray,
+    cdf_ends: np.ndarray,
+    u: np.ndarray,
+    out: np.ndarray,
+) -> None:
+    """Ancestral sampling into ``out``: column ``order[i]`` from its cdf (``_sampling_cdfs``).
+
+    Each value is the index ``np.searchsorted(cdf, config + u, side="right")`` would give,
+    clipped into the row of the parent configuration ``config``. Entries before that row are at
+    most ``config`` and the entries never decrease, so that index is the row's start plus the
+    number of the row's entries at most ``config + u``; when all ``k`` are, it lies past the
+    row and is clipped to ``k - 1`` all the same. Counting needs no branch.
+    """
+    n = out.shape[1]
+    for i in range(order.shape[0]):
+        col = order[i]
+        k = cards[col]
+        start = cdf_ends[i]
+        for r in range(n):
+            c = 0
+            for q in range(parent_ends[i], parent_ends[i + 1]):
+                p = parent_flat[q]
+                c = c * cards[p] + out[p, r]
+            v = np.float64(c) + u[i, r]
+            row = start + c * k
+            below = 0
+            for t in range(k):
+                below += cdfs[row + t] <= v
+            out[col, r] = min(below, k - 1)
+
+
 def _ancestral_sample(
     cards: np.ndarray,
     order: list[int],
@@ -472,13 +592,13 @@ def _ancestral_sample(
     d = len(order)
     out = np.zeros((len(cards), n), dtype=np.int64)
     u = rng.random((d, n))
-    for i, col in enumerate(order):
-        k = int(cards[col])
-        config = np.zeros(n, dtype=np.int64)
-        for p in parents[i]:
-            config = config * cards[p] + out[p]
-        index = np.searchsorted(cdfs[i], config + u[i], side="right")
-        out[col] = np.clip(index - config * k, 0, k - 1)
+    parent_flat = np.array([p for ps in parents for p in ps], dtype=np.int64)
+    parent_ends = np.cumsum([0] + [len(ps) for ps in parents], dtype=np.int64)
+    cdf_ends = np.cumsum([0] + [len(c) for c in cdfs], dtype=np.int64)
+    _draw(
+        np.asarray(cards, dtype=np.int64), np.array(order, dtype=np.int64), parent_flat, parent_ends,
+        np.concatenate(cdfs), cdf_ends, u, out,
+    )  # fmt: skip
     return out
 
 

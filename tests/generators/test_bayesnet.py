@@ -20,6 +20,7 @@ from privgame.generators.bayesnet import (
     _ancestral_sample,
     _conditional_tables,
     _Domain,
+    _draw,
     _mi_sensitivity,
     _MutualInformation,
     _sampling_cdfs,
@@ -195,6 +196,62 @@ def test_ancestral_sampling_follows_the_tables():
         assert abs(observed[r, m, f] - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12
         if p == 0:
             assert observed[r, m, f] == 0
+
+
+def test_ancestral_sampling_is_the_searchsorted_draw():
+    # the compiled draw must pick exactly what np.searchsorted of config + u on the shifted cdf
+    # picks, including uniforms next to 1 and configurations large enough to round config + u
+    rng = np.random.default_rng(5)
+    cards = np.array([4000, 3])
+    table = rng.dirichlet(np.ones(3), size=4000)
+    table[::7] = [0.0, 1.0, 0.0]
+    cdfs = _sampling_cdfs([np.full((1, 4000), 1 / 4000), table])
+    n = 50_000
+    codes = _ancestral_sample(cards, [0, 1], [(), (0,)], cdfs, n, np.random.default_rng(6))
+    u = np.random.default_rng(6).random((2, n))
+    root = np.clip(np.searchsorted(cdfs[0], u[0], side="right"), 0, 3999)
+    np.testing.assert_array_equal(codes[0], root)
+    np.testing.assert_array_equal(
+        codes[1], np.clip(np.searchsorted(cdfs[1], root + u[1], side="right") - root * 3, 0, 2)
+    )
+    # the largest uniform on the last configuration rounds config + u up to the next row
+    flat = np.concatenate(cdfs)
+    ends = np.array([0, len(cdfs[0]), len(flat)])
+    parent = np.array([3999, 3999, 17, 0])
+    u = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, np.nextafter(1.0, 0.0), 0.5, 0.999]])
+    out = np.zeros((2, 4), dtype=np.int64)
+    out[0] = parent
+    _draw(
+        cards,
+        np.array([1]),
+        np.array([0]),
+        np.array([0, 1]),
+        flat[ends[1] :],
+        np.array([0, ends[2] - ends[1]]),
+        u[1:],
+        out,
+    )
+    expected = np.clip(np.searchsorted(cdfs[1], parent + u[1], side="right") - parent * 3, 0, 2)
+    np.testing.assert_array_equal(out[1], expected)
+
+
+def test_discretise_matches_the_binning_formula():
+    schema = Schema(
+        [
+            Column("x", "continuous", lower=-1.5, upper=7.25),
+            Column("c", CATEGORICAL, categories=("a", "b", "c")),
+            Column("flat", "continuous", lower=2.0, upper=2.0),
+        ]
+    )
+    domain = _Domain(schema, 7)
+    rng = np.random.default_rng(8)
+    x = np.concatenate([rng.uniform(-3, 9, 1000), [-1.5, 7.25, -1e300, 1e300]])
+    X = np.column_stack([x, rng.integers(0, 3, len(x)), rng.uniform(0, 4, len(x))])
+    codes = domain.discretise(X, schema)
+    expected = np.clip(np.floor((x + 1.5) * (7 / 8.75)), 0, 6).astype(np.int64)
+    np.testing.assert_array_equal(codes[0], expected)
+    np.testing.assert_array_equal(codes[1], X[:, 1].astype(np.int64))
+    np.testing.assert_array_equal(codes[2], 0)
 
 
 def test_unseen_parent_configuration_falls_back():
