@@ -32,3 +32,34 @@ def test_no_privgame_module_imports_streamlit() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.strip()) > 10
+
+
+BLOCKED = """
+import sys
+for name in ("plotly", "streamlit"):
+    sys.modules[name] = None  # any import of them now fails
+import tempfile
+import pandas as pd
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.games.engine import start_run
+from privgame.release import make_release
+from privgame.setups import release_inputs
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+root = tempfile.mkdtemp()
+pd.read_csv(BUNDLED_ADULT, nrows=300).dropna().to_csv(root + "/d.csv", index=False)
+data = load_dataset(root + "/d.csv")
+inputs = release_inputs(data, seed=0)
+spec = RunSpec(data_name="d.csv", data_fingerprint=inputs.fingerprint, schema=inputs.schema.to_dict(),
+               sizes=inputs.sizes, generator="baynet", attack=AttackSettings(n_shadow=4, n_eval=4),
+               targets=TargetSelection.plan(1, 1), setup=inputs.setup)
+folder = start_run(root + "/runs", spec, inputs.table, workers=1)
+print(len(folder.records()), len(make_release(folder, rows=5).table))
+"""
+
+
+def test_an_audit_and_a_release_run_without_plotly_or_streamlit() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", BLOCKED], cwd=REPO, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["2", "5"]
