@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import PAGES, guarded, runs, runs_root, when
+from pages import PAGES, guarded, plain, runs, runs_root, when
 
 
 def home() -> None:
@@ -33,16 +33,25 @@ def home() -> None:
     )
 
     st.subheader("Where to start")
-    cols = st.columns(3)
+    cols = st.columns(4)
     with cols[0]:
         st.page_link(PAGES["data"], label="1. Choose the data", icon=":material/table_view:")
-        st.caption("Upload a CSV or Parquet table, or use the bundled Adult data; check the roles.")
+        st.caption(
+            "Upload a CSV or Parquet table, or use the bundled Adult data; check the roles and say "
+            "where the population the attacker knows comes from."
+        )
     with cols[1]:
         st.page_link(PAGES["evaluate"], label="2. Evaluate the records", icon=":material/play_arrow:")
-        st.caption("Pick the generator and the records, see the cost, and launch the run.")
+        st.caption(
+            "Pick the generator and the records (the most outlying and a random sample), see the "
+            "cost, and launch the run."
+        )
     with cols[2]:
         st.page_link(PAGES["results"], label="3. Read the results", icon=":material/bar_chart:")
-        st.caption("Risks of every record, the miss rate, and the records at risk to export.")
+        st.caption("What was audited, the share of D at risk, every record's risk, the miss rate.")
+    with cols[3]:
+        st.page_link(PAGES["release"], label="4. Make the release", icon=":material/publish:")
+        st.caption("The audited generator trained on the audited data, with its release card.")
 
     st.subheader("Latest runs")
     latest = runs()[:5]
@@ -51,7 +60,7 @@ def home() -> None:
         return
     for info in latest:
         line = st.columns([6, 2, 2])
-        line[0].markdown(f"`{info.run_id}`  \n{info.data_name} · {info.generator}")
+        line[0].markdown(f"`{info.run_id}`  \n{plain(info.data_name)} · {plain(info.generator)}")
         progress = f" ({info.progress:.0%})" if info.state in ("queued", "running") else ""
         line[1].markdown(f"**{info.state}**{progress}  \n{when(info.created)}")
         with line[2]:
@@ -85,6 +94,7 @@ navigation = st.navigation(
         st.Page(PAGES["evaluate"], title="Evaluate", icon=":material/play_arrow:"),
         st.Page(PAGES["results"], title="Results", icon=":material/bar_chart:"),
         st.Page(PAGES["record"], title="Record", icon=":material/person_search:"),
+        st.Page(PAGES["release"], title="Release", icon=":material/publish:"),
         st.Page(PAGES["runs"], title="Runs", icon=":material/folder_open:"),
         st.Page(PAGES["export"], title="Export", icon=":material/download:"),
         st.Page(PAGES["studies"], title="Studies", icon=":material/science:"),

@@ -1,12 +1,17 @@
-"""Data: choose the table, check the column roles, the missing-value policy and the sizes.
+"""Data: choose the table, check the column roles and the missing-value policy, and the set-up.
 
 Loading goes through :func:`privgame.data.inspect_dataset`, which lists every problem with the
 file at once (the page shows them all), then :func:`privgame.data.load_dataset` once there is
-none. The chosen dataset and sizes are kept in ``st.session_state`` (``dataset``, ``sizes``)
-for the Evaluate page. A public domain the user declares (for PrivBayes' guarantee) is kept
-under ``public_domain`` with the fingerprint of the table it was checked on, and declared on
-that table again at every rerun. Uploaded bytes are parsed from ``st.file_uploader``'s value, so tests can
-drive the same path with ``AppTest.file_uploader[0].set_value(...)``.
+none. The set-up says what the audit is about: the *release* set-up (the default) audits the
+release trained on this table, with the population the attacker knows taken from a holdout of the
+table or from a second, uploaded table (:func:`privgame.setups.load_population`); the *paper*
+set-up draws D from an evaluation pool with the sizes set here. The chosen dataset and set-up are
+kept in ``st.session_state`` (``dataset``, ``setup``, see :data:`pages.SETUP_KEY`) for the Evaluate
+page, which makes the same calls as ``python -m privgame run`` (:func:`pages.audit_inputs`). A
+public domain the user declares (for PrivBayes' guarantee) is kept under ``public_domain`` with the
+fingerprint of the table it was checked on, and declared on that table again at every rerun.
+Uploaded bytes are parsed from ``st.file_uploader``'s value, so tests can drive the same path with
+``AppTest.file_uploader[0].set_value(...)``.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, guarded, show_error, show_problems
+from pages import PAGES, SETUP_KEY, audit_inputs, guarded, plain, show_error, show_problems
 from privgame.data import (
     BUNDLED_ADULT,
     DEFAULT_MAX_BYTES,
@@ -37,6 +42,7 @@ from privgame.data import (
 )
 from privgame.data.schema import ROLES
 from privgame.errors import ParameterError, PrivgameError
+from privgame.setups import DEFAULT_HOLDOUT, load_population, parse_holdout
 
 UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)
 UPLOAD = "Upload a CSV or Parquet file"
@@ -44,6 +50,14 @@ ADULT = "Use the bundled Adult data"
 POLICIES = {
     "drop": "Drop rows with a missing value in a used column",
     "category": "Make missing its own category (rows missing a number are still dropped)",
+}
+SETUPS = {
+    "release": "Release: audit the release made from this table (recommended)",
+    "paper": "Paper: the paper's research set-up, D drawn from an evaluation pool",
+}
+POPULATIONS = {
+    "holdout": "Hold back part of this table (it is not released)",
+    "table": "Upload a population table (same columns)",
 }
 DOMAIN_KEY = "public_domain"
 DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
@@ -168,11 +182,11 @@ def _role_editor(base: Inspection) -> dict[str, str]:
 
 
 def _sizes(n_rows: int) -> Sizes | None:
-    st.subheader("Sizes")
     st.markdown(
         "The rows are split into the attacker's **auxiliary data D_aux** and the **evaluation pool "
-        "D_eval**; the **target dataset D** (the data the release is generated from) is drawn "
-        "from D_eval, and the rest of D_eval are the reference records the games swap in."
+        "D_eval**; the **target dataset D** is drawn at random from D_eval, and the rest of D_eval are "
+        "the reference records the games swap in. This audits a random dataset of |D| rows, not the "
+        "release you will publish: use the release set-up for that."
     )
     try:
         base = default_sizes(n_rows)
@@ -205,6 +219,131 @@ def _sizes(n_rows: int) -> Sizes | None:
         f"{n_rows - sizes.aux - sizes.eval:,} unused."
     )
     return sizes
+
+
+def _population(dataset: Dataset) -> Dataset | None:
+    """The uploaded population table, loaded with the data's roles; None (said why) without one."""
+    upload = st.file_uploader(
+        "Population table: CSV or Parquet with the same columns as the data",
+        type=["csv", "tsv", "txt", "gz", "parquet", "pq"],
+        key="population_upload",
+    )
+    if upload is None:
+        st.info("Upload the population table, or hold back part of this table instead.")
+        return None
+    source = upload.getvalue()
+    key = (
+        "population",
+        hashlib.blake2b(source).hexdigest(),
+        upload.name,
+        dataset.fingerprint,
+        hashlib.blake2b(repr(dataset.schema.to_dict()).encode()).hexdigest(),
+    )
+    memo: dict[Any, Any] = st.session_state.setdefault("_data_memo", {})
+    if key not in memo:
+        try:
+            memo[key] = load_population(source, dataset, filename=upload.name)
+        except PrivgameError as error:
+            show_error(error)
+            return None
+    return memo[key]
+
+
+def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
+    """The release set-up's controls; the set-up (see :data:`pages.SETUP_KEY`) or None."""
+    st.markdown(
+        "**D is the data the release is trained on.** The attacker is assumed to know other people "
+        "of the same population (**D_aux**); the rest of the population are the **reference "
+        "records**, which the privacy games swap in for a target record. The population is a part "
+        "of this table that is held back and not released, or a second table of the same columns."
+    )
+    source = st.radio(
+        "Where the population comes from",
+        list(POPULATIONS),
+        format_func=POPULATIONS.__getitem__,
+        horizontal=True,
+        key="population_source",
+    )
+    setup: dict[str, Any] = {"kind": "release", "population": None, "holdout": None}
+    if source == "holdout":
+        text = st.text_input(
+            "Holdout: a share of the rows (such as 0.3) or a number of rows (such as 5000)",
+            value=str(DEFAULT_HOLDOUT),
+            key="holdout",
+            help="These rows play the population: the attacker's data and the reference records. "
+            "They are not released; the release is trained on the other rows.",
+        )
+        try:
+            setup["holdout"] = parse_holdout(text)
+        except PrivgameError as error:
+            show_error(error)
+            return None
+    else:
+        population = _population(dataset)
+        if population is None:
+            return None
+        setup["population"] = population
+    cols = st.columns(2)
+    aux = cols[0].number_input(
+        "|D_aux|: rows of the population the attacker knows (optional)",
+        min_value=1,
+        value=None,
+        step=100,
+        key="aux_rows",
+        placeholder="two thirds of the population",
+        help="The rest of the population are the reference records.",
+    )
+    shadow = cols[1].number_input(
+        "Rows of each shadow dataset (optional)",
+        min_value=2,
+        value=None,
+        step=100,
+        key="shadow_size",
+        placeholder="|D| rows",
+        help="The attacker's shadow datasets are drawn from D_aux. By default they have |D| rows, "
+        "drawn with replacement when D_aux is smaller; a size here is drawn without replacement.",
+    )
+    setup["aux_rows"] = None if aux is None else int(aux)
+    setup["shadow_size"] = None if shadow is None else int(shadow)
+    try:
+        # Which rows are held back depends on the run's seed (Evaluate page); the counts do not.
+        inputs = audit_inputs(dataset, setup, seed=0)
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    sizes, facts = inputs.sizes, inputs.setup
+    shadow_rows = sizes["target"] if facts.shadow_size is None else facts.shadow_size
+    how = "with replacement" if facts.shadow_replace else "without replacement"
+    where = (
+        f"{facts.population_rows:,} rows of the population table"
+        if facts.population == "table"
+        else f"{facts.population_rows:,} rows held back from this table"
+    )
+    st.success(
+        f"D: {sizes['target']:,} rows (the release's training data). Population: {where}; the "
+        f"attacker knows {sizes['aux']:,} of them (D_aux) and {sizes['eval'] - sizes['target']:,} are "
+        f"reference records. Shadow datasets: {shadow_rows:,} rows from D_aux, drawn {how}."
+    )
+    if setup["population"] is not None:
+        st.caption("Population table: " + plain(setup["population"].source_name))
+    elif facts.population == "holdout":
+        st.caption("Which rows are held back is drawn with the run's seed, chosen on the Evaluate page.")
+    return setup
+
+
+def _setup(dataset: Dataset) -> dict[str, Any] | None:
+    """The set-up section; the chosen set-up (see :data:`pages.SETUP_KEY`) or None."""
+    st.subheader("Set-up")
+    kind = st.radio(
+        "What the audit is about",
+        list(SETUPS),
+        format_func=SETUPS.__getitem__,
+        key="setup_kind",
+    )
+    if kind == "paper":
+        sizes = _sizes(len(dataset.table))
+        return None if sizes is None else {"kind": "paper", "sizes": sizes}
+    return _release_setup(dataset)
 
 
 def _domain_input(dataset: Dataset) -> tuple[bool, str | bytes]:
@@ -275,8 +414,8 @@ def _public_domain(dataset: Dataset) -> Dataset:
             st.caption("No domain is declared: every column's domain is read off the data.")
             return dataset
         used = declared.schema.used
-        public = [c.name for c in used if c.domain_public]
-        rest = [c.name for c in used if not c.domain_public]
+        public = [plain(c.name) for c in used if c.domain_public]
+        rest = [plain(c.name) for c in used if not c.domain_public]
         st.success(
             f"Public domain declared for {len(public)} of {len(used)} used columns: {', '.join(public)}."
         )
@@ -294,13 +433,14 @@ def body() -> None:
     st.title("Data")
     st.markdown(
         "Choose the table the synthetic data will be made from. privgame infers a role for every "
-        "column; check them, and the sizes of the parts of the privacy games."
+        "column; check them, and what the audit is about: the release made from this table, or the "
+        "paper's research set-up."
     )
     source = _choose_source()
     current = st.session_state.get("dataset")
     if source is None:
         if current is not None:
-            st.info(f"Using {current.source_name} ({len(current.table):,} rows), chosen earlier.")
+            st.info(f"Using {plain(current.source_name)} ({len(current.table):,} rows), chosen earlier.")
         return
     data, name = source
     policy = st.radio(
@@ -317,12 +457,12 @@ def body() -> None:
         show_error(error)
         return
 
-    st.subheader(f"Columns of {name}")
+    st.subheader(f"Columns of {plain(name)}")
     st.caption("Change a column's role in the role column; the table is checked again at once.")
     overrides = _role_editor(base)
     found = _inspect(data, name, overrides, policy) if overrides else base
     if overrides:
-        st.caption("Changed roles: " + ", ".join(f"{k} → {v}" for k, v in overrides.items()))
+        st.caption("Changed roles: " + ", ".join(plain(f"{k} → {v}") for k, v in overrides.items()))
     prepared = found.prepared
     st.markdown(
         f"**{len(found.table):,} rows** read; **{prepared.dropped_rows:,} rows dropped** by the "
@@ -333,19 +473,20 @@ def body() -> None:
         st.caption(note)
     if found.problems:
         st.session_state.pop("dataset", None)
-        show_problems(f"{name} cannot be used for an audit yet:", found.problems)
+        show_problems(f"{plain(name)} cannot be used for an audit yet:", found.problems)
         return
 
     dataset = _load(data, name, overrides, policy)
     with st.expander("First rows of the prepared table"):
         st.dataframe(dataset.table.head(20), hide_index=True)
     dataset = _public_domain(dataset)
-    sizes = _sizes(len(dataset.table))
-    if sizes is None:
+    setup = _setup(dataset)
+    if setup is None:
         st.session_state.pop("dataset", None)
+        st.session_state.pop(SETUP_KEY, None)
         return
     st.session_state["dataset"] = dataset
-    st.session_state["sizes"] = sizes
+    st.session_state[SETUP_KEY] = setup
     st.page_link(
         PAGES["evaluate"],
         label="Next: choose the generator and launch the audit",

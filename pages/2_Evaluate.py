@@ -1,40 +1,73 @@
-"""Evaluate: choose the generator, the records and the attack; see the cost; launch; follow it.
+"""Evaluate: choose the generator, the records and the attack; see what is audited and the cost;
+launch; follow it.
 
-The form builds a frozen :class:`privgame.spec.RunSpec` (validated by the spec itself). Before
-launching, the page shows the plan (:func:`privgame.games.engine.plan_summary`) and the time
-:func:`privgame.estimate.estimate_seconds` expects on this machine. Launch writes the run folder
-(:func:`privgame.store.create_run`) and starts the engine in a background process
-(:func:`privgame.background.launch`), so closing the browser does not stop it; the page follows
-every unfinished run through its ``status.json``.
+The form builds a frozen :class:`privgame.spec.RunSpec` exactly as ``python -m privgame run``
+does: the set-up chosen on the Data page goes through :func:`privgame.setups.release_inputs` or
+:func:`privgame.setups.paper_inputs` (:func:`pages.audit_inputs`), and
+:func:`privgame.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
+spec. Before launching, the page says what will be audited (:func:`privgame.audit.describe_setup`),
+shows the plan (:func:`privgame.games.engine.plan_summary`) and the time
+:func:`privgame.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
+run once on a few rows of D (:func:`privgame.generators.check_contract`). Launch writes the run
+folder (:func:`privgame.store.create_run`, with the set-up's table) and starts the engine in a
+background process (:func:`privgame.background.launch`), so closing the browser does not stop it;
+the page follows every unfinished run through its ``status.json``.
 """
 
 from __future__ import annotations
 
+import argparse
+import dataclasses
 import inspect
 import json
 import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
+import numpy as np
 import streamlit as st
 
-from pages import PAGES, duration, guarded, open_run_page, runs, runs_root, show_error
+from pages import (
+    PAGES,
+    SETUP_KEY,
+    audit_inputs,
+    duration,
+    guarded,
+    open_run_page,
+    plain,
+    runs,
+    runs_root,
+    show_error,
+    show_setup,
+)
+from privgame.audit import describe_setup
 from privgame.background import launch
-from privgame.data import Sizes, split_indices
+from privgame.commands._options import generator_params
+from privgame.data import encode
 from privgame.errors import PrivgameError
-from privgame.estimate import Calibration, calibrate, estimate_seconds
+from privgame.estimate import Calibration, calibrate, cost_warning, estimate_seconds
 from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
-from privgame.generators import GENERATORS, available
+from privgame.games.plan import run_split
+from privgame.generators import GENERATORS, available, check_contract, installed_plugins, resolve
+from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, open_run
 
 ACTIVE = ("created", "queued", "running")
+PLAN_DEFAULT = TargetSelection.plan()
 TARGET_MODES = {
+    "plan": "the audit plan: the K most outlying + M random records of D (recommended)",
     "random": "k random records of D",
     "outliers": "the k most outlying records of D",
     "all": "every record of D",
     "ids": "records I pick",
 }
+# (Comments, not docstrings: Streamlit's magic would show a bare string of a page.)
+# The generator picker's last option: a plug-in class named module.path:ClassName.
+OTHER_PLUGIN = ":plugin-class:"
+# Rows of D the contract check of a plug-in fits on.
+CONTRACT_SLICE = 200
 PARAM_HELP = {
     "min_samples_leaf": (
         "Fewest training records in a leaf of each CART tree; smaller leaves copy the data more closely."
@@ -50,16 +83,55 @@ def _default(name: str, param: str) -> Any:
     return inspect.signature(GENERATORS[name].__init__).parameters[param].default
 
 
-def _generator() -> tuple[str, dict[str, Any]]:
-    names = available()
+def _generator_label(name: str, plugins: Mapping[str, str]) -> str:
+    if name in GENERATORS:
+        return GENERATORS[name].label or name
+    if name == OTHER_PLUGIN:
+        return "Another plug-in class (module.path:ClassName)…"
+    return f"{name} (plug-in, {plugins[name]})"
+
+
+def _plugin(name: str) -> tuple[str, dict[str, Any]] | None:
+    """A plug-in generator's name and parameters, read as the CLI reads ``--param KEY=VALUE``."""
+    if name == OTHER_PLUGIN:
+        name = st.text_input(
+            "Plug-in class",
+            key="plugin_class",
+            placeholder="mypkg.gens:NoisyCopy",
+            help="Any importable class with fit(X, schema, *, rng) and sample(n, *, rng); see the "
+            "README's 'Bring your own generator'.",
+        ).strip()
+        if not name:
+            st.info("Name the plug-in class as module.path:ClassName.")
+            return None
+    text = st.text_area(
+        "Parameters, one KEY=VALUE per line (VALUE is read as JSON when it parses)",
+        key="plugin_params",
+        placeholder="jitter=0.1",
+        height=80,
+    )
+    pairs = [line.strip() for line in text.splitlines() if line.strip()]
+    params = generator_params(argparse.Namespace(generator=name, plugin_params=pairs))
+    if getattr(resolve(name), "leaks_training_data", False):
+        st.warning("This plug-in says it releases its training data: every record is at maximal risk.")
+    return name, params
+
+
+def _generator() -> tuple[str, dict[str, Any]] | None:
+    plugins = installed_plugins()
+    names = [*available(), *(n for n in sorted(plugins) if n not in GENERATORS), OTHER_PLUGIN]
     default = names.index("synthpop") if "synthpop" in names else 0
     name = st.selectbox(
         "Synthetic data generator",
         names,
         index=default,
         key="generator",
-        format_func=lambda n: GENERATORS[n].label or n,
+        format_func=lambda n: _generator_label(n, plugins),
+        help="The built-in generators, then the plug-ins installed here (entry points of the group "
+        "privgame.generators).",
     )
+    if name not in GENERATORS:
+        return _plugin(name)
     if GENERATORS[name].leaks_training_data:
         st.warning(
             f"{GENERATORS[name].label}: this generator releases its training data unchanged. It "
@@ -127,46 +199,55 @@ def _generator() -> tuple[str, dict[str, Any]]:
     return name, params
 
 
-def _targets_and_seed(n_rows: int, sizes: Sizes) -> tuple[TargetSelection, int]:
-    mode = st.radio(
-        "Which records of D to evaluate",
-        list(TARGET_MODES),
-        format_func=TARGET_MODES.__getitem__,
-        horizontal=True,
-        key="target_mode",
+def _plan(n_d: int) -> TargetSelection:
+    cols = st.columns(2)
+    outliers = cols[0].number_input(
+        "Most outlying records K",
+        min_value=0,
+        max_value=n_d,
+        value=min(PLAN_DEFAULT.outliers, n_d),
+        key="plan_outliers",
+        help="The records of D that differ most from the others (Gower distance to their neighbours).",
     )
-    detail, seed_column = st.columns([3, 1])
-    seed = int(
-        seed_column.number_input(
-            "Seed",
-            min_value=0,
-            value=0,
-            step=1,
-            key="seed",
-            help="The root of every random choice: the same seed gives the same results.",
-        )
+    random = cols[1].number_input(
+        "Random records M",
+        min_value=0,
+        max_value=n_d,
+        value=min(PLAN_DEFAULT.random, n_d),
+        key="plan_random",
+        help="A uniform random sample of D, drawn with the seed.",
     )
-    with detail:
-        if mode in ("random", "outliers"):
-            k = st.number_input(
-                "Number of records k",
-                min_value=1,
-                max_value=sizes.target,
-                value=min(20, sizes.target),
-                key="target_k",
-            )
-            return TargetSelection(mode=mode, k=int(k)), seed
-        if mode == "all":
-            st.markdown(f"All **{sizes.target:,}** records of D.")
-            return TargetSelection(mode="all", k=None), seed
-        # D depends on the seed: the split is a pure function of (rows, sizes, seed).
-        members = split_indices(n_rows, sizes, seed).target
-        ids = st.multiselect(
-            "Record ids (row numbers of the prepared table); only records of D can be chosen",
-            sorted(int(i) for i in members),
-            key="target_ids",
+    st.markdown(
+        "**The most outlying records show the worst case**: the unusual people an attacker is most "
+        "likely to single out. They are picked for being unusual, so they say nothing about "
+        "everyone else. **The random records are a fair sample of D**: the share of them at risk "
+        f"estimates the share of all {n_d:,} records of D at risk, with a 95% interval. The "
+        "results keep the two groups apart."
+    )
+    return TargetSelection.plan(outliers=int(outliers), random=int(random))
+
+
+def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSelection:
+    if mode == "plan":
+        return _plan(n_d)
+    if mode in ("random", "outliers"):
+        k = st.number_input(
+            "Number of records k",
+            min_value=1,
+            max_value=n_d,
+            value=min(20, n_d),
+            key="target_k",
         )
-        return TargetSelection(mode="ids", k=None, ids=tuple(int(i) for i in ids)), seed
+        return TargetSelection(mode=mode, k=int(k))
+    if mode == "all":
+        st.markdown(f"All **{n_d:,}** records of D.")
+        return TargetSelection(mode="all", k=None)
+    ids = st.multiselect(
+        "Record ids (row numbers of the prepared table); only records of D can be chosen",
+        sorted(int(i) for i in members()),
+        key="target_ids",
+    )
+    return TargetSelection(mode="ids", k=None, ids=tuple(int(i) for i in ids))
 
 
 def _ms(seconds: float) -> str:
@@ -182,6 +263,7 @@ def _calibration(spec: RunSpec, table: Any) -> Calibration:
             spec.generator,
             spec.to_dict()["generator_params"],
             spec.sizes,
+            dataclasses.asdict(spec.setup),
             spec.attack.n_shadow,
             spec.attack.classifier,
             spec.seed,
@@ -195,20 +277,82 @@ def _calibration(spec: RunSpec, table: Any) -> Calibration:
     return memo[key]
 
 
+def _contract(spec: RunSpec, inputs: AuditInputs) -> bool:
+    """For a plug-in: run it once on a few rows of D and say what it breaks, or how fast it is."""
+    if spec.generator in GENERATORS:
+        return True
+    key = json.dumps(
+        [inputs.fingerprint, spec.generator, spec.to_dict()["generator_params"], spec.sizes, spec.seed],
+        sort_keys=True,
+        default=str,
+    )
+    memo: dict[str, Any] = st.session_state.setdefault("_contracts", {})
+    if key not in memo:
+        with st.spinner("Checking the plug-in on a few rows of D…"):
+            rows = run_split(spec, len(inputs.table)).target[:CONTRACT_SLICE]
+            X = encode(inputs.table.iloc[rows], inputs.schema)
+            try:
+                memo[key] = check_contract(
+                    spec.generator, X, inputs.schema, params=spec.generator_params, seed=spec.seed
+                )
+            except PrivgameError as error:
+                memo[key] = error
+    result = memo[key]
+    if isinstance(result, PrivgameError):
+        show_error(result)
+        return False
+    st.success(
+        f"The plug-in meets privgame's generator contract. On {result.rows:,} rows of D one fit took "
+        f"{_ms(result.fit_seconds)} and one sample {_ms(result.sample_seconds)}"
+        + (" (it declares a deterministic fit)." if result.deterministic_fit else ".")
+    )
+    return True
+
+
+def _what_is_audited(spec: RunSpec) -> None:
+    st.subheader("What is audited")
+    show_setup(describe_setup(spec))
+    sizes = spec.sizes
+    cols = st.columns(3)
+    cols[0].metric(
+        "Rows of D",
+        f"{sizes['target']:,}",
+        help="The target dataset: in the release set-up, the rows the release is trained on.",
+    )
+    cols[1].metric(
+        "Attacker's data D_aux",
+        f"{sizes['aux']:,}",
+        help="Rows the attacker knows; its shadow datasets are drawn from them.",
+    )
+    cols[2].metric(
+        "Reference records",
+        f"{sizes['eval'] - sizes['target']:,}",
+        help="Records the games swap in for a target record; never in D nor in D_aux.",
+    )
+
+
 def _form() -> None:
     dataset = st.session_state.get("dataset")
-    sizes: Sizes | None = st.session_state.get("sizes")
-    if dataset is None or sizes is None:
-        st.info("Choose the data first: the Data page loads the table and sets the sizes.")
+    setup: Mapping[str, Any] | None = st.session_state.get(SETUP_KEY)
+    if dataset is None or setup is None:
+        st.info("Choose the data first: the Data page loads the table and sets up the audit.")
         st.page_link(PAGES["data"], label="Go to the Data page", icon=":material/table_view:")
         return
+    kind = "release" if setup["kind"] == "release" else "paper (research)"
     st.caption(
-        f"Data: {dataset.source_name}, {len(dataset.table):,} rows; D_aux {sizes.aux:,}, "
-        f"D_eval {sizes.eval:,}, D {sizes.target:,}."
+        f"Data: {plain(dataset.source_name)}, {len(dataset.table):,} rows. Set-up: {kind}; change it "
+        "on the Data page."
     )
 
     st.subheader("Generator")
-    generator, params = _generator()
+    try:
+        chosen = _generator()
+    except PrivgameError as error:
+        show_error(error)
+        return
+    if chosen is None:
+        return
+    generator, params = chosen
 
     st.subheader("Records and attack")
     cols = st.columns(4)
@@ -243,7 +387,46 @@ def _form() -> None:
         key="classifier",
         format_func=lambda c: c.replace("_", " "),
     )
-    targets, seed = _targets_and_seed(len(dataset.table), sizes)
+    mode = st.radio(
+        "Which records of D to evaluate",
+        list(TARGET_MODES),
+        format_func=TARGET_MODES.__getitem__,
+        key="target_mode",
+    )
+    detail, seed_column = st.columns([3, 1])
+    seed = int(
+        seed_column.number_input(
+            "Seed",
+            min_value=0,
+            value=0,
+            step=1,
+            key="seed",
+            help="The root of every random choice: the same seed gives the same results.",
+        )
+    )
+    try:
+        inputs = audit_inputs(dataset, setup, seed)
+    except PrivgameError as error:
+        show_error(error)
+        return
+    spec_kwargs = with_setup(
+        {
+            "data_name": dataset.source_name,
+            "generator": generator,
+            "generator_params": params,
+            "attack": AttackSettings(n_shadow=int(n_shadow), n_eval=int(n_eval), classifier=classifier),
+            "threshold": float(threshold),
+            "seed": seed,
+        },
+        inputs,
+    )
+
+    def members() -> np.ndarray:
+        # D is a pure function of the set-up, the sizes and the seed (not of the records chosen).
+        return run_split(RunSpec(**spec_kwargs), len(inputs.table)).target
+
+    with detail:
+        targets = _targets(mode, int(inputs.sizes["target"]), members)
 
     st.subheader("Execution")
     cols = st.columns(2)
@@ -266,56 +449,66 @@ def _form() -> None:
 
     try:
         scheduler = scheduler_address(address.strip() or None)
-        spec = RunSpec(
-            data_name=dataset.source_name,
-            data_fingerprint=dataset.fingerprint,
-            schema=dataset.schema.to_dict(),
-            sizes=sizes.to_dict(),
-            generator=generator,
-            generator_params=params,
-            attack=AttackSettings(n_shadow=int(n_shadow), n_eval=int(n_eval), classifier=classifier),
-            targets=targets,
-            threshold=float(threshold),
-            seed=seed,
-        ).validate()
-        _, target_ids = build_context(spec, dataset.table)
+        spec = RunSpec(**spec_kwargs, targets=targets).validate()
+        _, target_ids = build_context(spec, inputs.table)
         plan = plan_summary(spec, len(target_ids))
     except PrivgameError as error:
         show_error(error)
         return
 
+    _what_is_audited(spec)
+    if not _contract(spec, inputs):
+        return
+
     st.subheader("Cost")
+    where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
     try:
-        calibration = _calibration(spec, dataset.table)
-        seconds = estimate_seconds(spec, dataset.table, workers=workers, calibration=calibration)
-        where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
-        st.info(
-            f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
-            f"sample of {sizes.target:,} rows takes {_ms(calibration.fit_sample)} here)."
-        )
+        calibration = _calibration(spec, inputs.table)
+        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
     except PrivgameError as error:
         show_error(error)
         return
+    except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
+        st.info(plan["text"])
+        st.warning(
+            "privgame could not time the generator on this machine, so there is no time estimate; "
+            f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
+        )
+    else:
+        st.info(
+            f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
+            f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
+        )
+        warning = cost_warning(seconds)
+        if warning:
+            st.warning(warning)
 
     if st.button("Launch the audit", type="primary", key="launch"):
-        folder = create_run(runs_root(), spec, dataset.table)
+        folder = create_run(runs_root(), spec, inputs.table)
         launch(folder, workers=workers, scheduler=scheduler)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.rerun()
 
 
-@st.fragment(run_every=1)
-def _follow(run_id: str) -> None:
-    """One run's progress, refreshed every second until it ends."""
+def _follow_body(run_id: str) -> None:
     guarded(lambda: _show_run(run_id))
+
+
+# One unfinished run's progress, refreshed every second (it reruns the whole page once it ends).
+_follow_live = st.fragment(_follow_body, run_every=1)
+# One ended run, not refreshed: a fragment that goes on refreshing after the user has opened
+# another page ("Open the results") makes Streamlit blank that page a few seconds later.
+_follow_ended = st.fragment(_follow_body)
 
 
 def _show_run(run_id: str) -> None:
     folder = open_run(runs_root(), run_id)
     status = folder.status()
     state = status.get("state", "created")
-    st.markdown(f"`{run_id}` · {folder.spec().data_name} · {folder.spec().generator} · **{state}**")
+    st.markdown(
+        f"`{run_id}` · {plain(folder.spec().data_name)} · {plain(folder.spec().generator)} · **{state}**"
+    )
     if state in ACTIVE:
         done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
         fraction = done / total if total else 0.0
@@ -372,9 +565,10 @@ def _progress() -> None:
         return
     st.subheader("Progress")
     st.caption("Runs go on in the background when this page or the browser is closed.")
+    states = {info.run_id: info.state for info in every}
     for run_id in shown:
         with st.container(border=True):
-            _follow(run_id)
+            (_follow_live if states.get(run_id) in ACTIVE else _follow_ended)(run_id)
 
 
 def body() -> None:

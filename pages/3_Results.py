@@ -1,9 +1,13 @@
-"""Results: one finished run — the Table-1 summary, the four figures and every record.
+"""Results: one finished run — what was audited, the share at risk, the Table-1 summary, the four
+figures and every record.
 
 The summary is :func:`privgame.commands.report.summary_at` (the same numbers as
-``python -m privgame report``) at the threshold chosen here; the figures come from
-:mod:`privgame.figures`. Clicking a point of the scatter plot or a row of the table opens that
-record on the Record page.
+``python -m privgame report``) at the threshold chosen here: its ``setup_text`` says what was
+audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
+``groups`` counts the records at risk in each audit group. The most outlying records are the
+worst case, not a random sample: they are counted apart and never enter the estimate. The
+figures come from :mod:`privgame.figures`. Clicking a point of the scatter plot or a row of the
+table opens that record on the Record page.
 """
 
 from __future__ import annotations
@@ -13,15 +17,18 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import guarded, open_record, select_run, threshold_slider
+from pages import PAGES, guarded, open_record, plain, select_run, show_setup, show_verdict, threshold_slider
+from privgame.audit import GROUP_LABELS, group_masks
 from privgame.commands.report import summary_at
 from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
 from privgame.report import high_risk, to_bytes
+from privgame.spec import RunSpec
 from privgame.store import RunFolder
 
 RISK_FORMAT = "%.3f"
 LEAD_COLUMNS = (
     "record_id",
+    "audit_group",
     "risk_model_seeded",
     "risk_traditional",
     "difference",
@@ -33,6 +40,7 @@ LEAD_COLUMNS = (
     "outlier_score",
 )
 COLUMN_LABELS = {
+    "audit_group": "audit group",
     "risk_model_seeded": "R_MS (model-seeded)",
     "risk_traditional": "R_T (traditional)",
     "difference": "R_MS − R_T",
@@ -47,14 +55,51 @@ SHOW = {
     "at_risk": "records at risk (model-seeded risk above t)",
     "missed": "records at risk that the traditional game misses",
 }
+GROUPS = {
+    "all": "every audit group",
+    "outlier": "the most outlying records (worst case)",
+    "random": "the random sample (share estimate)",
+    "chosen": "records chosen by you",
+}
 
 
 def _number(value: Any, digits: int = 3) -> str:
     return "undefined" if value is None else f"{value:.{digits}f}"
 
 
-def _summary(folder: RunFolder, t: float) -> None:
-    summary = summary_at(folder, t)
+def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
+    """The verdict, what was audited, the share of all of D at risk, and the outliers kept apart."""
+    show_verdict(summary)
+    show_setup(summary.get("setup_text") or [])
+    share = summary.get("share_at_risk")
+    groups = summary.get("groups") or {}
+    if share:
+        st.info(f"**Share of D at risk.** {plain(share['text'])}")
+    elif not (groups.get("outlier") or {}).get("records"):
+        st.caption(
+            "No random sample of D was audited, so the share of all of D at risk is not estimated; the "
+            "audit plan (K most outlying + M random records) gives both the worst case and the share."
+        )
+    else:
+        st.caption("No random sample of D was audited, so the share of all of D at risk is not estimated.")
+    outlier = groups.get("outlier") or {}
+    if outlier.get("records"):
+        text = (
+            f"**Most outlying records: {outlier['at_risk']:,} of {outlier['records']:,} at risk** "
+            f"(model-seeded risk above t = {t:g}). They are the worst case: picked for being unusual, "
+            "they are not a random sample and are not in the estimate."
+        )
+        (st.warning if outlier["at_risk"] else st.success)(text)
+    if folder.spec().setup.kind == "release":
+        st.page_link(
+            PAGES["release"],
+            label="Make the release of this audit",
+            icon=":material/publish:",
+            query_params={"run": folder.run_id},
+        )
+
+
+def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     cols = st.columns(5)
     cols[0].metric("Records evaluated", f"{summary['records']:,}")
     cols[1].metric(
@@ -112,7 +157,8 @@ def _summary(folder: RunFolder, t: float) -> None:
     spec = folder.spec()
     params = ", ".join(f"{k}={v}" for k, v in spec.to_dict()["generator_params"].items())
     st.caption(
-        f"{spec.data_name} · generator {spec.generator}{f' ({params})' if params else ''} · "
+        f"{plain(spec.data_name)} · generator {plain(spec.generator)}"
+        f"{f' ({plain(params)})' if params else ''} · "
         f"|D_aux| {spec.sizes['aux']:,}, |D_eval| {spec.sizes['eval']:,}, "
         f"|D| {spec.sizes['target']:,} · "
         f"N_shadow {spec.attack.n_shadow}, N_eval {spec.attack.n_eval} · seed {spec.seed}"
@@ -188,15 +234,37 @@ def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
         _chart(risk_cdfs(records), folder, "risk-cdfs")
 
 
+def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
+    """The records of the audit group chosen here (every record for a run without groups)."""
+    if "audit_group" not in records.columns:
+        return records
+    present = set(records["audit_group"].astype(str))
+    masks = group_masks(records, spec)
+    shown = ["all"]
+    shown += [g for g in ("outlier", "random") if masks[g].any()]
+    shown += ["chosen"] if "chosen" in present else []
+    if len(shown) <= 2:
+        return records  # one group: nothing to filter
+    group = st.radio("Audit group", shown, format_func=GROUPS.__getitem__, horizontal=True, key="group")
+    if group == "all":
+        return records
+    if group == "chosen":
+        return records[records["audit_group"].astype(str) == "chosen"]
+    return records[masks[group]]
+
+
 def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Records")
     show = st.radio("Show", list(SHOW), format_func=SHOW.__getitem__, horizontal=True, key="show")
-    view = records
+    view = _group_filter(records, folder.spec())
     if show in ("at_risk", "missed"):
-        view = high_risk(records, t)
+        view = high_risk(view, t)
     if show == "missed":
         view = view[view["missed_by_traditional"]]
+    if "audit_group" in view.columns:
+        view = view.assign(audit_group=view["audit_group"].map(lambda g: GROUP_LABELS.get(str(g), str(g))))
     risk_cols = [c for c in view.columns if c.startswith(("risk_", "difference", "outlier_score"))]
+    labels = {c: COLUMN_LABELS[c] for c in view.columns if c in COLUMN_LABELS and c not in risk_cols}
     first = [c for c in LEAD_COLUMNS if c in view.columns]
     order = first + [c for c in view.columns if c not in first]
     st.caption(
@@ -211,7 +279,11 @@ def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
         on_select="rerun",
         selection_mode="single-row",
         column_config={
-            c: st.column_config.NumberColumn(COLUMN_LABELS.get(c, c), format=RISK_FORMAT) for c in risk_cols
+            **labels,
+            **{
+                c: st.column_config.NumberColumn(COLUMN_LABELS.get(c, c), format=RISK_FORMAT)
+                for c in risk_cols
+            },
         },
     )
     rows = event.selection.rows if event is not None else []
@@ -230,7 +302,9 @@ def body() -> None:
             "Records whose model-seeded risk is above t are at risk. Changing t recomputes everything below."
         ),
     )
-    _summary(folder, t)
+    summary = summary_at(folder, t)
+    _audited(folder, summary, t)
+    _summary(folder, summary, t)
     records = folder.records()
     _figures(folder, records, t)
     _table(folder, records, t)

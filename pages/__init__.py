@@ -9,28 +9,39 @@ The work itself is always a call into :mod:`privgame`.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Sequence
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
+from privgame.data import Dataset
 from privgame.errors import PrivgameError
+from privgame.setups import DEFAULT_HOLDOUT, AuditInputs, paper_inputs, release_inputs
 from privgame.store import RunFolder, RunInfo, default_runs_root, list_runs, open_run
 
 __all__ = [
     "PAGES",
     "RECORD_KEY",
     "RUN_KEY",
+    "SETUP_KEY",
+    "audit_inputs",
     "duration",
     "guarded",
     "open_record",
     "open_run_page",
+    "plain",
     "run_label",
     "runs",
     "runs_root",
     "select_run",
     "show_error",
     "show_problems",
+    "show_setup",
+    "show_verdict",
     "threshold_slider",
     "when",
 ]
@@ -43,12 +54,29 @@ PAGES: dict[str, str] = {
     "runs": "pages/5_Runs.py",
     "export": "pages/6_Export.py",
     "studies": "pages/7_Studies.py",
+    "release": "pages/8_Release.py",
 }
 """Every page but the home page (a function of ``app.py``), by a short name, as the path
 ``st.switch_page`` and ``st.page_link`` take."""
 
 RUN_KEY = "run_id"
 RECORD_KEY = "record_id"
+SETUP_KEY = "setup"
+"""Session key of the set-up chosen on the Data page, a dict read by :func:`audit_inputs`:
+``{"kind": "paper", "sizes": Sizes}`` or ``{"kind": "release", "population": Dataset or None,
+"holdout": 0.3 or 5000, "aux_rows": int or None, "shadow_size": int or None}``."""
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:=&])")
+
+
+def plain(text: Any) -> str:
+    """``text`` escaped for Streamlit's Markdown, so that it shows exactly as written.
+
+    Use it for every text that holds something from the data (a file name, a column name, a
+    value) and must go through ``st.markdown``, ``st.info`` and the like: a backslash before every
+    punctuation mark Markdown (or Streamlit's ``:emoji:``, ``:color[...]`` and ``$math$``) reads.
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
 
 
 def runs_root() -> Path:
@@ -70,6 +98,90 @@ def show_error(error: BaseException) -> None:
             "If it happens again, run the same step with the command line (python -m privgame) "
             "to see the details."
         )
+
+
+def show_setup(lines: Sequence[str]) -> None:
+    """The sentences that say what a run audits (:func:`privgame.audit.describe_setup`).
+
+    The first says where D and the population come from; the others are caveats, shown smaller.
+    """
+    if not lines:
+        return
+    with st.container(border=True):
+        st.markdown(plain(lines[0]))
+        for line in lines[1:]:
+            st.caption(plain(line))
+
+
+def show_verdict(summary: Mapping[str, Any]) -> None:
+    """The release's one-sentence answer (:func:`privgame.release.verdict_text` of a run summary).
+
+    A warning when a record is at risk, a note when some are undecided, else a success.
+    """
+    from privgame.release import verdict_text
+
+    answer = summary.get("answer") or {}
+    counts = answer.get("counts") or {"at risk": summary.get("at_risk_model_seeded") or 0}
+    show = st.warning if counts.get("at risk") else st.info if counts.get("undecided") else st.success
+    show(f"**Verdict.** {plain(verdict_text(summary))}")
+    if counts.get("undecided"):
+        st.caption(
+            "A record is at risk when the 95% interval of its model-seeded risk lies above t, not at "
+            "risk when it lies at or below t, and undecided otherwise. More evaluation runs decide "
+            "the undecided records: python -m privgame extend RUN_DIR --n-eval N."
+        )
+
+
+def audit_inputs(dataset: Dataset, setup: Mapping[str, Any], seed: int) -> AuditInputs:
+    """The run's table, schema, sizes and set-up for the set-up chosen on the Data page.
+
+    The same calls, with the same defaults, as ``python -m privgame run`` makes for
+    ``--setup paper --aux-size A --eval-size E --size T`` or for the release set-up's
+    ``--population``, ``--holdout``, ``--aux-size`` and ``--shadow-size``.
+
+    Remembered for this session while the table, its schema, the set-up and the seed stay the same
+    (a release set-up fingerprints D and the population: most of a second on Adult).
+    """
+    population = setup.get("population")
+    sizes = setup.get("sizes")
+    key = json.dumps(
+        [
+            dataset.fingerprint,
+            hashlib.blake2b(repr(dataset.schema.to_dict()).encode()).hexdigest(),
+            {k: v for k, v in setup.items() if k not in ("population", "sizes")},
+            None if sizes is None else sizes.to_dict(),
+            None
+            if population is None
+            else [
+                population.fingerprint,
+                population.source_name,
+                hashlib.blake2b(repr(population.schema.to_dict()).encode()).hexdigest(),
+            ],
+            int(seed),
+        ],
+        sort_keys=True,
+    )
+    memo: dict[str, AuditInputs] = st.session_state.setdefault("_audit_inputs", {})
+    if key not in memo:
+        if len(memo) > 8:
+            memo.clear()
+        memo[key] = _audit_inputs(dataset, setup, seed)
+    return memo[key]
+
+
+def _audit_inputs(dataset: Dataset, setup: Mapping[str, Any], seed: int) -> AuditInputs:
+    if setup["kind"] == "paper":
+        sizes = setup["sizes"]
+        return paper_inputs(dataset, size=sizes.target, aux=sizes.aux, eval_size=sizes.eval)
+    holdout = setup.get("holdout")
+    return release_inputs(
+        dataset,
+        seed=seed,
+        population=setup.get("population"),
+        holdout=DEFAULT_HOLDOUT if holdout is None else holdout,
+        aux_rows=setup.get("aux_rows"),
+        shadow_size=setup.get("shadow_size"),
+    )
 
 
 def show_problems(summary: str, problems: Sequence[str]) -> None:

@@ -28,8 +28,8 @@ from privgame import figures, metrics
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.data.splits import Sizes, split_indices
 from privgame.errors import ParameterError, RunError
+from privgame.games.plan import run_split
 from privgame.store import RunFolder
 from privgame.targets import nearest_neighbours
 
@@ -232,7 +232,7 @@ def record_profile(folder: RunFolder, record_id: int, *, k: int = 5) -> dict[str
     spec = folder.spec()
     table = folder.load_table()
     schema = Schema.from_dict(spec.schema)
-    target = split_indices(len(table), Sizes(**spec.sizes), spec.seed).target
+    target = run_split(spec, len(table)).target
     positions = np.flatnonzero(target == rid)
     if positions.size == 0:
         raise ParameterError(
@@ -316,6 +316,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .note { background: #fff6e0; border-left: 4px solid #E69F00; padding: 0.5rem 0.8rem; }
 .muted { color: #666; font-size: 0.9rem; }
 .wide { overflow-x: auto; }
+.share { background: #eef5fb; border-left: 4px solid #0072B2; padding: 0.5rem 0.8rem; }
 td.num { white-space: nowrap; }
 """
 
@@ -358,29 +359,162 @@ def _require_results(folder: RunFolder) -> None:
 def _spec_rows(folder: RunFolder) -> list[tuple[str, Any]]:
     spec = folder.spec()
     params = json.dumps(spec.to_dict()["generator_params"], sort_keys=True)
-    targets = spec.targets
-    if targets.mode == "ids":
-        chosen = f"ids {', '.join(str(i) for i in targets.ids)}"
-    elif targets.mode == "all":
-        chosen = "every record of D"
-    else:
-        chosen = f"{targets.k} records, {targets.mode}"
     return [
         ("run", folder.run_id),
         ("data", spec.data_name),
+        ("set-up", _setup_cell(spec)),
         ("data fingerprint (SHA-256)", spec.data_fingerprint),
         ("generator", spec.generator),
         ("generator parameters", params),
         ("|D_aux| (auxiliary data)", spec.sizes.get("aux")),
         ("|D_eval| (evaluation pool)", spec.sizes.get("eval")),
         ("|D| (target dataset)", spec.sizes.get("target")),
-        ("target records", chosen),
+        ("target records", _plan_text(spec)),
         ("N_shadow (shadow datasets)", spec.attack.n_shadow),
         ("N_eval (runs per game)", spec.attack.n_eval),
         ("attack classifier", spec.attack.classifier),
         ("seed", spec.seed),
         ("versions", ", ".join(f"{k} {v}" for k, v in sorted(spec.versions.items()))),
     ]
+
+
+def _plan_text(spec: Any) -> str:
+    """The records the run chose to audit, in words."""
+    targets = spec.targets
+    if targets.mode == "plan":
+        return (
+            f"the audit plan: the {targets.outliers} most outlying records of D and {targets.random} "
+            "random records of D"
+        )
+    if targets.mode == "ids":
+        return f"ids {', '.join(str(i) for i in targets.ids)}"
+    if targets.mode == "all":
+        return "every record of D"
+    return f"{targets.k} records, {targets.mode}"
+
+
+def _setup_cell(spec: Any) -> str:
+    setup = spec.setup
+    if setup.kind != "release":
+        return "paper (research): D drawn at random from an evaluation pool"
+    if setup.population == "table":
+        name = f" ({setup.population_name})" if setup.population_name else ""
+        return f"release: D is the whole table; the population is a second table{name}"
+    return "release: D is the table less a holdout, which plays the population and is not released"
+
+
+# What the audited groups say, for the report's table of audit groups.
+_GROUP_NOTES = {
+    "outlier": (
+        "The worst case: records picked for being unusual. Not a random sample, so not in the estimate."
+    ),
+    "random": "A uniform random sample of D: the estimate of the share of all of D at risk.",
+    "chosen": "Records chosen by the user: neither the worst case nor a random sample.",
+}
+
+
+def _audit_section(records: pd.DataFrame, audit: Mapping[str, Any], t: float) -> str:
+    """What was audited (the set-up in words), the share of D at risk, and the audit groups apart."""
+    from privgame.audit import GROUP_LABELS
+
+    lines = list(audit.get("setup_text") or [])
+    parts = ["<h2>What was audited</h2>"]
+    parts += [f"<p>{_e(line)}</p>" for line in lines[:1]]
+    parts += [f"<p class='muted'>{_e(line)}</p>" for line in lines[1:]]
+    share = audit.get("share_at_risk")
+    if share:
+        parts.append(f"<p class='share'><strong>Share of D at risk.</strong> {_e(share['text'])}</p>")
+    else:
+        parts.append(
+            "<p class='share'>No uniform random sample of D was audited, so the share of all of D at "
+            "risk is not estimated.</p>"
+        )
+    groups = dict(audit.get("groups") or {})
+    if "audit_group" in records.columns:
+        chosen = records["audit_group"].astype(str) == "chosen"
+        if chosen.any():
+            risks = pd.to_numeric(records.loc[chosen, "risk_model_seeded"], errors="coerce")
+            groups["chosen"] = {"records": int(chosen.sum()), "at_risk": int((risks > t).sum())}
+    rows = [
+        (name, groups[name])
+        for name in ("outlier", "random", "chosen")
+        if groups.get(name, {}).get("records")
+    ]
+    if rows:
+        head = "".join(
+            f"<th scope='col'>{_e(h)}</th>"
+            for h in ("audit group", "records audited", f"at risk (model-seeded risk above t={t:g})", "")
+        )
+        body = "".join(
+            f"<tr><th scope='row'>{_e(GROUP_LABELS.get(name, name))}</th>"
+            f"<td class='num'>{_e(group['records'])}</td><td class='num'>{_e(group['at_risk'])}</td>"
+            f"<td>{_e(_GROUP_NOTES[name])}</td></tr>"
+            for name, group in rows
+        )
+        parts.append(f"<table class='groups'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        if groups.get("outlier", {}).get("records") and groups.get("random", {}).get("records"):
+            parts.append(
+                "<p class='muted'>A record can be in both groups; it is counted in each. The share "
+                "estimate uses the random sample only.</p>"
+            )
+    return "\n".join(parts)
+
+
+def _release_card_section(folder: RunFolder, t: float) -> str:
+    """The release card of this run's default release (|D| rows, the run's seed), as a table."""
+    from privgame.release import release_card
+
+    spec = folder.spec()
+    card = release_card(folder, rows=int(spec.sizes["target"]), seed=int(spec.seed), threshold=t)
+    data, generator, audit = card["data"], card["generator"], card["audit"]
+    at_risk_ids = audit.get("at_risk_record_ids") or []
+    rows: list[tuple[str, Any]] = [
+        ("privgame version", card.get("privgame_version")),
+        ("run", card.get("run_id")),
+        ("data", data.get("name")),
+        (
+            "set-up",
+            data.get("setup") + (f", population: {data['population']}" if data.get("population") else ""),
+        ),
+        ("D: rows", data.get("d_rows")),
+        ("D: fingerprint (SHA-256)", data.get("d_fingerprint") or "not recorded (paper set-up)"),
+    ]
+    if data.get("population_rows") is not None:
+        rows += [
+            ("population: rows", data.get("population_rows")),
+            ("population: fingerprint (SHA-256)", data.get("population_fingerprint") or "not recorded"),
+        ]
+    if data.get("population_name"):
+        rows.append(("population table", data["population_name"]))
+    rows += [
+        ("run table: fingerprint (SHA-256)", data.get("run_table_fingerprint")),
+        ("generator", generator.get("name")),
+        ("generator parameters", json.dumps(generator.get("params") or {}, sort_keys=True)),
+        ("audit plan", _plan_text(spec)),
+        ("N_shadow, N_eval", f"{audit.get('n_shadow')}, {audit.get('n_eval')}"),
+        ("high-risk threshold t", f"{audit.get('threshold'):g}"),
+        ("records audited", audit.get("records_audited")),
+        *(
+            [("verdicts, record by record", ", ".join(f"{n:,} {v}" for v, n in audit["verdicts"].items()))]
+            if audit.get("verdicts")
+            else []
+        ),
+        ("records with model-seeded risk above t", audit.get("at_risk_model_seeded")),
+        ("records at risk, ids", ", ".join(str(i) for i in at_risk_ids) or "none"),
+        ("release: rows, seed", f"{card['release']['rows']:,} rows, seed {card['release']['seed']}"),
+        ("verdict", card.get("verdict")),
+    ]
+    return "\n".join(
+        [
+            "<h2>Release card</h2>",
+            "<p class='caption'>What a release of this audit records about itself, for a release of "
+            "|D| rows with the run's seed. <code>python -m privgame release RUN_DIR -o synthetic.csv</code> "
+            "(or the Release page) writes the synthetic data with this card beside it, adding the "
+            "SHA-256 of the CSV.</p>",
+            _kv_table(rows),
+            f"<p class='muted'>{_e(card.get('note') or '')}</p>",
+        ]
+    )
 
 
 def _miss_rate_cell(summary: Mapping[str, Any]) -> str:
@@ -435,9 +569,17 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
     if listed.empty:
         return f"<p>No record has model-seeded risk above t={t:g}.</p>"
     shown = listed.head(_REPORT_HIGH_RISK_ROWS)
-    values = [c for c in shown.columns if c not in RESULT_COLUMNS and c != "missed_by_traditional"]
+    from privgame.audit import GROUP_LABELS
+
+    with_group = "audit_group" in shown.columns
+    values = [
+        c
+        for c in shown.columns
+        if c not in RESULT_COLUMNS and c not in ("missed_by_traditional", "audit_group")
+    ]
     headers = [
         "record",
+        *(["audit group"] if with_group else []),
         "risk, model-seeded (95% CI)",
         "risk, traditional (95% CI)",
         "missed by traditional",
@@ -456,6 +598,11 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
     for _, row in shown.iterrows():
         cells = [
             f"<td class='num'>{_e(int(row['record_id']))}</td>",
+            *(
+                [f"<td>{_e(GROUP_LABELS.get(str(row['audit_group']), str(row['audit_group'])))}</td>"]
+                if with_group
+                else []
+            ),
             f"<td class='num'>{_e(risk(row, 'risk_model_seeded'))}</td>",
             f"<td class='num'>{_e(risk(row, 'risk_traditional'))}</td>",
             f"<td>{_e(_fmt(bool(row['missed_by_traditional'])))}</td>",
@@ -488,12 +635,16 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     Returns
     -------
     str
-        One HTML document: the run's settings (generator and parameters, sizes, N_shadow,
-        N_eval, seed, data fingerprint), the Table-1 style summary at ``t``, the generator's
-        differential-privacy note when it has one, Figures 1a, 1b, 2a and 2b with their
-        captions, and the high-risk records. plotly.js is inlined once, so the page works offline
-        and references nothing on the network. Every text that comes from the user or the data
-        is HTML-escaped.
+        One HTML document: what was audited (the set-up in words, :func:`privgame.audit.describe_setup`),
+        the share of all of D at risk estimated from the random sample and the audit groups kept
+        apart (the most outlying records are the worst case, never in the estimate), the run's
+        settings (set-up, generator and parameters, sizes, N_shadow, N_eval, seed, data
+        fingerprint), the Table-1 style summary at ``t``, the generator's differential-privacy note
+        when it has one, Figures 1a, 1b, 2a and 2b with their captions, the high-risk records with
+        their audit group, and the release card of a release of |D| rows with the run's seed
+        (:func:`privgame.release.release_card`: fingerprints, generator, plan, verdict). plotly.js
+        is inlined once, so the page works offline and references nothing on the network. Every
+        text that comes from the user or the data is HTML-escaped.
 
     Raises
     ------
@@ -502,11 +653,14 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     ParameterError
         If ``t`` is outside [0, 1].
     """
+    from privgame.audit import audit_summary
+
     _require_results(folder)
     spec = folder.spec()
     t = spec.threshold if threshold is None else _check_threshold(threshold)
     records = folder.records()
     stored = folder.summary()
+    audit = audit_summary(records, spec, t)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(np.float64),
         records["risk_traditional"].to_numpy(np.float64),
@@ -545,6 +699,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",
+        _audit_section(records, audit, t),
         "<h2>Run settings</h2>",
         _kv_table(_spec_rows(folder)),
         "<h2>Summary</h2>",
@@ -554,6 +709,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         *chart_html,
         f"<h2>High-risk records (model-seeded risk above t={t:g})</h2>",
         _high_risk_table(records, t),
+        _release_card_section(folder, t),
         "</body></html>",
     ]
     return "\n".join(p for p in parts if p)

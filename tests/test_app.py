@@ -1,8 +1,9 @@
 """The dashboard, page by page, with Streamlit's AppTest (no browser).
 
 Every test points ``PRIVGAME_RUNS`` at a temporary folder. Finished runs are made in-process with
-the engine on 300 rows of Adult (generator "marginals", |D| = 30, 2 target records, N_shadow =
-N_eval = 8, one worker), which takes well under a second.
+the engine on 300 rows of Adult (generator "marginals", N_shadow = N_eval = 8, one worker), which
+takes well under a second: paper set-up runs with |D| = 30 and 2 target records, and a release
+set-up run (a 0.3 holdout, |D| = 210) with the audit plan of 2 most outlying + 2 random records.
 
 Uploads: AppTest drives ``st.file_uploader`` directly (``file_uploader[0].set_value``), so the
 bad-upload test sends real bytes through the same parsing path the browser uses.
@@ -10,6 +11,9 @@ bad-upload test sends real bytes through the same parsing path the browser uses.
 
 from __future__ import annotations
 
+import io
+import json
+import re
 import shutil
 import time
 import tomllib
@@ -21,8 +25,9 @@ from streamlit.testing.v1 import AppTest
 
 from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, Sizes, load_dataset
 from privgame.games.engine import execute
+from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import create_run, list_runs
+from privgame.store import create_run, list_runs, open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -68,6 +73,39 @@ def finished_runs(tmp_path_factory: pytest.TempPathFactory, dataset) -> Path:
     return root
 
 
+RELEASE_PLAN = TargetSelection.plan(outliers=2, random=2)
+
+
+def _release_spec(dataset, inputs) -> RunSpec:
+    """A tiny release set-up run, built as ``python -m privgame run`` builds it."""
+    kwargs = {
+        "data_name": dataset.source_name,
+        "generator": "marginals",
+        "attack": AttackSettings(n_shadow=8, n_eval=8),
+        "targets": RELEASE_PLAN,
+        "threshold": 0.8,
+        "seed": 0,
+    }
+    return RunSpec(**with_setup(kwargs, inputs)).validate()
+
+
+@pytest.fixture(scope="module")
+def finished_release_run(tmp_path_factory: pytest.TempPathFactory, dataset) -> Path:
+    """A runs root holding one finished release set-up run: a 0.3 holdout, 2 + 2 records."""
+    root = tmp_path_factory.mktemp("release-runs")
+    inputs = release_inputs(dataset, seed=0)
+    execute(create_run(root, _release_spec(dataset, inputs), inputs.table), workers=1)
+    return root
+
+
+@pytest.fixture
+def with_release_run(tmp_path: Path, finished_release_run: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "runs"
+    shutil.copytree(finished_release_run, root)
+    monkeypatch.setenv("PRIVGAME_RUNS", str(root))
+    return root
+
+
 @pytest.fixture
 def runs_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "runs"
@@ -96,6 +134,11 @@ def _page(name: str, **query: str) -> AppTest:
 
 def _texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
+
+
+def _plain(text: str) -> str:
+    """Markdown text as it reads: without the escapes of ``pages.plain``."""
+    return re.sub(r"\\(.)", r"\1", text)
 
 
 def _no_failures(at: AppTest) -> None:
@@ -146,7 +189,15 @@ def test_data_page_uses_the_bundled_adult_data(runs_root: Path) -> None:
     assert "3,620 rows dropped" in _texts(at.markdown)
     chosen = at.session_state["dataset"]
     assert len(chosen.table) == 45_222
-    assert at.session_state["sizes"] == Sizes(aux=30_000, eval=15_222, target=1_000)
+    assert at.radio(key="setup_kind").value == "release", "the release set-up is the default"
+    assert at.session_state["setup"]["kind"] == "release"
+    assert _plain(_texts(at.success)).startswith("D: 31,655 rows")
+    at.radio(key="setup_kind").set_value("paper").run()
+    _no_failures(at)
+    assert at.session_state["setup"] == {
+        "kind": "paper",
+        "sizes": Sizes(aux=30_000, eval=15_222, target=1_000),
+    }
 
 
 def test_data_page_reads_an_upload_and_checks_sizes_live(runs_root: Path, adult_csv: bytes) -> None:
@@ -156,12 +207,13 @@ def test_data_page_reads_an_upload_and_checks_sizes_live(runs_root: Path, adult_
     assert len(at.session_state["dataset"].table) == 300
     assert "200 MB" in at.file_uploader[0].label
 
-    at.number_input[2].set_value(290).run()  # |D| larger than D_eval
+    at.radio(key="setup_kind").set_value("paper").run()
+    at.number_input(key="size_target_300").set_value(290).run()  # |D| larger than D_eval
     assert at.error, "an impossible size must be reported"
     assert "dataset" not in at.session_state
-    at.number_input[2].set_value(30).run()
+    at.number_input(key="size_target_300").set_value(30).run()
     _no_failures(at)
-    assert at.session_state["sizes"].target == 30
+    assert at.session_state["setup"]["sizes"].target == 30
 
 
 def test_a_bad_upload_lists_every_problem_as_a_message(runs_root: Path) -> None:
@@ -215,6 +267,89 @@ def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
     assert at.session_state["dataset"].dropped_rows == 0
 
 
+# -- data: the release set-up ----------------------------------------------------------------
+
+
+def test_data_page_release_setup_with_a_holdout(runs_root: Path, adult_csv: bytes) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    _no_failures(at)
+    assert at.radio(key="population_source").value == "holdout"
+    assert at.text_input(key="holdout").value == "0.3"
+    counts = _plain(_texts(at.success))
+    assert "D: 210 rows (the release's training data)" in counts
+    assert "90 rows held back from this table" in counts and "knows 60 of them" in counts
+    assert "30 are reference records" in counts and "210 rows from D_aux, drawn with replacement" in counts
+    assert at.session_state["setup"] == {
+        "kind": "release",
+        "population": None,
+        "holdout": 0.3,
+        "aux_rows": None,
+        "shadow_size": None,
+    }
+
+    at.text_input(key="holdout").input("100").run()  # a number of rows
+    _no_failures(at)
+    assert "D: 200 rows" in _plain(_texts(at.success))
+    assert at.session_state["setup"]["holdout"] == 100
+
+    at.number_input(key="shadow_size").set_value(50).run()
+    _no_failures(at)
+    assert "50 rows from D_aux, drawn without replacement" in _plain(_texts(at.success))
+    at.number_input(key="shadow_size").set_value(500).run()  # more than D_aux holds
+    assert not at.exception
+    assert "do not fit the attacker's data" in _texts(at.error)
+    assert "setup" not in at.session_state and "dataset" not in at.session_state
+
+    at.number_input(key="shadow_size").set_value(None)
+    at.text_input(key="holdout").input("a third").run()
+    assert not at.exception
+    assert "--holdout must be a fraction" in _texts(at.error)
+    assert "setup" not in at.session_state
+
+
+def _population_csv(start: int, stop: int) -> bytes:
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().iloc[start:stop]
+    return table.to_csv(index=False).encode()
+
+
+def test_data_page_release_setup_with_a_population_table(runs_root: Path, adult_csv: bytes) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    at.radio(key="population_source").set_value("table").run()
+    _no_failures(at)
+    assert "Upload the population table" in _texts(at.info)
+    assert "setup" not in at.session_state, "no set-up until the population is given"
+
+    at.file_uploader(key="population_upload").set_value(
+        ("people.csv", _population_csv(300, 700), "text/csv")
+    ).run()
+    _no_failures(at)
+    counts = _plain(_texts(at.success))
+    assert "D: 300 rows" in counts and "400 rows of the population table" in counts
+    assert "knows 266 of them" in counts and "134 are reference records" in counts
+    assert _plain(_texts(at.caption)).count("Population table: people.csv") == 1
+    setup = at.session_state["setup"]
+    assert setup["kind"] == "release" and len(setup["population"].table) == 400
+
+    # A population that names and codes the columns differently: every difference is listed.
+    other = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().iloc[300:700]
+    other = other.rename(columns={"age": "years"}).assign(
+        income=lambda t: (t["income"] == ">50K").astype(int)
+    )
+    at.file_uploader(key="population_upload").set_value(
+        ("other.csv", other.to_csv(index=False).encode(), "text/csv")
+    ).run()
+    assert not at.exception
+    message = _texts(at.error)
+    assert "the population table other.csv does not match the data table" in message
+    assert "columns of the data missing from the population table other.csv: ['age']" in message
+    assert "that the data does not have: ['years']" in message
+    assert "column 'income' is categorical in the data" in message
+    assert "Traceback" not in message
+    assert "setup" not in at.session_state and "dataset" not in at.session_state
+
+
 # -- evaluate ------------------------------------------------------------------------------
 
 
@@ -225,15 +360,17 @@ def test_evaluate_asks_for_data_first(runs_root: Path) -> None:
 
 
 def _evaluate_with(dataset) -> AppTest:
+    """The Evaluate page set for a tiny paper set-up run of 2 random records."""
     at = _app()
     at.session_state["dataset"] = dataset
-    at.session_state["sizes"] = Sizes(aux=150, eval=150, target=30)
+    at.session_state["setup"] = {"kind": "paper", "sizes": Sizes(aux=150, eval=150, target=30)}
     at.switch_page("pages/2_Evaluate.py").run()
     at.selectbox(key="generator").set_value("marginals")
     at.number_input(key="n_shadow").set_value(8)
     at.number_input(key="n_eval").set_value(8)
-    at.number_input(key="target_k").set_value(2)
     at.number_input(key="workers").set_value(1)
+    at.radio(key="target_mode").set_value("random").run()
+    at.number_input(key="target_k").set_value(2)
     return at.run()
 
 
@@ -308,6 +445,123 @@ def test_evaluate_can_cancel_a_run_in_progress(with_runs: Path) -> None:
     assert (folder_path / "cancel").exists()
 
 
+# -- evaluate: the release set-up, the audit plan, plug-ins ----------------------------------
+
+HOLDOUT_SETUP = {"kind": "release", "population": None, "holdout": 0.3, "aux_rows": None, "shadow_size": None}
+
+
+def _evaluate_release(dataset, setup=HOLDOUT_SETUP) -> AppTest:
+    """The Evaluate page for the release set-up, with its defaults but for a tiny attack."""
+    at = _app()
+    at.session_state["dataset"] = dataset
+    at.session_state["setup"] = dict(setup)
+    at.switch_page("pages/2_Evaluate.py").run()
+    at.selectbox(key="generator").set_value("marginals")
+    at.number_input(key="n_shadow").set_value(8)
+    at.number_input(key="n_eval").set_value(8)
+    at.number_input(key="workers").set_value(1)
+    return at.run()
+
+
+def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root: Path, dataset) -> None:
+    at = _evaluate_release(dataset)
+    _no_failures(at)
+    assert at.radio(key="target_mode").value == "plan"
+    assert at.number_input(key="plan_outliers").value == 20
+    assert at.number_input(key="plan_random").value == 20
+    text = _plain(_texts(at.markdown))
+    assert "The most outlying records show the worst case" in text
+    assert "The random records are a fair sample of D" in text
+    assert "the share of all 210 records of D at risk" in text
+    assert "The release is trained on these 210 rows. 90 rows are held back" in text
+    assert "D_aux (60 rows) is smaller than D (210 rows)" in _plain(_texts(at.caption))
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics == {"Rows of D": "210", "Attacker's data D_aux": "60", "Reference records": "30"}
+    assert "generator fits" in _texts(at.info)
+
+    at.number_input(key="plan_outliers").set_value(0)
+    at.number_input(key="plan_random").set_value(0).run()
+    assert not at.exception
+    assert "the audit plan is empty" in _texts(at.error)
+
+    at.radio(key="target_mode").set_value("ids").run()  # D of the release set-up: the 210 rows kept
+    inputs = release_inputs(dataset, seed=0)
+    held_back = set(range(300)) - {int(i) for i in at.multiselect(key="target_ids").options}
+    assert len(held_back) == 90
+    assert inputs.setup.population_rows == 90
+
+
+def test_evaluate_launches_the_spec_the_cli_would_build(
+    runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame.background
+    from privgame.cli import build_parser
+    from privgame.commands.run import build_spec
+
+    launched = []
+    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: launched.append(folder.run_id))
+    at = _evaluate_release(dataset)
+    at.number_input(key="plan_outliers").set_value(2)
+    at.number_input(key="plan_random").set_value(2)
+    at.number_input(key="seed").set_value(3).run()
+    _no_failures(at)
+    at.button(key="launch").click().run()
+    assert not at.exception
+    (info,) = list_runs(runs_root)
+    assert launched == [info.run_id]
+
+    csv = tmp_path / "adult300.csv"
+    csv.write_bytes(adult_csv)
+    args = build_parser().parse_args(
+        ["run", "--data", str(csv), "--generator", "marginals", "--n-shadow", "8", "--n-eval", "8",
+         "--outliers", "2", "--random", "2", "--seed", "3", "--out", str(tmp_path / "cli")]
+    )  # fmt: skip
+    cli_spec, cli_inputs, _ = build_spec(args)
+    folder = open_run(runs_root, info.run_id)
+    assert folder.spec().to_dict() == cli_spec.to_dict()
+    pd.testing.assert_frame_equal(folder.load_table(), cli_inputs.table.reset_index(drop=True))
+
+
+@pytest.fixture
+def plugin_installed(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The example plug-in installed under the entry-point name "bootstrap"."""
+    from importlib.metadata import EntryPoint
+
+    from privgame.generators import plugins
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    target = "tests.generators.plugin_example:IndependentBootstrap"
+    points = [EntryPoint(name="bootstrap", value=target, group=plugins.ENTRY_POINT_GROUP)]
+    monkeypatch.setattr(plugins, "_read_entry_points", lambda: points)
+    monkeypatch.setattr(plugins, "_resolved", {})
+    return "bootstrap"
+
+
+def test_evaluate_lists_installed_plugins_and_checks_their_contract(
+    runs_root: Path, dataset, plugin_installed: str
+) -> None:
+    at = _evaluate_release(dataset)
+    picker = at.selectbox(key="generator")
+    assert picker.options[:2] == ["Synthpop (CART)", "Baynet (Bayesian network)"]
+    assert (
+        f"{plugin_installed} (plug-in, tests.generators.plugin_example:IndependentBootstrap)"
+        in picker.options
+    )
+    picker.set_value(plugin_installed)
+    at.run()
+    at.text_area(key="plugin_params").input("jitter=0.1").run()
+    _no_failures(at)
+    assert "meets privgame's generator contract" in _texts(at.success)
+    assert "one fit took" in _texts(at.success)
+    assert at.button(key="launch")
+
+    at.text_area(key="plugin_params").input("jitter=-1").run()  # fit raises: a broken contract
+    assert not at.exception
+    assert "does not meet privgame's generator contract" in _texts(at.error)
+    assert "jitter must be >= 0" in _texts(at.error)
+    assert not [b for b in at.button if b.key == "launch"], "no launch for a broken plug-in"
+
+
 # -- results ---------------------------------------------------------------------------------
 
 
@@ -361,6 +615,37 @@ def test_a_broken_run_is_a_message_not_a_traceback(with_runs: Path) -> None:
     at = _page("3_Results", run=latest.run_id)
     assert not at.exception
     assert at.error
+
+
+def test_results_say_what_was_audited_and_keep_the_groups_apart(with_release_run: Path) -> None:
+    at = _page("3_Results")
+    _no_failures(at)
+    text = _plain(_texts(at.markdown))
+    assert "The release is trained on these 210 rows. 90 rows are held back" in text
+    share = _plain(_texts(at.info))
+    assert "Share of D at risk." in share and "of the 210 records are at risk" in share
+    assert "uniform random sample" in share
+    outliers = _plain(_texts(at.warning) + _texts(at.success))
+    assert "Most outlying records:" in outliers and "of 2 at risk" in outliers
+    assert "not a random sample and are not in the estimate" in outliers
+    assert at.metric[0].label == "Records evaluated"
+    assert len(at.get("plotly_chart")) == 4
+
+    table = at.dataframe[-1].value
+    assert set(table["audit_group"]) <= {
+        "most outlying (worst case)",
+        "random sample (share estimate)",
+        "most outlying, and in the random sample",
+    }
+    group = at.radio(key="group")
+    assert group.options == ["every audit group", "the most outlying records (worst case)",
+                             "the random sample (share estimate)"]  # fmt: skip
+    group.set_value("outlier").run()
+    _no_failures(at)
+    shown = at.dataframe[-1].value
+    assert len(shown) == 2 and all("most outlying" in g for g in shown["audit_group"])
+    at.radio(key="group").set_value("random").run()
+    assert all("random sample" in g for g in at.dataframe[-1].value["audit_group"])
 
 
 # -- record ----------------------------------------------------------------------------------
@@ -448,6 +733,71 @@ def test_export_threshold_changes_the_high_risk_list(with_runs: Path) -> None:
     _no_failures(at)
     text = _texts(at.markdown)
     assert "t = 0.5" in text
+
+
+# -- release ---------------------------------------------------------------------------------
+
+
+def test_release_page_makes_the_release_with_both_downloads(with_release_run: Path) -> None:
+    from privgame.store import json_bytes
+
+    (info,) = list_runs(with_release_run)
+    at = _page("8_Release", run=info.run_id)
+    _no_failures(at)
+    from privgame.audit import run_summary
+    from privgame.release import verdict_text
+
+    expected = verdict_text(run_summary(open_run(with_release_run, info.run_id)))
+    verdict = _plain(_texts(at.success) + _texts(at.warning) + _texts(at.info))
+    assert f"**Verdict.** {expected}" in verdict
+    assert "of 4 audited" in expected and "210 records are at risk" in expected
+    assert "The release is trained on these 210 rows" in _plain(_texts(at.markdown))
+    rows = at.number_input(key=f"release-rows-{info.run_id}")
+    assert rows.value == 210 and at.number_input(key=f"release-seed-{info.run_id}").value == 0
+    assert not at.get("download_button"), "nothing to download before the release is made"
+
+    rows.set_value(50).run()
+    at.button(key="make-release").click().run()
+    _no_failures(at)
+    labels = [b.label for b in at.get("download_button")]
+    assert labels == ["Synthetic data (CSV)", "Release card (JSON)"]
+    release = at.session_state["_release"]["release"]
+    table = pd.read_csv(io.BytesIO(release.csv))
+    assert len(table) == 50 and "age" in table.columns
+    card = json.loads(json_bytes(release.card))
+    assert card["run_id"] == info.run_id and card["release"]["rows"] == 50
+    assert card["generator"]["name"] == "marginals" and card["audit"]["plan"]["mode"] == "plan"
+    assert card["data"]["d_rows"] == 210 and card["verdict"]
+
+    at.number_input(key=f"release-rows-{info.run_id}").set_value(60).run()
+    assert not at.get("download_button"), "a release made with other settings is not offered"
+    assert "settings changed" in _texts(at.caption)
+
+
+def test_release_page_refuses_a_table_that_was_not_audited(with_release_run: Path, adult_csv: bytes) -> None:
+    (info,) = list_runs(with_release_run)
+    at = _page("8_Release", run=info.run_id)
+    changed = pd.read_csv(io.BytesIO(adult_csv)).iloc[:-1]
+    at.file_uploader(key="release_upload").set_value(
+        ("adult-new.csv", changed.to_csv(index=False).encode(), "text/csv")
+    ).run()
+    at.button(key="make-release").click().run()
+    assert not at.exception
+    message = _texts(at.error)
+    assert "adult-new.csv is not the table that was audited" in message
+    assert "the table has 299 rows; the audited one had 300." in message
+    assert not at.get("download_button")
+
+    at.file_uploader(key="release_upload").set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    at.button(key="make-release").click().run()
+    _no_failures(at)
+    assert [b.label for b in at.get("download_button")] == ["Synthetic data (CSV)", "Release card (JSON)"]
+
+
+def test_release_page_without_finished_runs_points_to_evaluate(runs_root: Path) -> None:
+    at = _page("8_Release")
+    _no_failures(at)
+    assert "no finished runs" in _texts(at.info)
 
 
 # -- data: public domain ---------------------------------------------------------------------

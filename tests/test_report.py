@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import math
@@ -347,3 +348,75 @@ def test_html_report_needs_a_finished_run(tmp_path: Path) -> None:
     folder = make_run(tmp_path, done=False)
     with pytest.raises(RunError, match="only once it is done"):
         report.html_report(folder)
+
+
+@pytest.fixture(scope="module")
+def release_run(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
+    """A tiny finished release set-up run on 300 rows of Adult: a 0.3 holdout, 2 + 2 records."""
+    from privgame.data import BUNDLED_ADULT, load_dataset
+    from privgame.games.engine import execute
+    from privgame.setups import release_inputs, with_setup
+
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300)
+    dataset = load_dataset(table.to_csv(index=False).encode(), filename="adult300.csv")
+    inputs = release_inputs(dataset, seed=0)
+    spec = RunSpec(
+        **with_setup(
+            {
+                "data_name": dataset.source_name,
+                "generator": "marginals",
+                "attack": AttackSettings(n_shadow=8, n_eval=8),
+                "targets": TargetSelection.plan(outliers=2, random=2),
+            },
+            inputs,
+        )
+    ).validate()
+    root = tmp_path_factory.mktemp("release-report")
+    return execute(create_run(root, spec, inputs.table), workers=1)
+
+
+def test_html_report_says_what_was_audited_and_keeps_the_groups_apart(release_run: RunFolder) -> None:
+    from privgame.audit import run_summary
+
+    page = report.html_report(release_run)
+    summary = run_summary(release_run)
+    assert "<h2>What was audited</h2>" in page
+    for line in summary["setup_text"]:
+        assert html.escape(line, quote=True) in page
+    assert html.escape(summary["share_at_risk"]["text"], quote=True) in page
+    groups = page[page.index("<table class='groups'>") :]
+    groups = groups[: groups.index("</table>")]
+    assert "most outlying (worst case)" in groups and "random sample (share estimate)" in groups
+    assert "Not a random sample, so not in the estimate." in groups
+    assert "the audit plan: the 2 most outlying records of D and 2 random records of D" in page
+    assert "release: D is the table less a holdout" in page
+
+
+def test_html_report_holds_the_release_card(release_run: RunFolder) -> None:
+    from privgame.release import release_card
+
+    page = report.html_report(release_run)
+    spec = release_run.spec()
+    card = release_card(release_run, rows=spec.sizes["target"], seed=spec.seed)
+    section = page[page.index("<h2>Release card</h2>") :]
+    assert card["data"]["d_fingerprint"] in section
+    assert card["data"]["population_fingerprint"] in section
+    assert spec.data_fingerprint in section
+    assert "marginals" in section and "210 rows, seed 0" in section
+    assert html.escape(card["verdict"], quote=True) in section
+
+
+def test_html_report_of_a_paper_run_has_no_share_and_a_card(page: str) -> None:
+    assert "No uniform random sample of D was audited" not in page  # mode "all" is a census
+    assert "Paper set-up (for research)" in page
+    assert "<h2>Release card</h2>" in page and "not recorded (paper set-up)" in page
+
+
+def test_exports_carry_the_audit_group(release_run: RunFolder) -> None:
+    from privgame.commands.export import export_bytes
+
+    records = pd.read_csv(io.BytesIO(export_bytes(release_run, "records")))
+    assert list(records.columns[:2]) == ["record_id", "audit_group"]
+    assert set(records["audit_group"]) <= {"outlier", "random", "outlier+random"}
+    risky = pd.read_csv(io.BytesIO(export_bytes(release_run, "high-risk", threshold=0.0)))
+    assert "audit_group" in risky.columns and len(risky) == len(records)

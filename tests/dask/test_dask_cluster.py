@@ -53,12 +53,28 @@ def _only_run(out: Path) -> RunFolder:
 
 
 def _local_run(data: Path, out: Path, options: list[str]) -> RunFolder:
-    assert main(["run", "--setup", "paper", "--data", str(data), *options, "--workers", "1", "--out", str(out)]) == 0
+    assert (
+        main(["run", "--setup", "paper", "--data", str(data), *options, "--workers", "1", "--out", str(out)])
+        == 0
+    )
     return _only_run(out)
 
 
 def _cli(data: Path, out: Path, options: list[str], *extra: str) -> list[str]:
-    return [sys.executable, "-m", "privgame", "run", "--setup", "paper", "--data", str(data), *options, "--out", str(out), *extra]
+    return [
+        sys.executable,
+        "-m",
+        "privgame",
+        "run",
+        "--setup",
+        "paper",
+        "--data",
+        str(data),
+        *options,
+        "--out",
+        str(out),
+        *extra,
+    ]
 
 
 def _env(**values: str) -> dict[str, str]:

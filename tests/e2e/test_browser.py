@@ -1,4 +1,5 @@
-"""The dashboard in a real headless Chromium: upload, launch, follow, read, open a record, export.
+"""The dashboard in a real headless Chromium: upload, launch, follow, read, open a record, export;
+and the release walk-through: the release set-up, a tiny audit, the verdict, the release downloads.
 
 Starts ``streamlit run app.py`` on a free local port with ``PRIVGAME_RUNS`` pointing at a
 temporary folder, and drives it with Playwright through the system's Chromium
@@ -12,6 +13,7 @@ missing browser is a failure, so CI cannot pass without running it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import socket
 import subprocess
@@ -24,9 +26,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from privgame.audit import run_summary
 from privgame.data import BUNDLED_ADULT
+from privgame.release import verdict_text
 from privgame.report import high_risk
-from privgame.store import list_runs
+from privgame.store import RunFolder, list_runs
 
 pytestmark = pytest.mark.browser
 
@@ -45,6 +49,8 @@ START_TIMEOUT = 60
 STEP_TIMEOUT_MS = 30_000
 RUN_TIMEOUT_MS = 90_000
 VIEWPORT = {"width": 1400, "height": 1000}
+PAPER_SETUP = "Paper: the paper's research set-up, D drawn from an evaluation pool"
+WALK_THROUGH_SECONDS = 90
 
 
 def _require_chromium() -> None:
@@ -134,6 +140,12 @@ def _browser_tab(browser, url: str):  # type: ignore[no-untyped-def]
     tab.goto(url)
     try:
         yield tab
+    except Exception:
+        # What the page showed when a step failed, for the person reading the failure.
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(Exception):
+            tab.screenshot(path=str(SCREENSHOTS / "failure.png"), full_page=True)
+        raise
     finally:
         context.close()
 
@@ -183,9 +195,15 @@ def _number(page, label: str, value: int) -> None:  # type: ignore[no-untyped-de
 
 
 def _choose(page, label: str, option: str) -> None:  # type: ignore[no-untyped-def]
-    page.get_by_label(label, exact=False).first.click()
+    page.get_by_label(label, exact=True).click()
     page.get_by_role("option", name=option).click()
     _settle(page)
+
+
+def _show_figures(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the Results page's scatter plot has drawn its points."""
+    page.get_by_role("heading", name="Figures", exact=True).wait_for()
+    page.locator(".js-plotly-plot").first.locator(".scatterlayer path.point").first.wait_for(state="attached")
 
 
 def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -194,12 +212,14 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     page.get_by_text("No runs yet").wait_for()
     _shot(page, "1-home")
 
-    # Data: upload a small CSV, set the sizes
+    # Data: upload a small CSV, choose the paper set-up, set the sizes
     csv = tmp_path / "adult300.csv"
     pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300).to_csv(csv, index=False)
     _go(page, "Data")
-    page.locator('input[type="file"]').set_input_files(str(csv))
+    page.locator('input[type="file"]').first.set_input_files(str(csv))
     page.get_by_text("300 rows").first.wait_for()
+    _settle(page)
+    page.get_by_text(PAPER_SETUP).click()
     _settle(page)
     _number(page, "|D_aux| (auxiliary data)", 150)
     _number(page, "|D_eval| (evaluation pool)", 150)
@@ -212,6 +232,8 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     _choose(page, "Synthetic data generator", "Independent marginals (baseline)")
     _number(page, "Shadow datasets N_shadow", 8)
     _number(page, "Evaluation runs N_eval", 8)
+    page.get_by_text("k random records of D").click()
+    _settle(page)
     _number(page, "Number of records k", 2)
     _number(page, "Worker processes", 1)
     page.get_by_text("37 generator fits").wait_for()
@@ -226,6 +248,7 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     # Results: the scatter plot renders; clicking a point opens its record
     page.get_by_role("button", name="Open the results").click()
     page.get_by_role("heading", name="Results", exact=True).wait_for()
+    _show_figures(page)
     scatter = page.locator(".js-plotly-plot").first
     scatter.locator(".scatterlayer path.point").first.wait_for(state="attached")
     assert scatter.locator(".scatterlayer path.point").count() >= 2
@@ -261,6 +284,81 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     report = tmp_path / "report.html"
     download.value.save_as(report)
     assert run.run_id in report.read_text() and "</html>" in report.read_text().lower()
+
+
+def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Upload -> release set-up with a holdout -> a tiny audit -> the verdict -> the release."""
+    started = time.monotonic()
+    before = {info.run_id for info in list_runs(runs_root)}
+    csv = tmp_path / "adult300.csv"
+    pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300).to_csv(csv, index=False)
+    with _browser_tab(browser, server) as page:
+        page.get_by_role("heading", name="privgame").wait_for()
+
+        # Data: the release set-up is the default; hold back 30% of the rows as the population
+        _go(page, "Data")
+        page.locator('input[type="file"]').first.set_input_files(str(csv))
+        page.get_by_text("300 rows").first.wait_for()
+        _settle(page)
+        holdout = page.get_by_label(
+            "Holdout: a share of the rows (such as 0.3) or a number of rows (such as 5000)", exact=True
+        )
+        holdout.fill("0.3")
+        holdout.press("Enter")
+        _settle(page)
+        page.get_by_text("D: 210 rows (the release's training data)").wait_for()
+        _shot(page, "r1-data-release-setup")
+
+        # Evaluate: the audit plan (2 most outlying + 2 random), a fast generator, a tiny attack
+        _go(page, "Evaluate")
+        _choose(page, "Synthetic data generator", "Independent marginals (baseline)")
+        _number(page, "Shadow datasets N_shadow", 8)
+        _number(page, "Evaluation runs N_eval", 8)
+        _number(page, "Most outlying records K", 2)
+        _number(page, "Random records M", 2)
+        _number(page, "Worker processes", 1)
+        page.get_by_text("The release is trained on these 210 rows.").wait_for()
+        page.get_by_text("The most outlying records show the worst case").wait_for()
+        page.get_by_role("button", name="Launch the audit").wait_for()
+        _shot(page, "r2-evaluate-release")
+        page.get_by_role("button", name="Launch the audit").click()
+        page.get_by_text("Done in").wait_for(timeout=RUN_TIMEOUT_MS)
+        (run,) = [info for info in list_runs(runs_root) if info.run_id not in before]
+        assert run.state == "done"
+
+        # Results: what was audited, the share estimate, the outliers apart
+        page.get_by_role("button", name="Open the results").click()
+        page.get_by_role("heading", name="Results", exact=True).wait_for()
+        page.get_by_text("Share of D at risk.").wait_for()
+        page.get_by_text("not a random sample and are not in the estimate").wait_for()
+        _show_figures(page)
+        _shot(page, "r3-results-release")
+
+        # Release: the verdict, then 50 synthetic rows and their card
+        _go(page, "Release")
+        verdict = verdict_text(run_summary(RunFolder(runs_root / run.run_id)))
+        page.get_by_text(verdict).wait_for()
+        _number(page, "Synthetic rows", 50)
+        page.get_by_role("button", name="Make the release").click()
+        page.get_by_role("button", name="Synthetic data (CSV)").wait_for()
+        _shot(page, "r4-release")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Synthetic data (CSV)").click()
+        assert download.value.suggested_filename == f"{run.run_id}-synthetic.csv"
+        synthetic = tmp_path / "synthetic.csv"
+        download.value.save_as(synthetic)
+        released = pd.read_csv(synthetic)
+        assert len(released) == 50 and "age" in released.columns
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Release card (JSON)").click()
+        assert download.value.suggested_filename == f"{run.run_id}-synthetic.card.json"
+        card_file = tmp_path / "card.json"
+        download.value.save_as(card_file)
+        card = json.loads(card_file.read_text())
+        assert card["run_id"] == run.run_id and card["release"]["rows"] == 50
+        assert card["data"]["setup"] == "release" and card["verdict"]
+    seconds = time.monotonic() - started
+    assert seconds < WALK_THROUGH_SECONDS, f"the walk-through took {seconds:.0f} s"
 
 
 def test_a_bookmarked_page_opens_inside_the_navigation(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -18,7 +18,8 @@ PLUGIN = "tests.generators.plugin_example:IndependentBootstrap"
 
 @pytest.fixture
 def owner_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    # `python -m privgame` puts the current folder on the import path; the test does the same.
+    # `python -m privgame` puts the current folder on the import path; the test does the same. One
+    # worker (in this process): worker processes an earlier test started keep their old path.
     monkeypatch.syspath_prepend(str(ROOT))
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
     path = tmp_path / "owner.csv"
@@ -31,7 +32,7 @@ def test_a_plugin_audits_and_releases_end_to_end(
 ) -> None:
     out = tmp_path / "runs"
     args = ["run", "--data", str(owner_csv), "--generator", PLUGIN, "--param", "jitter=0.05"]
-    args += ["--outliers", "2", "--random", "2", "--n-shadow", "8", "--n-eval", "8", "--workers", "2"]
+    args += ["--outliers", "2", "--random", "2", "--n-shadow", "8", "--n-eval", "8", "--workers", "1"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"plug-in {PLUGIN}: follows the generator protocol" in err

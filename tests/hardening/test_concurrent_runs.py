@@ -73,7 +73,9 @@ def test_concurrent_runs_each_see_only_their_own_data_and_results(
         pids.append(launch(create_run(root, spec, table), workers=1))
     command = subprocess.Popen(
         cli_command(
-            "run", "--setup", "paper",
+            "run",
+            "--setup",
+            "paper",
             *("--data", str(tables["cli"]), "--generator", "synthpop", "--targets", "5"),
             *(
                 "--size",

@@ -23,11 +23,12 @@ def _session(dataset) -> AppTest:  # type: ignore[no-untyped-def]
     """A dashboard session with ``dataset`` chosen on the Data page and a tiny audit set up."""
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
     at.session_state["dataset"] = dataset
-    at.session_state["sizes"] = Sizes(aux=150, eval=150, target=30)
+    at.session_state["setup"] = {"kind": "paper", "sizes": Sizes(aux=150, eval=150, target=30)}
     at.switch_page("pages/2_Evaluate.py").run()
     at.selectbox(key="generator").set_value("synthpop")
     at.number_input(key="n_shadow").set_value(8)
     at.number_input(key="n_eval").set_value(8)
+    at.radio(key="target_mode").set_value("random").run()
     at.number_input(key="target_k").set_value(3)
     at.number_input(key="workers").set_value(1)
     return at.run()
@@ -48,9 +49,10 @@ def test_two_sessions_and_a_cli_run_stay_apart(tmp_path: Path, monkeypatch: pyte
     for at in sessions.values():
         at.button(key="launch").click()
     cli = subprocess.Popen(
-        [sys.executable, "-m", "privgame", "run", "--setup", "paper", "--data", str(files["cli"]), "--generator", "synthpop",
-         "--aux-size", "150", "--eval-size", "150", "--size", "30", "--targets", "3", "--n-shadow", "8",
-         "--n-eval", "8", "--workers", "1", "--out", str(root), "--quiet"],
+        [sys.executable, "-m", "privgame", "run", "--setup", "paper", "--data", str(files["cli"]),
+         "--generator", "synthpop", "--aux-size", "150", "--eval-size", "150", "--size", "30",
+         "--targets", "3", "--n-shadow", "8", "--n-eval", "8", "--workers", "1", "--out", str(root),
+         "--quiet"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )  # fmt: skip

@@ -60,7 +60,9 @@ def test_a_run_completes_in_a_network_namespace_without_any_network(
     assert probe.stdout.strip() != "0", "the namespace still has a network"
     root = tmp_path / "runs"
     done = cli(
-        "run", "--setup", "paper",
+        "run",
+        "--setup",
+        "paper",
         *("--data", str(small_adult), "--generator", "synthpop"),
         *("--size", "60", "--aux-size", "700", "--eval-size", "600"),
         *("--targets", "2", "--n-shadow", "20", "--n-eval", "20"),
