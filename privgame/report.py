@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame import figures, metrics
+from privgame import metrics
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
@@ -657,6 +657,8 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
 
     _require_results(folder)
     spec = folder.spec()
+    from privgame import figures  # plotly: only the HTML report needs it, not every command
+
     t = spec.threshold if threshold is None else _check_threshold(threshold)
     records = folder.records()
     stored = folder.summary()

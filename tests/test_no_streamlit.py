@@ -39,6 +39,7 @@ import sys
 for name in ("plotly", "streamlit"):
     sys.modules[name] = None  # any import of them now fails
 import tempfile
+import privgame.cli  # every command parses without the UI libraries
 import pandas as pd
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import start_run
