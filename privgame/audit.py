@@ -34,6 +34,7 @@ __all__ = [
     "describe_setup",
     "group_masks",
     "miss_rate_caveat",
+    "records_at",
     "run_summary",
     "share_at_risk",
     "share_text",
@@ -241,6 +242,40 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
     if n:
         text += f" The traditional game flags {flagged:,} of {'this one' if n == 1 else f'these {n:,}'}."
     return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
+
+
+VERDICT_COLUMNS: dict[str, str] = {
+    "verdict_model_seeded": "risk_model_seeded",
+    "verdict_traditional": "risk_traditional",
+}
+"""The verdict columns of ``records`` and the risk whose 95% interval each one reads."""
+
+
+def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
+    """A copy of a run's per-record results with the verdicts recomputed at ``threshold``.
+
+    ``records.parquet`` holds each record's three-way verdict at the run's own threshold; a page
+    or an export at another t must not show those. Risks and intervals do not depend on t and
+    are kept. A table without interval columns (written before verdicts existed) is returned
+    unchanged.
+
+    Raises
+    ------
+    ParameterError
+        For a threshold outside [0, 1].
+    """
+    if not 0.0 <= float(threshold) <= 1.0:
+        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {threshold}.")
+    out = records.copy()
+    for column, risk in VERDICT_COLUMNS.items():
+        low, high = f"{risk}_low", f"{risk}_high"
+        if low in out.columns and high in out.columns:
+            out[column] = metrics.verdicts(
+                pd.to_numeric(out[low], errors="coerce").to_numpy(float),
+                pd.to_numeric(out[high], errors="coerce").to_numpy(float),
+                float(threshold),
+            )
+    return out
 
 
 def miss_rate_caveat(missed: int, at_risk: int) -> dict[str, Any] | None:

@@ -10,20 +10,79 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 
 from privgame.store import RunFolder
 
-__all__ = ["launch"]
+__all__ = ["launch", "launch_extend"]
 
 
 def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | None = None) -> int:
     """Start the engine on ``folder`` in a detached process and return its pid."""
     command = [sys.executable, "-m", "privgame", "resume", str(folder.path), "--quiet"]
-    if workers:
-        command += ["--workers", str(int(workers))]
-    if scheduler:
-        command += ["--scheduler", scheduler]
     folder.write_status(state="queued")
+    pid = _detached(folder, command + _executor(workers, scheduler))
+    folder.write_status(state="queued", pid=pid)
+    return pid
+
+
+def launch_extend(
+    folder: RunFolder,
+    *,
+    n_eval: int,
+    threshold: float | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+) -> int:
+    """Start ``python -m privgame extend`` on a finished run in a detached process; return its pid.
+
+    It adds evaluation runs to the records undecided at ``threshold`` (the run's own by default)
+    up to ``n_eval`` per game, exactly as the command does. ``status.json`` records the request
+    under ``extending`` until the extension ends (:func:`privgame.games.engine.extend` clears it).
+
+    Raises
+    ------
+    ParameterError
+        For an ``n_eval`` that is odd, below 4, or not above the run's own.
+    """
+    from privgame.errors import ParameterError
+
+    current = folder.spec().attack.n_eval
+    if isinstance(n_eval, bool) or not isinstance(n_eval, int) or n_eval < 4 or n_eval % 2:
+        raise ParameterError(
+            f"The evaluation runs per game must be an even whole number >= 4; got {n_eval!r}."
+        )
+    if n_eval <= current:
+        raise ParameterError(
+            f"The run already has {current} evaluation runs per game; ask for more than {current}."
+        )
+    command = [
+        sys.executable,
+        "-m",
+        "privgame",
+        "extend",
+        str(folder.path),
+        "--n-eval",
+        str(n_eval),
+        "--quiet",
+    ]
+    if threshold is not None:
+        command += ["--threshold", repr(float(threshold))]
+    request = {"n_eval": n_eval, "threshold": threshold, "requested": time.time()}
+    folder.write_status(extending=request)  # before the start: a quick extension clears it itself
+    pid = _detached(folder, command + _executor(workers, scheduler))
+    if folder.status().get("extending"):
+        folder.write_status(extending=request | {"pid": pid})
+    return pid
+
+
+def _executor(workers: int | None, scheduler: str | None) -> list[str]:
+    options = ["--workers", str(int(workers))] if workers else []
+    return options + (["--scheduler", scheduler] if scheduler else [])
+
+
+def _detached(folder: RunFolder, command: list[str]) -> int:
+    """Start ``command`` in a new session with its output appended to the run's ``engine.log``."""
     fd = os.open(folder.path / "engine.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "ab") as log:
         process = subprocess.Popen(
@@ -34,5 +93,4 @@ def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | No
             start_new_session=True,
             close_fds=True,
         )
-    folder.write_status(state="queued", pid=process.pid)
     return process.pid

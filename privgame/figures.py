@@ -448,7 +448,9 @@ def difference_histogram(records: pd.DataFrame, *, bin_width: float = 0.02, cuto
 # --------------------------------------------------------------------------------------------
 
 
-def miss_rate_chart(records: pd.DataFrame, thresholds: ArrayLike | None = None) -> Chart:
+def miss_rate_chart(
+    records: pd.DataFrame, thresholds: ArrayLike | None = None, *, current: float | None = None
+) -> Chart:
     """Figure 2a: the traditional game's miss rate (Eq. 9) at several high-risk thresholds.
 
     Parameters
@@ -457,6 +459,9 @@ def miss_rate_chart(records: pd.DataFrame, thresholds: ArrayLike | None = None) 
         The run's per-record results.
     thresholds : array-like of float, optional
         High-risk thresholds ``t`` in [0, 1]; default 0.5, 0.55, ..., 0.95.
+    current : float, optional
+        The threshold the page or report is set to: marked by a vertical line, and added to the
+        thresholds when it is not one of them, so that its own miss rate is a point of the curve.
 
     Returns
     -------
@@ -472,6 +477,13 @@ def miss_rate_chart(records: pd.DataFrame, thresholds: ArrayLike | None = None) 
         If a column is missing, a risk lies outside [0, 1], or a threshold is outside [0, 1].
     """
     ts = DEFAULT_MISS_RATE_THRESHOLDS if thresholds is None else thresholds
+    if current is not None:
+        current = float(current)
+        if not 0.0 <= current <= 1.0:
+            raise ParameterError(f"The current threshold must be between 0 and 1; got {current}.")
+        given = np.asarray(ts, dtype=np.float64)
+        if not np.isclose(given, current).any():
+            ts = np.sort(np.append(given, current))
     defined, excluded = _risks(records)
     curve = metrics.miss_rate_curve(
         defined["risk_model_seeded"].to_numpy(np.float64),
@@ -525,6 +537,22 @@ def miss_rate_chart(records: pd.DataFrame, thresholds: ArrayLike | None = None) 
             f"; the miss rate is undefined and left out at t = {listed}, where no record has "
             "model-seeded risk above t"
         )
+    if current is not None:
+        figure.add_vline(
+            x=current,
+            line={"color": "#444444", "width": 1, "dash": "dot"},
+            annotation_text=f"t = {current:g}",
+            annotation_position="top",
+        )
+        at = data.loc[np.isclose(data["threshold"], current)]
+        if len(at):
+            row = at.iloc[0]
+            caption += (
+                f". At the current t = {current:g}, {int(row['missed'])} of {int(row['at_risk'])} "
+                "high-risk records are missed (dotted line)"
+            )
+        else:
+            caption += f". At the current t = {current:g} (dotted line) no record is at risk"
     caption += _left_out(excluded) + "."
     if data.empty:
         figure.add_annotation(

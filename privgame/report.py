@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
+from privgame.audit import records_at
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
@@ -123,7 +124,7 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
         )
     ms = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
     tr = pd.to_numeric(records["risk_traditional"], errors="coerce").to_numpy(np.float64)
-    out = records.loc[ms > t].copy()
+    out = records_at(records.loc[ms > t], t)
     out["missed_by_traditional"] = tr[ms > t] <= t
     out = out.sort_values(
         ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
@@ -671,7 +672,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     charts = [
         figures.risk_scatter(records, t),
         figures.difference_histogram(records),
-        figures.miss_rate_chart(records),
+        figures.miss_rate_chart(records, current=t),
         figures.risk_cdfs(records),
     ]
     config = {"displaylogo": False, "responsive": True}

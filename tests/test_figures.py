@@ -214,6 +214,21 @@ def test_miss_rate_chart_without_undefined_thresholds_says_nothing_about_them(
     assert "undefined and left out at" not in chart.caption
 
 
+def test_miss_rate_chart_marks_the_current_threshold(records: pd.DataFrame) -> None:
+    chart = figures.miss_rate_chart(records, [0.6, 0.8], current=0.72)
+    assert chart.data["threshold"].tolist() == pytest.approx([0.6, 0.72, 0.8])
+    (line,) = [shape for shape in chart.figure.layout.shapes if shape.type == "line"]
+    assert line.x0 == line.x1 == pytest.approx(0.72)
+    expected = metrics.miss_rate(
+        records["risk_model_seeded"].to_numpy(float), records["risk_traditional"].to_numpy(float), 0.72
+    )
+    assert f"At the current t = 0.72, {expected.missed} of {expected.at_risk} high-risk" in chart.caption
+    # A current threshold already on the grid is not added twice.
+    assert len(figures.miss_rate_chart(records, [0.6, 0.8], current=0.8).data) == 2
+    with pytest.raises(ParameterError, match="between 0 and 1"):
+        figures.miss_rate_chart(records, current=1.2)
+
+
 # --------------------------------------------------------------------------------------------
 # Figure 2b
 # --------------------------------------------------------------------------------------------

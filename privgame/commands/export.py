@@ -6,7 +6,7 @@
     The records with model-seeded risk above ``t``, riskiest first
     (:func:`privgame.report.high_risk`).
 ``records``
-    Every evaluated record with its values, both risks and their bounds.
+    Every evaluated record with its values, both risks, their bounds and their verdicts at ``t``.
 ``spec``
     The run's settings (``spec.json``), always JSON.
 ``html``
@@ -21,6 +21,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from privgame.audit import records_at
 from privgame.errors import ParameterError, RunError
 from privgame.report import EXPORT_FORMATS, high_risk, html_report, to_bytes
 from privgame.store import RunFolder, atomic_write
@@ -56,7 +57,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--threshold",
         type=float,
         default=None,
-        help="high-risk threshold t for high-risk and html (default: the run's)",
+        help="high-risk threshold t of the verdicts in high-risk, records and html (default: the run's)",
     )
     parser.add_argument(
         "-o", "--output", required=True, metavar="OUT", help="the file to write ('-': stdout)"
@@ -108,10 +109,10 @@ def export_bytes(
         return html_report(folder, threshold).encode("utf-8")
     _require_done(folder)
     records = folder.records()
+    t = folder.spec().threshold if threshold is None else threshold
     if what == "high-risk":
-        t = folder.spec().threshold if threshold is None else threshold
         return to_bytes(high_risk(records, t), fmt or "csv")
-    return to_bytes(records, fmt or "csv")
+    return to_bytes(records_at(records, t), fmt or "csv")
 
 
 def _require_done(folder: RunFolder) -> None:

@@ -389,9 +389,15 @@ def extend(
         )
     todo = [r for r in chosen if len(folder.load_target(r)["ms_scores"]) < n_eval]
     result: dict[str, Any] = {"n_eval": n_eval, "extended": todo, "undecided_before": before}
-    if todo:
-        _extend_runs(folder, spec, n_eval, todo, workers, scheduler, progress, cancel)
-    if folder.status().get("state") == "cancelled":
+    completed = True
+    try:
+        if todo:
+            completed = _extend_runs(folder, spec, n_eval, todo, workers, scheduler, progress, cancel)
+    finally:
+        # The dashboard's request (privgame.background.launch_extend) ends with this call.
+        if folder.status().get("extending"):
+            folder.write_status(extending=None)
+    if not completed:
         result.update(undecided_after=before, resolved=[], cancelled=True)
         return result
     after = undecided_records(folder, t)
@@ -411,8 +417,11 @@ def _extend_runs(
     scheduler: str | None,
     progress: Callable[[Progress], None] | None,
     cancel: Callable[[], bool] | None,
-) -> None:
-    """Make the missing shared 'in' datasets, add runs to ``todo``, and write the results again."""
+) -> bool:
+    """Make the missing shared 'in' datasets, add runs to ``todo``, and write the results again.
+
+    Returns False when cancelled (the run keeps its results of before), else True.
+    """
     from dataclasses import replace
 
     workers = workers or default_workers()
@@ -486,8 +495,10 @@ def _extend_runs(
             fits_done += 3 * (half - done_runs[r])
             report("targets")
     except Cancelled:
-        folder.write_status(state="cancelled", finished=time.time())
-        return
+        # The results of before the extension still stand; the runs added so far are kept in the
+        # checkpoints and reused by the next extension.
+        folder.write_status(state="done", phase="done", extension_cancelled=time.time())
+        return False
     except Exception as exc:
         folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
         raise
@@ -499,6 +510,7 @@ def _extend_runs(
     records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
     folder.write_results(records, scores, summary)
     folder.write_status(state="done", phase="done", finished=time.time())
+    return True
 
 
 def _evaluate_targets(

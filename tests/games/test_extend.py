@@ -160,3 +160,40 @@ def test_the_extend_command(owner_csv: Path, tmp_path: Path, capsys: pytest.Capt
     assert "4 records got more runs" in capsys.readouterr().out
     assert set(folder.records()["n_eval"]) == {12} and folder.spec().attack.n_eval == 12
     assert np.isfinite(folder.records()["risk_model_seeded"]).all()
+
+
+def test_a_cancelled_extension_keeps_the_results_of_before(inputs: AuditInputs, tmp_path: Path) -> None:
+    folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
+    before = (folder.path / "records.csv").read_bytes()
+    everyone = [int(r) for r in folder.records()["record_id"]]
+    result = extend(folder, 16, record_ids=everyone, workers=1, cancel=lambda: True)
+    assert result["cancelled"] is True
+    status = folder.status()
+    assert status["state"] == "done"
+    assert status.get("extending") is None
+    assert (folder.path / "records.csv").read_bytes() == before
+    # The next extension finishes the job, with the same results as a run made at 16.
+    extend(folder, 16, record_ids=everyone, workers=1)
+    fresh = start_run(tmp_path / "fresh", _spec(inputs, 16), inputs.table, workers=1)
+    assert (folder.path / "records.csv").read_bytes() == (fresh.path / "records.csv").read_bytes()
+
+
+def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp_path: Path) -> None:
+    import time
+
+    from privgame.background import launch_extend
+
+    folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
+    with pytest.raises(ParameterError, match="already has 8 evaluation runs"):
+        launch_extend(folder, n_eval=8)
+    with pytest.raises(ParameterError, match="even whole number"):
+        launch_extend(folder, n_eval=13)
+    launch_extend(folder, n_eval=12, threshold=0.5, workers=1)
+    assert folder.status()["extending"]["n_eval"] == 12
+    deadline = time.time() + 240
+    while folder.status().get("extending") and time.time() < deadline:
+        time.sleep(0.5)
+    status = folder.status()
+    assert status.get("extending") is None, (folder.path / "engine.log").read_text()
+    assert status["state"] == "done"
+    assert status["extensions"][-1]["n_eval"] == 12
