@@ -17,13 +17,26 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, guarded, open_record, plain, select_run, show_setup, show_verdict, threshold_slider
-from privgame.audit import GROUP_LABELS, group_masks
+from pages import (
+    PAGES,
+    duration,
+    guarded,
+    open_record,
+    plain,
+    runs_root,
+    select_run,
+    show_setup,
+    show_verdict,
+    threshold_slider,
+)
+from privgame.audit import GROUP_LABELS, group_masks, records_at
+from privgame.background import dismiss_extension, extension_state, launch_extend
 from privgame.commands.report import summary_at
 from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
+from privgame.games.engine import undecided_records
 from privgame.report import high_risk, to_bytes
 from privgame.spec import RunSpec
-from privgame.store import RunFolder
+from privgame.store import RunFolder, open_run
 
 RISK_FORMAT = "%.3f"
 LEAD_COLUMNS = (
@@ -32,7 +45,10 @@ LEAD_COLUMNS = (
     "risk_model_seeded",
     "risk_traditional",
     "difference",
+    "verdict_model_seeded",
+    "verdict_traditional",
     "missed_by_traditional",
+    "n_eval",
     "risk_model_seeded_low",
     "risk_model_seeded_high",
     "risk_traditional_low",
@@ -41,13 +57,17 @@ LEAD_COLUMNS = (
 )
 COLUMN_LABELS = {
     "audit_group": "audit group",
-    "risk_model_seeded": "R_MS (model-seeded)",
-    "risk_traditional": "R_T (traditional)",
-    "difference": "R_MS − R_T",
-    "risk_model_seeded_low": "R_MS 95% low",
-    "risk_model_seeded_high": "R_MS 95% high",
-    "risk_traditional_low": "R_T 95% low",
-    "risk_traditional_high": "R_T 95% high",
+    "risk_model_seeded": "risk in this dataset (model-seeded)",
+    "risk_traditional": "average risk (traditional)",
+    "difference": "difference",
+    "verdict_model_seeded": "verdict",
+    "verdict_traditional": "verdict, traditional game",
+    "missed_by_traditional": "missed by the traditional game",
+    "n_eval": "evaluation runs",
+    "risk_model_seeded_low": "risk 95% low",
+    "risk_model_seeded_high": "risk 95% high",
+    "risk_traditional_low": "average risk 95% low",
+    "risk_traditional_high": "average risk 95% high",
     "outlier_score": "outlier score",
 }
 SHOW = {
@@ -90,6 +110,8 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
             "they are not a random sample and are not in the estimate."
         )
         (st.warning if outlier["at_risk"] else st.success)(text)
+    if folder.status().get("state") == "done" and extension_state(folder) == "none":
+        _more_runs(folder, t)
     if folder.spec().setup.kind == "release":
         st.page_link(
             PAGES["release"],
@@ -97,6 +119,92 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
             icon=":material/publish:",
             query_params={"run": folder.run_id},
         )
+
+
+def _more_runs(folder: RunFolder, t: float) -> None:
+    """A button that adds evaluation runs to the undecided records (``python -m privgame extend``)."""
+    undecided = undecided_records(folder, t)
+    passes = folder.status().get("extensions") or []
+    if passes:
+        last = passes[-1]
+        st.caption(
+            f"Last extension: {len(last.get('extended') or []):,} records got runs up to "
+            f"{last.get('n_eval')} per game; {len(last.get('resolved') or []):,} were resolved, "
+            f"{last.get('undecided', 0):,} stayed undecided."
+        )
+    if not undecided:
+        return
+    records = folder.records()
+    n_eval = max(
+        folder.spec().attack.n_eval, int(records["n_eval"].max()) if "n_eval" in records.columns else 0
+    )
+    with st.expander(
+        f"Decide the {len(undecided):,} undecided record(s) with more evaluation runs", expanded=False
+    ):
+        st.markdown(
+            "An undecided record's 95% interval contains t: more evaluation runs narrow it. Every run "
+            "already made is kept, and nothing is trained twice. The same as the command:"
+        )
+        st.code(f"python -m privgame extend {folder.path} --n-eval N --threshold {t:g}", language="bash")
+        wanted = st.number_input(
+            "Evaluation runs per game",
+            min_value=n_eval + 2,
+            max_value=100_000,
+            value=n_eval * 2,
+            step=2,
+            key=f"extend-n-{folder.run_id}",
+            help="Each record at its current number of runs gets runs up to this many, in both games.",
+        )
+        if st.button(
+            f"Add runs to the {len(undecided):,} undecided record(s)", key=f"extend-{folder.run_id}"
+        ):
+            launch_extend(folder, n_eval=int(wanted), threshold=t)
+            st.rerun()
+
+
+def _follow_body(run_id: str) -> None:
+    guarded(lambda: _extension_progress(run_id))
+
+
+# The extension's progress, refreshed every second; it reruns the whole page once it ends.
+_follow = st.fragment(_follow_body, run_every=1)
+
+
+def _extension_progress(run_id: str) -> None:
+    folder = open_run(runs_root(), run_id)
+    state = extension_state(folder)
+    if state == "none":
+        st.rerun()  # ended: show the new results
+    if state == "died":
+        st.error(
+            "The extension stopped before it finished; the results below are those of before. "
+            "The runs it made are kept and reused when you start it again."
+        )
+        log = folder.path / "engine.log"
+        if log.is_file():
+            with st.expander("Engine log (last lines)"):
+                st.code(log.read_text(errors="replace")[-3000:])
+        if st.button("Dismiss", key=f"dismiss-extend-{run_id}"):
+            dismiss_extension(folder)
+            st.rerun()
+        return
+    status = folder.status()
+    request = status.get("extending") or {}
+    done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
+    eta = status.get("eta")
+    left = duration(eta) if eta is not None else "being measured"
+    running = bool(total) and status.get("state") == "running"
+    text = f"{done:,} of {total:,} generator fits · time left {left}" if running else "starting…"
+    st.info(
+        "This run is getting more evaluation runs"
+        + (f" (up to {request['n_eval']} per game)" if request.get("n_eval") else "")
+        + ". The results below are those of before; they are replaced when it ends."
+    )
+    st.progress(min(1.0, done / total) if running else 0.0, text=text)
+    if folder.cancel_requested():
+        st.caption("Cancel requested: stopping after the units in flight; the results of before stay.")
+    elif st.button("Cancel the extension", key=f"cancel-extend-{run_id}"):
+        folder.request_cancel()
 
 
 def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
@@ -125,7 +233,12 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         summary.get("at_risk_traditional"),
         help=f"Records with R_T > {t:g}.",
     )
-    st.markdown(summary.get("miss_rate_text") or "")
+    st.markdown(plain(summary.get("miss_rate_text") or ""))
+    interval = summary.get("miss_rate_interval") or {}
+    if interval.get("caveat"):
+        st.warning(plain(interval["caveat"]))
+    elif interval:
+        st.caption(f"Miss rate 95% interval (Clopper-Pearson): {interval['low']:.2f}–{interval['high']:.2f}.")
     rows = []
     for key, label in (
         ("model_seeded", "model-seeded risk R_MS"),
@@ -229,7 +342,7 @@ def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
         _chart(difference_histogram(records), folder, "difference-histogram")
     left, right = st.columns(2)
     with left:
-        _chart(miss_rate_chart(records), folder, "miss-rate")
+        _chart(miss_rate_chart(records, current=t), folder, "miss-rate")
     with right:
         _chart(risk_cdfs(records), folder, "risk-cdfs")
 
@@ -292,8 +405,13 @@ def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
 
 def body() -> None:
     st.title("Results")
-    folder = select_run("Finished run")
+    folder = select_run("Finished run", extending=True)
     if folder is None:
+        return
+    extending = extension_state(folder) != "none"
+    if extending:
+        _follow(folder.run_id)
+    if folder.status().get("state") != "done" and not folder.has_results():
         return
     t = threshold_slider(
         folder,
@@ -305,7 +423,7 @@ def body() -> None:
     summary = summary_at(folder, t)
     _audited(folder, summary, t)
     _summary(folder, summary, t)
-    records = folder.records()
+    records = records_at(folder.records(), t)
     _figures(folder, records, t)
     _table(folder, records, t)
 

@@ -13,7 +13,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, RECORD_KEY, guarded, select_run
+from pages import PAGES, RECORD_KEY, guarded, select_run, threshold_slider
+from privgame import metrics
 from privgame.figures import roc_curves, score_distributions
 from privgame.report import record_profile, to_bytes
 from privgame.store import RunFolder
@@ -51,31 +52,64 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return f"{float(value):.{digits}f}"
 
 
+VERDICT_SENTENCES = {
+    "at risk": "The whole 95% interval of its risk in this dataset lies above t = {t:g}.",
+    "undecided": (
+        "The 95% interval of its risk in this dataset contains t = {t:g}. More evaluation runs "
+        "decide it (the Results page adds them)."
+    ),
+    "not at risk": "The whole 95% interval of its risk in this dataset lies at or below t = {t:g}.",
+}
+
+
+def _verdict(row: pd.Series, prefix: str, t: float) -> str:
+    return str(
+        metrics.verdicts([_float(row.get(f"{prefix}_low"))], [_float(row.get(f"{prefix}_high"))], t)[0]
+    )
+
+
+def _float(value: Any) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan
+
+
 def _risks(row: pd.Series, t: float) -> None:
+    """Both risks with their intervals, and the record's three-way verdict at ``t``."""
+    verdict = _verdict(row, "risk_model_seeded", t)
+    traditional = _verdict(row, "risk_traditional", t)
     cols = st.columns(3)
-    for col, (prefix, label) in zip(
+    for col, (prefix, label, help) in zip(
         cols[:2],
         (
-            ("risk_model_seeded", "Model-seeded risk R_MS"),
-            ("risk_traditional", "Traditional risk R_T"),
+            (
+                "risk_model_seeded",
+                "Risk in this dataset (model-seeded)",
+                "R_MS: the attack's AUC when only the generator's seed varies and D is fixed.",
+            ),
+            (
+                "risk_traditional",
+                "Average risk (traditional)",
+                "R_T: the attack's AUC averaged over fresh datasets drawn from the population.",
+            ),
         ),
         strict=True,
     ):
-        value = row.get(prefix)
-        col.metric(label, _fmt(value))
-        col.caption(f"95% CI {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
-    cols[2].metric("Difference R_MS − R_T", _fmt(row.get("difference")))
-    ms, tr = row.get("risk_model_seeded"), row.get("risk_traditional")
-    if ms is not None and not math.isnan(ms) and ms > t:
-        if tr is not None and not math.isnan(tr) and tr <= t:
-            st.warning(
-                f"At risk in this dataset (R_MS > t = {t:g}), but the traditional game would call "
-                "it low-risk: a record the traditional evaluation misses."
-            )
-        else:
-            st.warning(f"At risk: its model-seeded risk is above the threshold t = {t:g}.")
-    else:
-        st.success(f"Not at risk at t = {t:g} in the model-seeded game.")
+        col.metric(label, _fmt(row.get(prefix)), help=help)
+        col.caption(f"95% interval {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
+    cols[2].metric("Difference", _fmt(row.get("difference")), help="R_MS − R_T")
+    sentence = VERDICT_SENTENCES[verdict].format(t=t)
+    if verdict == "at risk" and traditional != "at risk":
+        sentence += f" The traditional game would not flag it (its verdict: {traditional})."
+    show = {"at risk": st.warning, "undecided": st.info, "not at risk": st.success}[verdict]
+    show(f"**{verdict.capitalize()}.** {sentence}")
+    runs = row.get("n_eval")
+    if runs is not None and not (isinstance(runs, float) and math.isnan(runs)):
+        st.caption(
+            f"{int(runs):,} evaluation runs per game; the interval is the 95% DeLong interval of the AUC, "
+            "and each record is tested on its own."
+        )
 
 
 def body() -> None:
@@ -87,7 +121,7 @@ def body() -> None:
     record_id = _pick_record(folder, records)
     if record_id is None:
         return
-    t = float(folder.spec().threshold)
+    t = threshold_slider(folder, key="record-t", help="The record's verdict below follows it.")
     row = records.loc[records["record_id"] == record_id].iloc[0]
     _risks(row, t)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
+from privgame.audit import records_at
 from privgame.report import high_risk, html_report, to_bytes
 
 FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
@@ -21,8 +22,10 @@ def body() -> None:
     if folder is None:
         return
     spec = folder.spec()
-    t = threshold_slider(folder, key="export-t")
-    records = folder.records()
+    t = threshold_slider(
+        folder, key="export-t", help="The high-risk list, the verdicts and the HTML report follow it."
+    )
+    records = records_at(folder.records(), t)
     risky = high_risk(records, t)
     stem = f"{folder.run_id}"
 

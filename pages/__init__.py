@@ -28,7 +28,9 @@ __all__ = [
     "RECORD_KEY",
     "RUN_KEY",
     "SETUP_KEY",
+    "THRESHOLD_KEY",
     "audit_inputs",
+    "current_threshold",
     "duration",
     "guarded",
     "open_record",
@@ -263,14 +265,26 @@ def _wanted_run() -> str | None:
     return from_url or st.session_state.get(RUN_KEY)
 
 
+def _being_extended(info: RunInfo) -> bool:
+    """A finished run that is getting more evaluation runs (its results of before still stand)."""
+    return info.state in ("queued", "running") and RunFolder(info.path).has_results()
+
+
 def select_run(
-    label: str, *, states: Sequence[str] | None = ("done",), key: str = "run_picker"
+    label: str,
+    *,
+    states: Sequence[str] | None = ("done",),
+    key: str = "run_picker",
+    extending: bool = False,
 ) -> RunFolder | None:
     """A select box of runs; returns the chosen run (remembered for the other pages).
 
+    With ``extending``, finished runs that are getting more evaluation runs are listed too.
     Returns None, after saying why, when there is no run to choose.
     """
     choices = runs(states)
+    if extending and states is not None:
+        choices = [info for info in runs() if info.state in states or _being_extended(info)]
     if not choices:
         wanted = "finished runs" if states == ("done",) else "runs"
         st.info(f"There are no {wanted} in {runs_root()} yet.")
@@ -283,36 +297,88 @@ def select_run(
     wanted = _wanted_run()
     index = ids.index(wanted) if wanted in ids else 0
     run_id = st.selectbox(label, ids, index=index, key=key, format_func=lambda rid: run_label(by_id[rid]))
-    if run_id != st.session_state.get(RUN_KEY):
+    previous = st.session_state.get(RUN_KEY)
+    if run_id != previous:
         st.session_state.pop(RECORD_KEY, None)
+        if previous is not None:
+            st.query_params.pop("t", None)  # the address's t was the other run's
     st.session_state[RUN_KEY] = run_id
     st.query_params["run"] = run_id
     return open_run(runs_root(), run_id)
 
 
+THRESHOLD_KEY = "_thresholds"
+"""Session key of the high-risk threshold t chosen for each run ({run id: t}): one setting that
+the Results, Record, Export and Release pages share, and that the address bar carries (``t=``)."""
+
+
+def _clamp_threshold(value: Any) -> float | None:
+    """``value`` as a slider position in [0.5, 1.0] to two decimals, or None when it is not a number."""
+    try:
+        t = float(value)
+    except (TypeError, ValueError):
+        return None
+    if t != t:  # nan
+        return None
+    return round(min(1.0, max(0.5, t)), 2)
+
+
+def current_threshold(folder: RunFolder) -> float:
+    """The threshold t in force for ``folder``'s run: the one chosen on any page in this session,
+    else the address bar's ``t=`` (a shared link), else the run's own."""
+    chosen: dict[str, float] = st.session_state.setdefault(THRESHOLD_KEY, {})
+    if folder.run_id in chosen:
+        return chosen[folder.run_id]
+    from_url = _clamp_threshold(st.query_params.get("t"))
+    t = from_url if from_url is not None else _clamp_threshold(folder.spec().threshold) or 0.8
+    chosen[folder.run_id] = t
+    return t
+
+
+def _remember_threshold(run_id: str, widget: str) -> None:
+    st.session_state.setdefault(THRESHOLD_KEY, {})[run_id] = float(st.session_state[widget])
+
+
 def threshold_slider(folder: RunFolder, *, key: str, help: str | None = None) -> float:
-    """The high-risk threshold t for ``folder``'s run, starting at the run's own threshold."""
-    return float(
-        st.slider(
-            "High-risk threshold t",
-            min_value=0.5,
-            max_value=1.0,
-            value=float(folder.spec().threshold),
-            step=0.01,
-            key=f"{key}-{folder.run_id}",
-            help=help,
-        )
+    """The high-risk threshold t for ``folder``'s run: one setting shared by every page.
+
+    Starts at :func:`current_threshold`; moving it on one page moves it on the others, and the
+    address bar's ``t=`` follows it, so a copied link opens the page at the same t.
+    """
+    t = current_threshold(folder)
+    widget = f"{key}-{folder.run_id}"
+    st.session_state[widget] = t
+    value = st.slider(
+        "High-risk threshold t",
+        min_value=0.5,
+        max_value=1.0,
+        step=0.01,
+        key=widget,
+        help=(help + " " if help else "")
+        + f"One setting for the Results, Record, Export and Release pages; the run's own is "
+        f"{folder.spec().threshold:g}.",
+        on_change=_remember_threshold,
+        args=(folder.run_id, widget),
     )
+    st.query_params["t"] = f"{float(value):g}"
+    return float(value)
 
 
 def open_run_page(page: str, run_id: str) -> None:
     """Remember ``run_id`` and go to ``page`` (a key of :data:`PAGES`)."""
     st.session_state[RUN_KEY] = run_id
-    st.switch_page(PAGES[page], query_params={"run": run_id})
+    st.switch_page(PAGES[page], query_params=_with_threshold(run_id, {"run": run_id}))
+
+
+def _with_threshold(run_id: str, params: dict[str, str]) -> dict[str, str]:
+    t = st.session_state.get(THRESHOLD_KEY, {}).get(run_id)
+    return params if t is None else params | {"t": f"{t:g}"}
 
 
 def open_record(run_id: str, record_id: int) -> None:
-    """Remember the run and record and go to the Record page."""
+    """Remember the run and record and go to the Record page (at the same threshold t)."""
     st.session_state[RUN_KEY] = run_id
     st.session_state[RECORD_KEY] = int(record_id)
-    st.switch_page(PAGES["record"], query_params={"run": run_id, "record": str(int(record_id))})
+    st.switch_page(
+        PAGES["record"], query_params=_with_threshold(run_id, {"run": run_id, "record": str(int(record_id))})
+    )

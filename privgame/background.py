@@ -14,7 +14,7 @@ import time
 
 from privgame.store import RunFolder
 
-__all__ = ["launch", "launch_extend"]
+__all__ = ["dismiss_extension", "extension_state", "launch", "launch_extend"]
 
 
 def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | None = None) -> int:
@@ -74,6 +74,37 @@ def launch_extend(
     if folder.status().get("extending"):
         folder.write_status(extending=request | {"pid": pid})
     return pid
+
+
+def extension_state(folder: RunFolder) -> str:
+    """Where the extension requested by :func:`launch_extend` stands.
+
+    Returns
+    -------
+    str
+        ``"none"`` (no extension requested, or it ended: the results are up to date),
+        ``"running"`` (starting, queued or adding runs), or ``"died"`` (its process ended without
+        finishing, e.g. on a refused request; ``engine.log`` says why).
+    """
+    from privgame.games.engine import process_alive
+
+    status = folder.status()
+    request = status.get("extending")
+    if not isinstance(request, dict):
+        return "none"
+    if status.get("state") in ("queued", "running"):
+        return "died" if folder.status_is_stale() else "running"
+    pid = request.get("pid")
+    if isinstance(pid, int):
+        return "running" if process_alive(pid) else "died"
+    requested = request.get("requested")
+    recent = isinstance(requested, (int, float)) and time.time() - requested < 60
+    return "running" if recent else "died"
+
+
+def dismiss_extension(folder: RunFolder) -> None:
+    """Forget an extension request whose process died; the run keeps its results."""
+    folder.write_status(extending=None)
 
 
 def _executor(workers: int | None, scheduler: str | None) -> list[str]:

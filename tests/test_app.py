@@ -23,8 +23,9 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from privgame.audit import records_at
 from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, Sizes, load_dataset
-from privgame.games.engine import execute
+from privgame.games.engine import execute, undecided_records
 from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, list_runs, open_run
@@ -659,10 +660,10 @@ def test_record_page_shows_risks_charts_and_neighbours(with_runs: Path) -> None:
     _no_failures(at)
     assert at.selectbox(key=f"record-{latest.run_id}").value == record_id
     labels = [m.label for m in at.metric]
-    assert labels == ["Model-seeded risk R_MS", "Traditional risk R_T", "Difference R_MS − R_T"]
+    assert labels == ["Risk in this dataset (model-seeded)", "Average risk (traditional)", "Difference"]
     expected = records.loc[records["record_id"] == record_id, "risk_model_seeded"].iloc[0]
     assert at.metric[0].value == f"{expected:.3f}"
-    assert "95% CI" in _texts(at.caption)
+    assert "95% interval" in _texts(at.caption)
     assert len(at.get("plotly_chart")) == 3
     profile, neighbours = at.dataframe[0].value, at.dataframe[1].value
     assert {"column", "value", "typical"} <= set(profile.columns)
@@ -674,6 +675,69 @@ def test_record_page_warns_about_a_record_not_evaluated(with_runs: Path) -> None
     at = _page("4_Record", run=latest.run_id, record="999999")
     _no_failures(at)
     assert "999999 was not evaluated" in _texts(at.warning)
+
+
+def test_one_threshold_across_results_record_and_export(
+    with_release_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privgame.cli import main
+
+    (info,) = list_runs(with_release_run)
+    folder = open_run(with_release_run, info.run_id)
+    at = _page("3_Results", run=info.run_id)
+    assert at.slider(key=f"t-{info.run_id}").value == pytest.approx(folder.spec().threshold)
+    at.slider(key=f"t-{info.run_id}").set_value(0.55).run()
+    _no_failures(at)
+    assert at.query_params["t"] in ("0.55", ["0.55"])
+    # The verdict sentence is the one the command line prints at the same t.
+    assert main(["report", str(folder.path), "--threshold", "0.55"]) == 0
+    answer = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("answer"))
+    sentence = answer.removeprefix("answer").strip()
+    assert "(t = 0.55)" in sentence
+    assert sentence in _plain(_texts(at.warning) + _texts(at.info) + _texts(at.success))
+    # The verdict column of the table follows t too.
+    records = records_at(folder.records(), 0.55)
+    shown = at.dataframe[-1].value.set_index("record_id")["verdict_model_seeded"]
+    assert shown.to_dict() == records.set_index("record_id")["verdict_model_seeded"].to_dict()
+
+    record_id = int(records["record_id"].iloc[0])
+    at.query_params.update({"record": str(record_id)})
+    at.switch_page("pages/4_Record.py").run()
+    _no_failures(at)
+    assert at.slider(key=f"record-t-{info.run_id}").value == pytest.approx(0.55)
+    verdict = records["verdict_model_seeded"].iloc[0]
+    assert f"**{verdict.capitalize()}.**" in _texts(at.warning) + _texts(at.info) + _texts(at.success)
+    assert "t = 0.55" in _plain(_texts(at.warning) + _texts(at.info) + _texts(at.success))
+    at.slider(key=f"record-t-{info.run_id}").set_value(0.6).run()
+
+    at.switch_page("pages/6_Export.py").run()
+    _no_failures(at)
+    assert at.slider(key=f"export-t-{info.run_id}").value == pytest.approx(0.6)
+    assert "t = 0.6" in _texts(at.markdown)
+
+    # A link with t= opens the page at that t.
+    fresh = _page("4_Record", run=info.run_id, t="0.7")
+    assert fresh.slider(key=f"record-t-{info.run_id}").value == pytest.approx(0.7)
+
+
+def test_results_offer_more_runs_for_undecided_records(with_release_run: Path) -> None:
+    (info,) = list_runs(with_release_run)
+    folder = open_run(with_release_run, info.run_id)
+    records = folder.records()
+    # A t inside a record's interval makes it undecided.
+    row = records.loc[records["risk_model_seeded_high"] > 0.52].iloc[0]
+    t = round((max(float(row["risk_model_seeded_low"]), 0.5) + float(row["risk_model_seeded_high"])) / 2, 2)
+    at = _page("3_Results", run=info.run_id, t=f"{t:g}")
+    _no_failures(at)
+    assert at.slider(key=f"t-{info.run_id}").value == pytest.approx(t)
+    undecided = undecided_records(folder, t)
+    assert int(row["record_id"]) in undecided
+    buttons = [b for b in at.button if b.key == f"extend-{info.run_id}"]
+    (button,) = buttons
+    assert f"{len(undecided):,} undecided" in button.label
+    assert at.number_input(key=f"extend-n-{info.run_id}").value == 2 * folder.spec().attack.n_eval
+    figure = at.get("plotly_chart")[2]
+    assert "t = " in str(figure.proto.spec)
 
 
 # -- runs --------------------------------------------------------------------------------------

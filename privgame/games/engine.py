@@ -585,7 +585,12 @@ def _claim(folder: RunFolder) -> None:
     """Refuse a second live engine on one folder; clear temporary files a killed one left."""
     status = folder.status()
     pid = status.get("pid")
-    if status.get("state") == "running" and isinstance(pid, int) and pid != os.getpid() and _alive(pid):
+    if (
+        status.get("state") == "running"
+        and isinstance(pid, int)
+        and pid != os.getpid()
+        and process_alive(pid)
+    ):
         raise RunError(
             f"Run {folder.run_id} is already being run by process {pid}; wait for it, or cancel it "
             "before resuming it here."
@@ -595,7 +600,7 @@ def _claim(folder: RunFolder) -> None:
             leftover.unlink()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie, killed but not yet reaped, is not)."""
     try:
         os.kill(pid, 0)

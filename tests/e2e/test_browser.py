@@ -255,7 +255,7 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     _shot(page, "5-results")
     scatter.locator(".scatterlayer path.point").first.click(force=True)
     page.get_by_role("heading", name="Record", exact=True).wait_for()
-    page.get_by_text("Model-seeded risk R_MS").wait_for()
+    page.get_by_text("Risk in this dataset (model-seeded)").wait_for()
     page.get_by_text("Nearest neighbours in D").wait_for()
     assert page.locator(".js-plotly-plot").count() == 3
     _shot(page, "6-record")
@@ -334,9 +334,24 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         _show_figures(page)
         _shot(page, "r3-results-release")
 
-        # Release: the verdict, then 50 synthetic rows and their card
+        # One threshold for every page: move it on Results, find it on Record and Release
+        folder = RunFolder(runs_root / run.run_id)
+        thumb = page.get_by_role("slider").first
+        thumb.focus()
+        for _ in range(20):
+            thumb.press("ArrowLeft")
+        _settle(page)
+        page.wait_for_function("() => window.location.search.includes('t=0.6')")
+        page.get_by_text(verdict_text(run_summary(folder, 0.6))).wait_for()
+        _go(page, "Record")
+        assert page.locator('[data-testid="stSliderThumbValue"]').first.inner_text() == "0.60"
+        assert "t=0.6" in page.url
+        page.get_by_text("t = 0.6", exact=False).first.wait_for()
+        _shot(page, "r3b-record-same-threshold")
+
+        # Release: the verdict at that threshold, then 50 synthetic rows and their card
         _go(page, "Release")
-        verdict = verdict_text(run_summary(RunFolder(runs_root / run.run_id)))
+        verdict = verdict_text(run_summary(folder, 0.6))
         page.get_by_text(verdict).wait_for()
         _number(page, "Synthetic rows", 50)
         page.get_by_role("button", name="Make the release").click()
