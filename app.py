@@ -7,6 +7,8 @@ read the run store; all the work is done by :mod:`privgame`, the same code the c
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
 from pages import PAGES, guarded, plain, runs, runs_root, when
@@ -86,7 +88,10 @@ def _home_page() -> None:
     guarded(home)
 
 
-st.set_page_config(page_title="privgame", page_icon=":material/shield:", layout="wide")
+# A local image: a Material icon as the favicon would make every browser fetch it from Google's
+# servers, a request that leaves this machine (the navigation icons are in Streamlit's own font).
+ICON = Path(__file__).resolve().parent / "assets" / "privgame-icon.png"
+st.set_page_config(page_title="privgame", page_icon=str(ICON), layout="wide")
 navigation = st.navigation(
     [
         st.Page(_home_page, title="Home", icon=":material/home:", url_path="home", default=True),

@@ -376,6 +376,47 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
     assert seconds < WALK_THROUGH_SECONDS, f"the walk-through took {seconds:.0f} s"
 
 
+def test_a_hostile_upload_sends_no_request_off_this_machine(browser, server: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """File, column and category names written as Markdown images stay text: no beacon is fetched.
+
+    Every request the browser makes while the hostile table is uploaded and shown on Data,
+    Evaluate and Home is recorded; any request to a host other than 127.0.0.1 fails the test
+    (the Markdown itself is checked on every page by tests/hardening/test_markup.py).
+    """
+    beacon = "http://beacon.invalid"
+    table = pd.read_csv(BUNDLED_ADULT, nrows=300, na_values=["?"]).dropna().head(200)
+    table = table.rename(
+        columns={"workclass": f"![c]({beacon}/column.png)", "race": f"<img src={beacon}/html.png>"}
+    )
+    table.loc[table.index[:30], f"![c]({beacon}/column.png)"] = f"![v]({beacon}/value.png)"
+    csv = tmp_path / "t![f](http:beacon.invalid:8766).csv"
+    table.to_csv(csv, index=False)
+    requests: list[str] = []
+    with _browser_tab(browser, server) as page:
+        page.context.on("request", lambda request: requests.append(request.url))
+        page.get_by_role("heading", name="privgame").wait_for()
+        _go(page, "Data")
+        page.locator('input[type="file"]').first.set_input_files(str(csv))
+        page.get_by_text("200 rows").first.wait_for()
+        _settle(page)
+        page.get_by_text("t![f](http:beacon.invalid:8766).csv", exact=False).first.wait_for()
+        _shot(page, "h1-hostile-upload")
+        _go(page, "Evaluate")
+        page.locator('[data-testid="stSidebarNav"]').get_by_role("link", name="Home").click()
+        page.get_by_role("heading", name="privgame").wait_for()
+        _settle(page)
+        page.wait_for_timeout(1500)  # let any late image load start
+        images = page.evaluate("() => Array.from(document.images, (img) => img.src)")
+    assert not [src for src in images if "beacon" in src], images
+    assert requests, "the listener saw the page's own requests"
+    off = [
+        url
+        for url in requests
+        if not url.startswith(("http://127.0.0.1", "ws://127.0.0.1", "data:", "blob:"))
+    ]
+    assert off == [], off
+
+
 def test_a_bookmarked_page_opens_inside_the_navigation(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A fresh server whose first visitor opens /Runs still shows the app's navigation."""
     root = tmp_path / "runs"
