@@ -2,9 +2,10 @@
 and the release walk-through: the release set-up, a tiny audit, the verdict, the release downloads.
 
 Starts ``streamlit run app.py`` on a free local port with ``PRIVGAME_RUNS`` pointing at a
-temporary folder, and drives it with Playwright through the system's Chromium
-(``/usr/bin/chromium``; no browser is ever downloaded). A screenshot of every page is saved in
-``test-artifacts/screenshots/``. Run with ``python -m pytest -m browser tests/e2e``.
+temporary folder, and drives it with Playwright through the system's Chromium (the
+``chromium`` on the ``PATH``, as ``.ci/run`` checks; no browser is ever downloaded). A
+screenshot of every page is saved in ``test-artifacts/screenshots/``. Run with
+``python -m pytest -m browser tests/e2e``.
 
 Without Chromium the test is skipped, unless the ``CI`` environment variable is set: then a
 missing browser is a failure, so CI cannot pass without running it.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -35,7 +37,9 @@ from privgame.store import RunFolder, list_runs
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = Path("/usr/bin/chromium")
+# The one rule, shared with .ci/run (command -v chromium): the chromium on the PATH.
+_FOUND = shutil.which("chromium")
+CHROMIUM = Path(_FOUND) if _FOUND else None
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -54,11 +58,11 @@ WALK_THROUGH_SECONDS = 90
 
 
 def _require_chromium() -> None:
-    if CHROMIUM.exists():
+    if CHROMIUM is not None:
         return
     if os.environ.get("CI"):
-        pytest.fail(f"{CHROMIUM} is missing; CI must run the browser test (install Debian's chromium).")
-    pytest.skip(f"{CHROMIUM} is not installed (set CI=1 to make this a failure).")
+        pytest.fail("chromium is not on the PATH; CI must run the browser tests (install Debian's chromium).")
+    pytest.skip("chromium is not on the PATH (set CI=1 to make this a failure).")
 
 
 def _free_port() -> int:
