@@ -58,7 +58,7 @@ def home() -> None:
     st.subheader("Latest runs")
     latest = runs()[:5]
     if not latest:
-        st.info(f"No runs yet in {runs_root()}. Start with the Data page.")
+        st.info(f"No runs yet in {plain(runs_root().resolve())}. Start with the Data page.")
         return
     for info in latest:
         line = st.columns([6, 2, 2])

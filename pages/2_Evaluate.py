@@ -49,7 +49,7 @@ from privgame.estimate import Calibration, calibrate, cost_warning, estimate_sec
 from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
-from privgame.generators import GENERATORS, available, check_contract, installed_plugins, resolve
+from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, open_run
@@ -119,7 +119,7 @@ def _plugin(name: str) -> tuple[str, dict[str, Any]] | None:
 
 def _generator() -> tuple[str, dict[str, Any]] | None:
     plugins = installed_plugins()
-    names = [*available(), *(n for n in sorted(plugins) if n not in GENERATORS), OTHER_PLUGIN]
+    names = [*offered(), *(n for n in sorted(plugins) if n not in GENERATORS), OTHER_PLUGIN]
     default = names.index("synthpop") if "synthpop" in names else 0
     name = st.selectbox(
         "Synthetic data generator",

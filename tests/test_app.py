@@ -384,7 +384,10 @@ def test_evaluate_shows_the_cost_before_launching(runs_root: Path, dataset) -> N
     assert not runs_root.exists() or not list_runs(runs_root), "nothing is launched before the click"
 
 
-def test_evaluate_reports_bad_settings_and_the_privbayes_note(runs_root: Path, dataset) -> None:
+def test_evaluate_reports_bad_settings_and_the_privbayes_note(
+    runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_DEVELOPER", "1")  # the identity generator is offered to developers only
     at = _evaluate_with(dataset)
     at.number_input(key="n_shadow").set_value(9).run()
     assert not at.exception
@@ -393,6 +396,19 @@ def test_evaluate_reports_bad_settings_and_the_privbayes_note(runs_root: Path, d
     assert "domain" in _texts(at.info) and "public" in _texts(at.info)
     at.selectbox(key="generator").set_value("identity").run()
     assert "releases its training data" in _texts(at.warning)
+
+
+def test_the_identity_generator_is_offered_to_developers_only(
+    runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PRIVGAME_DEVELOPER", raising=False)
+    at = _evaluate_with(dataset)
+    labels = at.selectbox(key="generator").options  # as shown: the generators' labels
+    assert not [label for label in labels if "Identity" in label]
+    assert len([label for label in labels if label.startswith(("Synthpop", "Baynet", "PrivBayes"))]) == 3
+    monkeypatch.setenv("PRIVGAME_DEVELOPER", "1")
+    at = _evaluate_with(dataset)
+    assert [label for label in at.selectbox(key="generator").options if "Identity" in label]
 
 
 def test_evaluate_target_ids_are_records_of_d(runs_root: Path, dataset) -> None:

@@ -4,7 +4,7 @@
 # Importing the generator modules registers them, in the order the dashboard lists them; sorting
 # these imports would change that order.
 from privgame.generators.base import SyntheticGenerator
-from privgame.generators.registry import GENERATORS, available, create, is_known, register
+from privgame.generators.registry import GENERATORS, available, create, is_known, offered, register
 from privgame.generators.plugins import ContractReport, check_contract, installed_plugins, resolve
 from privgame.generators import synthpop as _synthpop
 from privgame.generators import bayesnet as _bayesnet
@@ -20,6 +20,7 @@ __all__ = [
     "create",
     "installed_plugins",
     "is_known",
+    "offered",
     "register",
     "resolve",
 ]

@@ -59,8 +59,9 @@ _MAX_TABLE_CELLS = 10_000_000
 
 _DP_NOTE_INFERRED = (
     "The domain (categories and bounds) was read off the private data, so the "
-    "epsilon-differential-privacy guarantee does not hold. Declare public bounds and "
-    "categories (Schema.with_domain) for it to hold."
+    "epsilon-differential-privacy guarantee does not hold. Declare the public categories and "
+    "bounds for it to hold: --domain FILE.json on the command line, or the Data page's "
+    "'Public domain' section."
 )
 
 
@@ -199,8 +200,8 @@ class _Domain:
                 self.cards[j] = len(col.categories or ())
                 if self.cards[j] == 0:
                     problems.append(
-                        f"column {col.name!r}: has no categories; declare them with "
-                        "Schema.with_domain(categories=...)."
+                        f"column {col.name!r}: has no categories; declare them in the public domain "
+                        "(--domain FILE.json, or the Data page's 'Public domain' section)."
                     )
                 continue
             self.cards[j] = bins
@@ -208,7 +209,8 @@ class _Domain:
             if lo is None or hi is None or not (np.isfinite(lo) and np.isfinite(hi)) or lo > hi:
                 problems.append(
                     f"column {col.name!r}: needs finite bounds lower <= upper, got ({lo}, {hi}); "
-                    "declare them with Schema.with_domain(bounds=...)."
+                    "declare them in the public domain (--domain FILE.json, or the Data page's "
+                    "'Public domain' section)."
                 )
                 continue
             self.lower[j], self.upper[j] = float(lo), float(hi)

@@ -7,12 +7,16 @@ of the group ``privgame.generators``, see :mod:`privgame.generators.plugins`); `
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from privgame.errors import ParameterError
 from privgame.generators.base import SyntheticGenerator
 
-__all__ = ["GENERATORS", "available", "create", "is_known", "register"]
+__all__ = ["DEVELOPER_SETTING", "GENERATORS", "available", "create", "is_known", "offered", "register"]
+
+DEVELOPER_SETTING = "PRIVGAME_DEVELOPER"
+"""Environment variable that, set to ``1``, offers the generators meant for tests on the pages."""
 
 GENERATORS: dict[str, type[SyntheticGenerator]] = {}
 
@@ -28,6 +32,17 @@ def register(cls: type[SyntheticGenerator]) -> type[SyntheticGenerator]:
 def available() -> list[str]:
     """Registered (built-in) generator names, in registration order."""
     return list(GENERATORS)
+
+
+def offered() -> list[str]:
+    """The built-in generators a data owner is offered (the dashboard's choice).
+
+    A generator that releases its training data (``leaks_training_data``: the identity generator,
+    a yardstick for tests) is left out unless the developer setting ``PRIVGAME_DEVELOPER=1`` is on;
+    the command line still runs it when asked for by name.
+    """
+    developer = os.environ.get(DEVELOPER_SETTING, "").strip() == "1"
+    return [name for name, cls in GENERATORS.items() if developer or not cls.leaks_training_data]
 
 
 def is_known(name: str) -> bool:
