@@ -33,6 +33,7 @@ from pages import (
     audit_inputs,
     duration,
     guarded,
+    keep,
     open_run_page,
     plain,
     runs,
@@ -120,11 +121,10 @@ def _plugin(name: str) -> tuple[str, dict[str, Any]] | None:
 def _generator() -> tuple[str, dict[str, Any]] | None:
     plugins = installed_plugins()
     names = [*offered(), *(n for n in sorted(plugins) if n not in GENERATORS), OTHER_PLUGIN]
-    default = names.index("synthpop") if "synthpop" in names else 0
+    keep("generator", "synthpop" if "synthpop" in names else names[0], options=names)
     name = st.selectbox(
         "Synthetic data generator",
         names,
-        index=default,
         key="generator",
         format_func=lambda n: _generator_label(n, plugins),
         help="The built-in generators, then the plug-ins installed here (entry points of the group "
@@ -141,43 +141,44 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
     signature = inspect.signature(GENERATORS[name].__init__).parameters
     cols = st.columns(3)
     if "min_samples_leaf" in signature:
+        keep(f"{name}_min_samples_leaf", int(_default(name, "min_samples_leaf")), low=1)
         params["min_samples_leaf"] = int(
             cols[0].number_input(
                 "Records per leaf (min_samples_leaf)",
                 min_value=1,
-                value=int(_default(name, "min_samples_leaf")),
                 key=f"{name}_min_samples_leaf",
                 help=PARAM_HELP["min_samples_leaf"],
             )
         )
     if "degree" in signature:
+        keep(f"{name}_degree", int(_default(name, "degree")), low=0, high=6)
         params["degree"] = int(
             cols[0].number_input(
                 "Parents per column (degree k)",
                 min_value=0,
                 max_value=6,
-                value=int(_default(name, "degree")),
                 key=f"{name}_degree",
                 help=PARAM_HELP["degree"],
             )
         )
     if "bins" in signature:
+        keep(f"{name}_bins", int(_default(name, "bins")), low=2)
         params["bins"] = int(
             cols[1].number_input(
                 "Bins per continuous column",
                 min_value=2,
-                value=int(_default(name, "bins")),
                 key=f"{name}_bins",
                 help=PARAM_HELP["bins"],
             )
         )
     if "epsilon" in signature:
         with cols[2]:
+            keep(f"{name}_inf", False)
             no_noise = st.checkbox("ε = ∞ (no noise: the same as Baynet)", key=f"{name}_inf")
+            keep(f"{name}_epsilon", float(_default(name, "epsilon")), low=0.001)
             epsilon = st.number_input(
                 "Privacy budget ε",
                 min_value=0.001,
-                value=float(_default(name, "epsilon")),
                 format="%.3f",
                 disabled=no_noise,
                 key=f"{name}_epsilon",
@@ -201,19 +202,19 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
 
 def _plan(n_d: int) -> TargetSelection:
     cols = st.columns(2)
+    keep("plan_outliers", min(PLAN_DEFAULT.outliers, n_d), low=0, high=n_d)
     outliers = cols[0].number_input(
         "Most outlying records K",
         min_value=0,
         max_value=n_d,
-        value=min(PLAN_DEFAULT.outliers, n_d),
         key="plan_outliers",
         help="The records of D that differ most from the others (Gower distance to their neighbours).",
     )
+    keep("plan_random", min(PLAN_DEFAULT.random, n_d), low=0, high=n_d)
     random = cols[1].number_input(
         "Random records M",
         min_value=0,
         max_value=n_d,
-        value=min(PLAN_DEFAULT.random, n_d),
         key="plan_random",
         help="A uniform random sample of D, drawn with the seed.",
     )
@@ -231,11 +232,11 @@ def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSe
     if mode == "plan":
         return _plan(n_d)
     if mode in ("random", "outliers"):
+        keep("target_k", min(20, n_d), low=1, high=n_d)
         k = st.number_input(
             "Number of records k",
             min_value=1,
             max_value=n_d,
-            value=min(20, n_d),
             key="target_k",
         )
         return TargetSelection(mode=mode, k=int(k))
@@ -356,37 +357,39 @@ def _form() -> None:
 
     st.subheader("Records and attack")
     cols = st.columns(4)
+    keep("threshold", 0.8, low=0.5, high=1.0)
     threshold = cols[0].slider(
         "High-risk threshold t",
         min_value=0.5,
         max_value=1.0,
-        value=0.8,
         step=0.01,
         key="threshold",
         help="A record is at risk when its risk (the attack's AUC) is above t.",
     )
+    keep("n_shadow", AttackSettings.n_shadow, low=4)
     n_shadow = cols[1].number_input(
         "Shadow datasets N_shadow",
         min_value=4,
-        value=AttackSettings.n_shadow,
         step=2,
         key="n_shadow",
         help="Synthetic datasets the attacker trains on, half with the target record.",
     )
+    keep("n_eval", AttackSettings.n_eval, low=4)
     n_eval = cols[2].number_input(
         "Evaluation runs N_eval",
         min_value=4,
-        value=AttackSettings.n_eval,
         step=2,
         key="n_eval",
         help="Runs of each privacy game per record, half with the target record.",
     )
+    keep("classifier", "random_forest", options=["random_forest", "logistic"])
     classifier = cols[3].selectbox(
         "Meta-classifier",
         ["random_forest", "logistic"],
         key="classifier",
         format_func=lambda c: c.replace("_", " "),
     )
+    keep("target_mode", next(iter(TARGET_MODES)), options=list(TARGET_MODES))
     mode = st.radio(
         "Which records of D to evaluate",
         list(TARGET_MODES),
@@ -394,11 +397,11 @@ def _form() -> None:
         key="target_mode",
     )
     detail, seed_column = st.columns([3, 1])
+    keep("seed", 0, low=0)
     seed = int(
         seed_column.number_input(
             "Seed",
             min_value=0,
-            value=0,
             step=1,
             key="seed",
             help="The root of every random choice: the same seed gives the same results.",
@@ -430,16 +433,17 @@ def _form() -> None:
 
     st.subheader("Execution")
     cols = st.columns(2)
+    keep("workers", default_workers(), low=1, high=256)
     workers = int(
         cols[0].number_input(
             "Worker processes",
             min_value=1,
             max_value=256,
-            value=default_workers(),
             key="workers",
             help="How many cores the run may use; it never changes the results.",
         )
     )
+    keep("scheduler", "")
     address = cols[1].text_input(
         "Dask scheduler (optional)",
         key="scheduler",

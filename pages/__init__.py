@@ -33,6 +33,7 @@ __all__ = [
     "current_threshold",
     "duration",
     "guarded",
+    "keep",
     "open_record",
     "open_run_page",
     "plain",
@@ -79,6 +80,38 @@ def plain(text: Any) -> str:
     punctuation mark Markdown (or Streamlit's ``:emoji:``, ``:color[...]`` and ``$math$``) reads.
     """
     return _MARKDOWN_SPECIAL.sub(r"\\\1", str(text)).replace("\n", "  \n")
+
+
+KEPT_KEY = "_kept"
+
+
+def keep(
+    key: str,
+    default: Any,
+    *,
+    options: Sequence[Any] | None = None,
+    low: float | None = None,
+    high: float | None = None,
+) -> None:
+    """Let the widget ``key`` keep its value when the user leaves the page and comes back.
+
+    Streamlit forgets a widget's value once a page without it runs. Call this just before
+    creating the widget, and give the widget no ``value``/``index`` of its own: its value then
+    comes from the session, starting at ``default``. A kept value that no longer fits the widget
+    (an option gone, a number beyond ``low``/``high`` after the data changed) is replaced by
+    ``default``.
+    """
+    store: dict[str, Any] = st.session_state.setdefault(KEPT_KEY, {})
+    if key in st.session_state:
+        store[key] = st.session_state[key]
+        return
+    value = store.get(key, default)
+    fits = (
+        (options is None or value in options)
+        and (low is None or (value is not None and value >= low))
+        and (high is None or (value is not None and value <= high))
+    )
+    st.session_state[key] = value if fits else default
 
 
 def runs_root() -> Path:

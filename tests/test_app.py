@@ -398,6 +398,21 @@ def test_evaluate_reports_bad_settings_and_the_privbayes_note(
     assert "releases its training data" in _texts(at.warning)
 
 
+def test_evaluate_keeps_its_settings_when_the_user_comes_back(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    at.switch_page("pages/3_Results.py").run()
+    at.switch_page("pages/1_Data.py").run()
+    at.switch_page("pages/2_Evaluate.py").run()
+    _no_failures(at)
+    assert at.selectbox(key="generator").value == "marginals"
+    assert at.number_input(key="n_shadow").value == 8
+    assert at.number_input(key="n_eval").value == 8
+    assert at.number_input(key="workers").value == 1
+    assert at.radio(key="target_mode").value == "random"
+    assert at.number_input(key="target_k").value == 2
+    assert "37 generator fits" in _texts(at.info)
+
+
 def test_the_identity_generator_is_offered_to_developers_only(
     runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
