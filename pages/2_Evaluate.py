@@ -454,7 +454,8 @@ def _form() -> None:
     try:
         scheduler = scheduler_address(address.strip() or None)
         spec = RunSpec(**spec_kwargs, targets=targets).validate()
-        _, target_ids = build_context(spec, inputs.table)
+        with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
+            _, target_ids = build_context(spec, inputs.table)
         plan = plan_summary(spec, len(target_ids))
     except PrivgameError as error:
         show_error(error)

@@ -10,6 +10,11 @@ inference attacks single out.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from numba import njit, prange
 
@@ -203,13 +208,43 @@ def audit_groups(
         )
     groups: dict[str, np.ndarray] = {}
     if wanted.get("outlier"):
-        scores = outlier_scores(X[target_ids], schema)
+        scores = _scores_of_d(X[target_ids], schema)
         order = np.lexsort((target_ids, -scores))
         groups["outlier"] = np.sort(target_ids[order[: wanted["outlier"]]])
     if wanted.get("random"):
         rng = stream(seed, 0, Role.TARGETS)
         groups["random"] = np.sort(rng.choice(target_ids, size=wanted["random"], replace=False))
     return groups
+
+
+_SCORES: OrderedDict[str, np.ndarray] = OrderedDict()
+_SCORES_LOCK = threading.Lock()
+_SCORES_KEPT = 4
+
+
+def _scores_of_d(X_target: np.ndarray, schema: Schema) -> np.ndarray:
+    """:func:`outlier_scores` of every row of D, remembered for the last few tables.
+
+    The dashboard's Evaluate page, the time estimate and the engine each pick the audit plan
+    from the same D; the scores cost seconds at tens of thousands of rows, so they are computed
+    once per (rows, schema). The key is a digest of the encoded rows and the schema, so a change
+    in either gives fresh scores.
+    """
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(repr((X_target.shape, X_target.dtype.str)).encode())
+    digest.update(np.ascontiguousarray(X_target).tobytes())
+    digest.update(json.dumps(schema.to_dict(), sort_keys=True, default=str).encode())
+    key = digest.hexdigest()
+    with _SCORES_LOCK:
+        if key in _SCORES:
+            _SCORES.move_to_end(key)
+            return _SCORES[key].copy()
+    scores = outlier_scores(X_target, schema)
+    with _SCORES_LOCK:
+        _SCORES[key] = scores.copy()
+        while len(_SCORES) > _SCORES_KEPT:
+            _SCORES.popitem(last=False)
+    return scores
 
 
 def select_targets(

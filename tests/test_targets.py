@@ -78,3 +78,35 @@ def test_target_selection_errors_name_the_fix(table: pd.DataFrame) -> None:
         select_targets(TargetSelection("ids", None, (1, 11)), d, X, schema, seed=0)
     with pytest.raises(ParameterError, match="only 10"):
         select_targets(TargetSelection("random", 11), d, X, schema, seed=0)
+
+
+def test_the_outlier_scores_of_d_are_computed_once_per_table(
+    table: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame.targets as targets
+
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    calls: list[int] = []
+    real = targets.outlier_scores
+
+    def counted(rows: np.ndarray, schema_: object, **kwargs: object) -> np.ndarray:
+        calls.append(len(rows))
+        return real(rows, schema_, **kwargs)
+
+    monkeypatch.setattr(targets, "outlier_scores", counted)
+    targets._SCORES.clear()
+    ids = np.arange(len(table))
+    plan = TargetSelection.plan(outliers=3, random=0)
+    first = targets.audit_groups(plan, ids, X, schema, seed=0)
+    again = targets.audit_groups(plan, ids, X, schema, seed=0)
+    assert calls == [len(table)]
+    np.testing.assert_array_equal(first["outlier"], again["outlier"])
+    assert 5 in first["outlier"]
+    # Other rows of D are other scores.
+    targets.audit_groups(plan, ids[1:], X, schema, seed=0)
+    assert calls == [len(table), len(table) - 1]
+    cached = targets._scores_of_d(X, schema)
+    np.testing.assert_array_equal(cached, real(X, schema))
+    cached[:] = -1  # a caller's changes never reach the memo
+    np.testing.assert_array_equal(targets._scores_of_d(X, schema), real(X, schema))
