@@ -127,6 +127,13 @@ def _choose_source() -> tuple[Path | bytes, str] | None:
     return upload.getvalue(), upload.name
 
 
+def _bound(value: float) -> str:
+    """A bound as people write it: 1,490,400 or 0.25, never 1.4904e+06."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.2f}"
+
+
 def _schema_frame(inspection: Inspection) -> pd.DataFrame:
     rows = []
     for col in inspection.schema.columns:
@@ -134,7 +141,9 @@ def _schema_frame(inspection: Inspection) -> pd.DataFrame:
             domain = f"{len(col.categories or ())} categories"
         elif col.role == "continuous":
             domain = (
-                f"{col.lower:g} to {col.upper:g}" if col.lower is not None and col.upper is not None else ""
+                f"{_bound(col.lower)} to {_bound(col.upper)}"
+                if col.lower is not None and col.upper is not None
+                else ""
             )
         else:
             domain = ""

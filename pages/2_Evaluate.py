@@ -493,6 +493,7 @@ def _form() -> None:
         launch(folder, workers=workers, scheduler=scheduler)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
+        st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
 
 
@@ -565,6 +566,9 @@ def _progress() -> None:
     launched = st.session_state.get("launched")
     if launched not in {info.run_id for info in every}:
         launched = None  # deleted since
+    dataset = st.session_state.get("dataset")
+    if dataset is None or st.session_state.get("launched_from") != dataset.fingerprint:
+        launched = None  # an ended run of another table: the Runs page lists it
     shown = list(dict.fromkeys([*([launched] if launched else []), *active]))
     if not shown:
         return

@@ -46,6 +46,11 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
     return int(record_id)
 
 
+def _rows_height(rows: int) -> int:
+    """Pixels that show every row of a table (Streamlit shows about 10 by default), up to 40."""
+    return 38 + 35 * min(max(rows, 1), 40)
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "undefined"
@@ -139,6 +144,7 @@ def body() -> None:
         columns[["column", "role", "value", "typical", "typical_is", "rarity"]],
         hide_index=True,
         column_config={"typical_is": "typical is"},
+        height=_rows_height(len(columns)),
     )
 
     scores = folder.scores()

@@ -430,6 +430,9 @@ def difference_histogram(records: pd.DataFrame, *, bin_width: float = 0.02, cuto
         "number of records",
     )
     figure.update_layout(bargap=0, showlegend=False)
+    # Whole records on the count axis: plotly's automatic ticks step by 0.5 for small counts.
+    top = int(counts.max()) if counts.size else 0
+    figure.update_yaxes(tick0=0, dtick=max(1, math.ceil(top / 6)), tickformat=",d", rangemode="tozero")
     if diff.size:
         share = float(np.mean(diff > cutoff))
         caption = (
@@ -520,7 +523,7 @@ def miss_rate_chart(
         figure,
         "Share of high-risk records the traditional game misses",
         "high-risk threshold t (risk, AUC)",
-        "miss rate (share of records with R_MS > t that have R_T ≤ t)",
+        "miss rate",
     )
     figure.update_yaxes(range=[-0.02, 1.02])
     if len(curve):
@@ -716,6 +719,15 @@ def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Ch
     )
     figure.update_xaxes(type=scale)
     figure.update_yaxes(type=scale)
+    if log:
+        # One labelled tick per decade: plotly's default labels every minor tick, unreadably.
+        decades = {
+            "dtick": 1,
+            "tickformat": ".0e" if low and low < 1e-3 else "g",
+            "minor": {"ticks": "outside"},
+        }
+        figure.update_xaxes(**decades)
+        figure.update_yaxes(**decades)
     if not log:
         figure.update_xaxes(range=[-0.01, 1.01], constrain="domain")
         figure.update_yaxes(range=[-0.01, 1.01], scaleanchor="x", scaleratio=1)
