@@ -520,8 +520,7 @@ def _show_run(run_id: str) -> None:
         fraction = done / total if total else 0.0
         eta = status.get("eta")
         text = (
-            f"{done:,} of {total:,} generator fits · units {status.get('done_units') or 0}/"
-            f"{status.get('total_units') or '?'} · time left "
+            f"{done:,} of {total:,} generator fits · time left "
             f"{duration(eta) if eta is not None else 'being measured'}"
             if total
             else "starting…"
@@ -529,10 +528,10 @@ def _show_run(run_id: str) -> None:
         st.progress(min(1.0, fraction), text=text)
         cols = st.columns([1, 4])
         if folder.cancel_requested():
-            cols[0].caption("Cancel requested: stopping after the units in flight.")
+            cols[0].caption("Cancel requested: stopping after the work in progress.")
         elif cols[0].button("Cancel", key=f"cancel-{run_id}"):
             folder.request_cancel()
-            st.toast("Cancel requested; the run stops after the units in flight.")
+            st.toast("Cancel requested; the run stops after the work in progress.")
         if folder.status_is_stale():
             st.warning("The engine process of this run is gone; it can be resumed from its checkpoints.")
             if cols[1].button("Resume", key=f"resume-stale-{run_id}"):

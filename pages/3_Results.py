@@ -202,7 +202,7 @@ def _extension_progress(run_id: str) -> None:
     )
     st.progress(min(1.0, done / total) if running else 0.0, text=text)
     if folder.cancel_requested():
-        st.caption("Cancel requested: stopping after the units in flight; the results of before stay.")
+        st.caption("Cancel requested: stopping after the work in progress; the results of before stay.")
     elif st.button("Cancel the extension", key=f"cancel-extend-{run_id}"):
         folder.request_cancel()
 
@@ -211,27 +211,28 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     cols = st.columns(5)
     cols[0].metric("Records evaluated", f"{summary['records']:,}")
     cols[1].metric(
-        "RMSD",
+        "Gap between the games",
         _number(summary.get("rmsd")),
-        help="Root mean squared difference of the two risks (Eq. 10).",
+        help="How far a record's risk in this dataset typically lies from its average risk: the root "
+        "mean squared difference of the two risks (RMSD, Eq. 10 of the paper).",
     )
     cols[2].metric(
-        "Miss rate",
+        "Missed by the traditional game",
         _number(summary.get("miss_rate"), 2),
         help=(
             "Share of records at risk in the model-seeded game that the traditional game calls "
-            "low-risk (Eq. 9)."
+            "low-risk: the miss rate (Eq. 9 of the paper)."
         ),
     )
     cols[3].metric(
-        "At risk, model-seeded",
+        "At risk in this dataset",
         summary.get("at_risk_model_seeded"),
-        help=f"Records with R_MS > {t:g}.",
+        help=f"Records whose risk in this dataset (model-seeded game, R_MS) is above t = {t:g}.",
     )
     cols[4].metric(
-        "At risk, traditional",
+        "At risk on average",
         summary.get("at_risk_traditional"),
-        help=f"Records with R_T > {t:g}.",
+        help=f"Records whose average risk (traditional game, R_T) is above t = {t:g}.",
     )
     st.markdown(plain(summary.get("miss_rate_text") or ""))
     interval = summary.get("miss_rate_interval") or {}
@@ -241,9 +242,9 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         st.caption(f"Miss rate 95% interval (Clopper-Pearson): {interval['low']:.2f}–{interval['high']:.2f}.")
     rows = []
     for key, label in (
-        ("model_seeded", "model-seeded risk R_MS"),
-        ("traditional", "traditional risk R_T"),
-        ("abs_difference", "|R_T − R_MS|"),
+        ("model_seeded", "risk in this dataset (model-seeded)"),
+        ("traditional", "average risk (traditional)"),
+        ("abs_difference", "gap between the two"),
     ):
         pct = summary.get(f"percentiles_{key}") or {}
         rows.append(
@@ -274,13 +275,14 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         f"{f' ({plain(params)})' if params else ''} · "
         f"|D_aux| {spec.sizes['aux']:,}, |D_eval| {spec.sizes['eval']:,}, "
         f"|D| {spec.sizes['target']:,} · "
-        f"N_shadow {spec.attack.n_shadow}, N_eval {spec.attack.n_eval} · seed {spec.seed}"
+        f"{spec.attack.n_shadow:,} shadow datasets, {spec.attack.n_eval:,} evaluation runs per game · "
+        f"seed {spec.seed}"
     )
     half_width = summary.get("hoeffding_half_width_rho_0.05")
     if half_width:
         st.caption(
-            f"With N_eval = {spec.attack.n_eval}, a risk is known to within ±{half_width:.2f} "
-            "(95%, Hoeffding); more evaluation runs narrow it."
+            f"With {spec.attack.n_eval:,} evaluation runs per game, a risk is known to within "
+            f"±{half_width:.2f} (95%, Hoeffding); more evaluation runs narrow it."
         )
     note = (summary.get("generator_metadata") or {}).get("dp_note")
     if note:

@@ -603,10 +603,10 @@ def test_results_show_the_summary_figures_and_table(with_runs: Path) -> None:
     labels = [m.label for m in at.metric]
     assert labels == [
         "Records evaluated",
-        "RMSD",
-        "Miss rate",
-        "At risk, model-seeded",
-        "At risk, traditional",
+        "Gap between the games",
+        "Missed by the traditional game",
+        "At risk in this dataset",
+        "At risk on average",
     ]
     assert at.metric[0].value == "2"
     assert len(at.get("plotly_chart")) == 4
