@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from privgame.errors import DataError
+from privgame.jsonlimits import DEFAULT_MAX_DEPTH, nesting_depth
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_COLUMNS", "MISSING_MARKERS", "load_table"]
 
@@ -507,6 +508,8 @@ def _looks_like_json(text: str) -> bool:
     first = text.lstrip()[:_SNIFF_CHARS].split("\n", 1)[0].strip()
     if first in ("[", "{") or first.startswith(("[{", '{"', "[[")):
         return True
+    if nesting_depth(first) > DEFAULT_MAX_DEPTH:
+        return True  # brackets nested that deep are no CSV header (and would exhaust json's recursion)
     try:
         json.loads(first)
     except ValueError:
