@@ -539,7 +539,10 @@ def _parse(text: str, delimiter: str, quotechar: str, scan: _Scan) -> pd.DataFra
         sep=delimiter,
         quotechar=quotechar,
         header=None,
-        skiprows=scan.header_end,
+        # Lines before the header are blank, one line each; the header is one record even when a
+        # quoted name runs over several lines (the parser counts it as one, so its last line
+        # number would skip data rows too).
+        skiprows=scan.header_start,
         names=list(range(scan.max_width)),
         dtype=str,
         keep_default_na=False,

@@ -248,3 +248,17 @@ def test_an_old_run_folder_reads_and_exports(adult_rows: pd.DataFrame, tmp_path:
     pd.testing.assert_frame_equal(run.records(), new)
     assert "value:age" in export_bytes(run, "records", "csv").decode().splitlines()[0]
     assert "<td class='num'>" in html_report(run)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'a,"multi\nline"\n1,2\n3,4\n5,6\n',
+        b'\n\na,"x\r\ny"\r\n1,2\r\n3,4\r\n5,6\r\n',
+        b'"a\rb",c\n1,2\n3,4\n5,6\n',
+    ],
+    ids=["line-feed", "blank-lines-and-crlf", "carriage-return"],
+)
+def test_a_header_name_over_several_lines_loses_no_row(content: bytes) -> None:
+    table = load_table(content, filename="multiline.csv")
+    assert table.to_numpy().tolist() == [[1, 2], [3, 4], [5, 6]]
