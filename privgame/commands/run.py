@@ -28,6 +28,7 @@ from privgame.setups import (
 )
 from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.store import RunFolder, create_run
+from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -273,7 +274,7 @@ def run(args: argparse.Namespace) -> int:
         from privgame.games.engine import build_context
 
         for line in describe_setup(spec):
-            print(textwrap.fill(line, width=100), file=sys.stderr)
+            print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
     execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
