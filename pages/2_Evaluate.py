@@ -46,7 +46,7 @@ from privgame.background import launch
 from privgame.commands._options import generator_params
 from privgame.data import encode
 from privgame.errors import PrivgameError
-from privgame.estimate import Calibration, calibrate, cost_warning, estimate_seconds
+from privgame.estimate import Calibration, calibrate, check_cost, cost_warning, estimate_seconds
 from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
@@ -487,6 +487,12 @@ def _form() -> None:
         warning = cost_warning(seconds)
         if warning:
             st.warning(warning)
+        try:  # over the cost limit: refused unless the user says they mean it
+            check_cost(spec, inputs.table, workers=workers, calibration=calibration)
+        except PrivgameError as error:
+            show_error(error)
+            if not st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"):
+                return
 
     if st.button("Launch the audit", type="primary", key="launch"):
         folder = create_run(runs_root(), spec, inputs.table)

@@ -2,7 +2,8 @@
 
 Each command lives in its own module of :mod:`privgame.commands` (see there for the contract);
 :data:`COMMANDS` lists them. :func:`main` turns every error privgame raises on purpose, and any
-unreadable path, into a message on stderr and exit status 2, never a traceback.
+unreadable path, into a message on stderr and exit status 2, never a traceback, and prints text
+only: control characters from the data are escaped (:mod:`privgame.terminal`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from types import ModuleType
 from privgame import __version__
 from privgame.commands import export, extend, release, report, run, schema, study, synth
 from privgame.errors import PrivgameError
+from privgame.terminal import safe_output, terminal_safe
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -52,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line and return its exit status.
 
+    Everything the command prints goes through :func:`privgame.terminal.safe_output`, so no
+    control character from the data (a column or file name) reaches the terminal.
+
     Parameters
     ----------
     argv : sequence of str, optional
@@ -62,6 +67,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         0 on success; 2 for bad input (the problems are printed on stderr); 130 when interrupted.
     """
+    with safe_output():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
@@ -73,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except OSError as error:
-        where = f" {error.filename}" if error.filename else ""
+        where = f" {terminal_safe(error.filename, one_line=True)}" if error.filename else ""
         reason = error.strerror or str(error)
         print(
             f"privgame: cannot read{where}: {reason}. Check the path and its permissions.",
@@ -86,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _print_error(error: PrivgameError) -> None:
-    """Print ``error``'s summary and each of its problems on stderr."""
-    print(f"privgame: {error.summary}", file=sys.stderr)
+    """Print ``error``'s summary and each of its problems on stderr, each on one line."""
+    print(f"privgame: {terminal_safe(error.summary, one_line=True)}", file=sys.stderr)
     for problem in error.problems:
-        print(f"  - {problem}", file=sys.stderr)
+        print(f"  - {terminal_safe(problem, one_line=True)}", file=sys.stderr)

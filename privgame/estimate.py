@@ -183,3 +183,149 @@ def cost_warning(seconds: float) -> str | None:
         f"This run would take {duration} on this machine; choose fewer targets, smaller N_shadow and "
         "N_eval, a faster generator, or run it on a Dask cluster (--scheduler)."
     )
+
+
+# --------------------------------------------------------------------------------------------
+# The cost limit: a run that would take too long is refused before any work
+# --------------------------------------------------------------------------------------------
+
+COST_LIMIT_SECONDS = 30 * DAY_SECONDS
+"""The most CPU time a run may be estimated to take without ``allow_large`` (30 days)."""
+
+
+@dataclass(frozen=True)
+class CostCheck:
+    """A run's estimated cost against the limit.
+
+    Attributes
+    ----------
+    cpu_seconds : float
+        Estimated CPU time: the run on one worker process (``nan`` when it could not be timed).
+    wall_seconds : float
+        Estimated wall-clock time with ``workers`` processes (``nan`` likewise).
+    workers : int
+        The worker processes the wall-clock time is for.
+    limit_seconds : float
+        The CPU-time limit checked against.
+    over : bool
+        Whether the estimate exceeds the limit.
+    text : str
+        The estimate in words, e.g. ``"about 3.2 hours with 8 worker processes (about 1.1 days of
+        CPU time)"``.
+    """
+
+    cpu_seconds: float
+    wall_seconds: float
+    workers: int
+    limit_seconds: float
+    over: bool
+    text: str
+
+
+def in_words(seconds: float) -> str:
+    """A duration for people: minutes, hours, days or years, with one decimal.
+
+    Parameters
+    ----------
+    seconds : float
+
+    Returns
+    -------
+    str
+        ``"about 42.0 minutes"``, ``"about 3.5 days"``, ``"about 12,345.6 years"``;
+        ``"longer than can be estimated"`` when not finite.
+    """
+    if not math.isfinite(seconds):
+        return "longer than can be estimated"
+    for unit, size, below in (
+        ("minutes", 60.0, 2 * 3600.0),
+        ("hours", 3600.0, 2 * DAY_SECONDS),
+        ("days", DAY_SECONDS, 730 * DAY_SECONDS),
+    ):
+        if seconds < below:
+            return f"about {seconds / size:,.1f} {unit}"
+    return f"about {seconds / (365.25 * DAY_SECONDS):,.1f} years"
+
+
+def check_cost(
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    workers: int,
+    calibration: Calibration | None = None,
+    allow_large: bool = False,
+    limit_seconds: float | None = None,
+) -> CostCheck:
+    """Estimate a run's cost and refuse it, before any work, when it exceeds the limit.
+
+    The run's hard limits (at most :data:`privgame.spec.MAX_N_SHADOW` shadow datasets and
+    :data:`privgame.spec.MAX_N_EVAL` evaluation runs) are checked first, without timing anything;
+    then the generator, the features and the classifier are timed on this machine
+    (:func:`calibrate` with one fit, unless a ``calibration`` is given) and the CPU time of the whole run is
+    estimated (:func:`estimate_seconds` with one worker). A run estimated above
+    ``limit_seconds`` of CPU time (30 days by default) is refused unless ``allow_large``. When
+    the generator cannot be timed (a plug-in that fails outside the run, say), there is no
+    estimate and nothing is refused: the run itself will report the failure.
+
+    Used by ``privgame run`` (``--i-know-its-large`` sets ``allow_large``) and by the
+    dashboard's Evaluate page (a check box).
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run.
+    table : DataFrame
+        The prepared table it audits.
+    workers : int
+        Worker processes it will use (for the wall-clock time in the message).
+    calibration : Calibration, optional
+        A calibration measured earlier for the same generator, sizes and attack settings.
+    allow_large : bool, default False
+        Run whatever the estimate says.
+    limit_seconds : float, optional
+        The CPU-time limit; :data:`COST_LIMIT_SECONDS` (30 days) by default.
+
+    Returns
+    -------
+    CostCheck
+        The estimate (also when it is over the limit and ``allow_large``).
+
+    Raises
+    ------
+    ParameterError
+        For counts beyond the hard limits, or, unless ``allow_large``, an estimate over the
+        limit; the message gives the estimate and the ways to shrink the run or to run it anyway.
+    """
+    from privgame.errors import ParameterError, PrivgameError
+
+    problems = spec.attack.problems()
+    if problems:
+        raise ParameterError("The attack settings are not valid.", problems)
+    workers = max(1, int(workers))
+    limit = COST_LIMIT_SECONDS if limit_seconds is None else float(limit_seconds)
+    try:
+        # One timed fit tells days from years; the Evaluate page passes its three-fit calibration.
+        cal = calibration if calibration is not None else calibrate(spec, table, fits=1)
+    except PrivgameError:
+        raise
+    except Exception:  # the estimate is advice: a generator that cannot be timed fails in the run
+        nan = float("nan")
+        return CostCheck(nan, nan, workers, limit, False, "no estimate (the generator could not be timed)")
+    cpu = estimate_seconds(spec, table, workers=1, calibration=cal)
+    wall = estimate_seconds(spec, table, workers=workers, calibration=cal)
+    noun = "process" if workers == 1 else "processes"
+    text = f"{in_words(wall)} with {workers} worker {noun} ({in_words(cpu)} of CPU time)"
+    over = not cpu <= limit  # NaN or inf counts as over
+    if over and not allow_large:
+        raise ParameterError(
+            f"This run would take {text} on this machine, over the limit of {in_words(limit)} of CPU time.",
+            [
+                "make it smaller: fewer target records, smaller N_shadow and N_eval, or a faster generator;",
+                "or, if you mean it, run it anyway with --i-know-its-large (on the dashboard: tick "
+                '"I know it\'s large").',
+            ],
+        )
+    return CostCheck(cpu, wall, workers, limit, over, text)
+
+
+__all__ += ["COST_LIMIT_SECONDS", "CostCheck", "check_cost", "in_words"]

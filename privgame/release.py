@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,11 +31,20 @@ from privgame.data.schema import Schema
 from privgame.errors import ParameterError, ReleaseError
 from privgame.games.plan import run_split
 from privgame.generators import create
+from privgame.outputs import check_output_path, write_output
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
-from privgame.store import RunFolder, atomic_write, json_bytes
+from privgame.store import RunFolder, json_bytes
 
-__all__ = ["Release", "card_path", "make_release", "release_card", "verdict_text", "write_release"]
+__all__ = [
+    "Release",
+    "card_path",
+    "check_output_paths",
+    "make_release",
+    "release_card",
+    "verdict_text",
+    "write_release",
+]
 
 CARD_SUFFIX = ".card.json"
 
@@ -313,33 +321,39 @@ def card_path(output: str | os.PathLike[str]) -> Path:
     return path.with_name(path.stem + CARD_SUFFIX)
 
 
-def _refuse_special(path: Path) -> None:
-    try:
-        mode = path.stat().st_mode
-    except FileNotFoundError:
-        return
-    if not stat.S_ISREG(mode):
-        raise ParameterError(
-            f"{path} exists and is not a regular file (a folder, pipe or device); write the release to "
-            "a new file or an existing regular file."
-        )
-
-
 def write_release(release: Release, output: str | os.PathLike[str]) -> tuple[Path, Path]:
     """Write the synthetic table and its card next to it, owner-readable only (0600), atomically.
+
+    Both go through :func:`privgame.outputs.write_output`: each path must be a new path or an
+    existing regular file (never a folder, pipe or device), in a folder that exists.
 
     Returns
     -------
     (Path, Path)
         The table's path and the card's.
+
+    Raises
+    ------
+    ParameterError
+        When either path is refused; nothing is written then.
     """
     path = Path(output)
     card = card_path(path)
-    for target in (path, card):
-        _refuse_special(target)
-    if not path.parent.is_dir():
-        raise ParameterError(f"The folder {path.parent} does not exist; create it or write elsewhere.")
+    check_output_paths(path)
     card_data = {**release.card, "release": {**release.card["release"], "file": path.name}}
-    atomic_write(path, release.csv)
-    atomic_write(card, json_bytes(card_data))
+    write_output(path, release.csv, what="the release")
+    write_output(card, json_bytes(card_data), what="the release card")
     return path, card
+
+
+def check_output_paths(output: str | os.PathLike[str]) -> None:
+    """Refuse a release path (or its card's) that is not a new path or a regular file.
+
+    Raises
+    ------
+    ParameterError
+        See :func:`privgame.outputs.check_output_path`.
+    """
+    path = Path(output)
+    check_output_path(path, what="the release")
+    check_output_path(card_path(path), what="the release card")

@@ -31,6 +31,7 @@ from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.errors import ParameterError, RunError
 from privgame.games.plan import run_split
+from privgame.records import normalise_records, value_columns
 from privgame.store import RunFolder
 from privgame.targets import nearest_neighbours
 
@@ -107,7 +108,8 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
         Columns: ``record_id``, the model-seeded risk and its 95% bounds, the traditional risk
         and its bounds, ``difference``, ``missed_by_traditional`` (``risk_traditional <= t``:
         the traditional game would call the record low risk), then every other column of
-        ``records`` (the record's values, TPR at low FPR, outlier score) in their order.
+        ``records`` (TPR at low FPR, outlier score, the record's values ``value:<name>``) in
+        their order.
 
     Raises
     ------
@@ -566,18 +568,14 @@ def _summary_rows(summary: Mapping[str, Any], stored: Mapping[str, Any]) -> list
 
 
 def _high_risk_table(records: pd.DataFrame, t: float) -> str:
-    listed = high_risk(records, t)
+    listed = high_risk(normalise_records(records), t)
     if listed.empty:
         return f"<p>No record has model-seeded risk above t={t:g}.</p>"
     shown = listed.head(_REPORT_HIGH_RISK_ROWS)
     from privgame.audit import GROUP_LABELS
 
     with_group = "audit_group" in shown.columns
-    values = [
-        c
-        for c in shown.columns
-        if c not in RESULT_COLUMNS and c not in ("missed_by_traditional", "audit_group")
-    ]
+    values = value_columns(shown)
     headers = [
         "record",
         *(["audit group"] if with_group else []),

@@ -16,6 +16,8 @@ from typing import Any, Literal
 from privgame.errors import ParameterError
 
 __all__ = [
+    "MAX_N_EVAL",
+    "MAX_N_SHADOW",
     "SETUP_KINDS",
     "TARGET_MODES",
     "AttackSettings",
@@ -28,6 +30,10 @@ __all__ = [
 TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
 TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
 SETUP_KINDS: tuple[str, ...] = ("release", "paper")
+MAX_N_SHADOW = 100_000
+"""The most shadow datasets per target (a hard limit; the paper uses 1,000)."""
+MAX_N_EVAL = 100_000
+"""The most evaluation runs per game (a hard limit; the paper's convergence study goes to 2,000)."""
 
 
 @dataclass(frozen=True)
@@ -161,11 +167,16 @@ class AttackSettings:
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
         out: list[str] = []
-        for name in ("n_shadow", "n_eval"):
+        for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
             value = getattr(self, name)
             if not isinstance(value, int) or value < 4 or value % 2:
                 out.append(
                     f"{name} must be an even integer of at least 4 (half 'in', half 'out'); got {value!r}."
+                )
+            elif value > most:
+                out.append(
+                    f"{name} must be at most {most:,}, a hard limit (each one costs generator fits for "
+                    f"every target; the paper uses 1,000 and 200); got {value:,}."
                 )
         if self.classifier not in ("random_forest", "logistic"):
             out.append(f"classifier {self.classifier!r} is unknown; use 'random_forest' or 'logistic'.")

@@ -474,7 +474,9 @@ class RunFolder(StatusFolder):
         """
         if not self.has_results():
             raise RunError(f"Run {self.run_id} has no results yet (state: {self.status().get('state')}).")
-        return self._read_parquet("records.parquet")
+        from privgame.records import normalise_records  # an older run's layout, read as today's
+
+        return normalise_records(self._read_parquet("records.parquet"))
 
     def scores(self) -> pd.DataFrame:
         """Every attack score of the run: record_id, game, label, index, score."""

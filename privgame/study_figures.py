@@ -28,6 +28,7 @@ from plotly.subplots import make_subplots
 
 from privgame.errors import ParameterError
 from privgame.figures import GAME_STYLES, OKABE_ITO, Chart
+from privgame.outputs import check_output_path, write_output
 from privgame.studies import STUDY_TITLES, StudyResult, StudySpec
 
 __all__ = [
@@ -518,7 +519,9 @@ def write_png(
     ----------
     figure : plotly.graph_objects.Figure
     path : path-like
-        The PNG file to write (its folder is created).
+        The PNG file to write (its folder is created); written like every output
+        (:func:`privgame.outputs.write_output`: owner-only, atomically, never into a pipe or a
+        device).
     width, height : int
         Size of the image in pixels.
 
@@ -530,10 +533,11 @@ def write_png(
     Raises
     ------
     ParameterError
-        When no browser is found, or the browser wrote no image.
+        When no browser is found, the browser wrote no image, or the path is refused.
     """
     out = Path(path).resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
+    check_output_path(out, what="the figure")  # before the browser starts
     sized = go.Figure(figure)
     sized.update_layout(width=width, height=height)
     body = sized.to_html(
@@ -554,15 +558,16 @@ def write_png(
             "--hide-scrollbars",
             f"--user-data-dir={tmp}/profile",
             f"--window-size={int(width)},{int(height)}",
-            f"--screenshot={out}",
+            f"--screenshot={tmp}/figure.png",
             page.as_uri(),
         ]
         try:
             subprocess.run(command, check=False, capture_output=True, timeout=120)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ParameterError(f"The browser could not render the figure ({exc}).") from None
-    if not out.is_file() or out.stat().st_size == 0:
-        raise ParameterError(
-            f"The browser wrote no image to {out}; check that it runs headless on this machine."
-        )
-    return out
+        shot = Path(tmp) / "figure.png"
+        if not shot.is_file() or shot.stat().st_size == 0:
+            raise ParameterError(
+                f"The browser wrote no image for {out}; check that it runs headless on this machine."
+            )
+        return write_output(out, shot.read_bytes(), what="the figure")  # owner-only, atomic

@@ -126,7 +126,7 @@ def test_export_writes_the_high_risk_csv(run: RunFolder, tmp_path: Path) -> None
     assert written["record_id"].tolist() == high_risk(run.records(), 0.8)["record_id"].tolist()
     assert len(written) == 3
     # CSV cells from the data cannot run as spreadsheet formulas
-    assert not written["note"].astype(str).str.startswith("=").any()
+    assert not written["value:note"].astype(str).str.startswith("=").any()
 
 
 def test_export_of_a_missing_run_folder_exits_2_without_traceback(tmp_path: Path) -> None:

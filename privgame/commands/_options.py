@@ -5,11 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
-from pathlib import Path
+import os
+import stat
 from typing import Any
 
 from privgame.data import Dataset, declare_domain, parse_domain
+from privgame.data.domain import MAX_DOMAIN_BYTES
 from privgame.errors import ParameterError
+from privgame.jsonlimits import check_limits
 
 __all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
 
@@ -122,6 +125,11 @@ def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:
             problems.append(f"--param {key} is given twice; keep one.")
         else:
             try:
+                check_limits(text, what=f"--param {key}")
+            except ParameterError as error:
+                problems.append(error.summary)
+                continue
+            try:
                 params[key] = json.loads(text)
             except ValueError:
                 params[key] = text  # a bare word such as --param method=cart
@@ -143,12 +151,26 @@ def add_domain_option(parser: argparse.ArgumentParser) -> None:
 def apply_domain(dataset: Dataset, path: str | None) -> Dataset:
     """The dataset with the public domain from ``path`` declared in its schema (if given).
 
-    See :func:`privgame.data.parse_domain` and :func:`privgame.data.declare_domain`.
+    See :func:`privgame.data.parse_domain` and :func:`privgame.data.declare_domain`. The file
+    must be a regular file (not a pipe or a device) and is read no further than
+    :data:`privgame.data.domain.MAX_DOMAIN_BYTES` (+1 byte, to see that it is over).
+
+    Raises
+    ------
+    ParameterError
+        For a path that cannot be read or is not a regular file, or a domain that
+        :func:`~privgame.data.parse_domain` refuses.
     """
     if not path:
         return dataset
     try:
-        text = Path(path).read_bytes()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ParameterError(
+                    f"--domain {path} is not a regular file (a folder, pipe or device); give a JSON file."
+                )
+            text = handle.read(MAX_DOMAIN_BYTES + 1)
     except OSError as exc:
         raise ParameterError(
             f"--domain {path} cannot be read ({exc.strerror or exc}); check the path."

@@ -6,6 +6,7 @@ import sys
 import time
 
 from privgame.games.engine import Progress
+from privgame.terminal import carriage_return
 
 __all__ = ["ProgressBar", "duration"]
 
@@ -28,10 +29,11 @@ class ProgressBar:
         filled = int(width * p.fraction)
         eta = "--" if p.eta is None else duration(p.eta)
         line = (
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {100 * p.fraction:5.1f}%  "
+            f"[{'#' * filled}{'.' * (width - filled)}] {100 * p.fraction:5.1f}%  "
             f"units {p.done}/{p.total}  fits {p.fits_done:,}/{p.fits_total:,}  "
             f"elapsed {duration(p.elapsed)}  eta {eta}  ({p.phase})"
         )
+        carriage_return(sys.stderr)  # back to the start of the line, past the terminal filter
         print(line, end="\n" if p.phase == "done" else "", file=sys.stderr, flush=True)
 
 

@@ -13,6 +13,10 @@
     A self-contained HTML report (:func:`privgame.report.html_report`).
 
 Tables are written as CSV (neutralised against CSV injection), JSON or Parquet (``--format``).
+The file is written like every output (:func:`privgame.outputs.write_output`: owner-only,
+atomically, refusing a pipe or a device). ``-o -`` writes the exact bytes to stdout when it is a
+pipe or a file; on a terminal, text is shown with its control characters escaped and Parquet is
+refused.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ from pathlib import Path
 
 from privgame.audit import records_at
 from privgame.errors import ParameterError, RunError
+from privgame.outputs import check_output_path, write_output
 from privgame.report import EXPORT_FORMATS, high_risk, html_report, to_bytes
-from privgame.store import RunFolder, atomic_write
+from privgame.store import RunFolder
+from privgame.terminal import raw_stream, terminal_safe
 
 __all__ = ["WHAT", "add_parser", "export_bytes", "run"]
 
@@ -125,22 +131,36 @@ def _require_done(folder: RunFolder) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Write the chosen export to ``args.output``."""
+    """Write the chosen export to ``args.output`` (``-``: stdout)."""
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise RunError(f"{run_dir} is not a folder; give the folder a run was written to.")
     folder = RunFolder(run_dir)
     if args.output == "-":
-        data = export_bytes(folder, args.what, args.format, args.threshold)
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return 0
-    out = Path(args.output)
-    if not out.parent.is_dir():
-        raise ParameterError(f"Cannot write {out}: the folder {out.parent} does not exist; create it first.")
-    if out.is_dir():
-        raise ParameterError(f"Cannot write {out}: it is a folder; give a file name.")
+        return _to_stdout(export_bytes(folder, args.what, args.format, args.threshold), args)
+    check_output_path(args.output, what=f"the {args.what} export")  # before any work
     data = export_bytes(folder, args.what, args.format, args.threshold)
-    atomic_write(out, data)
-    print(f"wrote {args.what} of run {folder.run_id} to {out} ({len(data):,} bytes)", file=sys.stderr)
+    out = write_output(args.output, data, what=f"the {args.what} export")
+    print(
+        f"wrote {args.what} of run {folder.run_id} to {terminal_safe(out, one_line=True)} "
+        f"({len(data):,} bytes)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _to_stdout(data: bytes, args: argparse.Namespace) -> int:
+    """The export on stdout: the exact bytes into a pipe or file, text only on a terminal."""
+    stdout = raw_stream(sys.stdout)
+    if not stdout.isatty():
+        stdout.flush()
+        stdout.buffer.write(data)
+        stdout.buffer.flush()
+        return 0
+    if (args.format or "csv") == "parquet" and args.what in ("high-risk", "records"):
+        raise ParameterError(
+            "Parquet is binary and stdout is a terminal; write it to a file (-o FILE) or pipe it."
+        )
+    # A terminal acts on the control characters of the data's values: show them escaped.
+    print(data.decode("utf-8", errors="replace"), end="")
     return 0

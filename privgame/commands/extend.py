@@ -6,9 +6,10 @@ import argparse
 import sys
 
 from privgame.commands._progress import ProgressBar
+from privgame.errors import ParameterError
 from privgame.execution import scheduler_address
 from privgame.games.engine import extend
-from privgame.spec import parse_ids
+from privgame.spec import MAX_N_EVAL, parse_ids
 from privgame.store import RunFolder
 
 __all__ = ["add_parser", "describe_pass", "run"]
@@ -55,6 +56,8 @@ def describe_pass(result: dict[str, object]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.n_eval > MAX_N_EVAL:
+        raise ParameterError(f"--n-eval must be at most {MAX_N_EVAL:,}, a hard limit; got {args.n_eval:,}.")
     folder = RunFolder(args.run_dir)
     record_ids: list[int] | None = None
     if args.all:

@@ -9,8 +9,9 @@ from typing import Any
 
 from privgame.commands._options import _epsilon
 from privgame.data import load_dataset
-from privgame.release import make_release, write_release
+from privgame.release import check_output_paths, make_release, write_release
 from privgame.store import RunFolder
+from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -43,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output_paths(args.output)  # before the generator is trained
     folder = RunFolder(args.run_dir)
     spec = folder.spec()
     data = None
@@ -65,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         threshold=args.threshold,
     )
     table_path, card = write_release(release, args.output)
-    print(f"wrote {len(release.table):,} synthetic rows to {table_path} and the release card to {card}")
+    print(
+        f"wrote {len(release.table):,} synthetic rows to {terminal_safe(table_path, one_line=True)} "
+        f"and the release card to {terminal_safe(card, one_line=True)}"
+    )
     print(textwrap.fill(release.card["verdict"], width=100), file=sys.stderr)
     return 0

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 from typing import Any
 
 from privgame.audit import run_summary
 from privgame.store import RunFolder
+from privgame.terminal import json_text, terminal_safe
 
 __all__ = ["add_parser", "format_summary", "run", "summary_at", "wrapped"]
 
@@ -43,7 +43,7 @@ def _interval(found: dict[str, Any] | None) -> str:
 
 
 def format_summary(summary: dict[str, Any]) -> str:
-    """A readable, Table-1 style block of text."""
+    """A readable, Table-1 style block of text, each line free of control characters."""
     t = summary.get("threshold")
     found = summary.get("answer")
     lines = [f"answer              {found['text']}"] if found else []
@@ -90,7 +90,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")
-    return "\n".join(lines)
+    # Each line is one line: a name from the data (the file's, a column's) cannot break it.
+    return "\n".join(terminal_safe(line, one_line=True) for line in lines)
 
 
 def wrapped(text: str) -> str:
@@ -104,7 +105,7 @@ def wrapped(text: str) -> str:
 def run(args: argparse.Namespace) -> int:
     summary = summary_at(RunFolder(args.run_dir), args.threshold)
     if args.json:
-        print(json.dumps(summary, sort_keys=True, default=float))
+        print(json_text(summary, sort_keys=True, default=float))
     else:
         print(wrapped(format_summary(summary)))
     return 0

@@ -15,6 +15,7 @@ from privgame.commands._options import (
 from privgame.commands._progress import ProgressBar
 from privgame.data import Dataset, load_dataset
 from privgame.errors import ParameterError
+from privgame.estimate import Calibration, check_cost
 from privgame.execution import scheduler_address
 from privgame.games.engine import execute, plan_summary
 from privgame.generators import available, check_contract
@@ -26,8 +27,9 @@ from privgame.setups import (
     parse_holdout,
     release_inputs,
 )
-from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.store import RunFolder, create_run
+from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -137,6 +139,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="E",
         help="after the first pass, add runs to the records whose verdict is undecided, doubling N_eval "
         "each pass, until none is undecided or every record has E runs",
+    )
+    attack.add_argument(
+        "--i-know-its-large",
+        action="store_true",
+        help="run even when the estimated cost is over the limit (30 days of CPU time on this machine); "
+        "without it such a run is refused before any work, with its estimate",
     )
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
@@ -257,14 +265,17 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.resolve_to is not None and (args.resolve_to % 2 or args.resolve_to <= args.n_eval):
+    if args.resolve_to is not None and (
+        args.resolve_to % 2 or args.resolve_to <= args.n_eval or args.resolve_to > MAX_N_EVAL
+    ):
         raise ParameterError(
-            f"--resolve-to must be an even number above --n-eval ({args.n_eval}); got {args.resolve_to}."
+            f"--resolve-to must be an even number above --n-eval ({args.n_eval}) and at most "
+            f"{MAX_N_EVAL:,}; got {args.resolve_to:,}."
         )
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
-    if spec.generator not in available():
-        _check_plugin(spec, inputs, args)
+    calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
+    _check_cost(spec, inputs, args, calibration)  # before anything is written
     folder = create_run(args.out, spec, inputs.table)
     if dataset.dropped_rows and not args.quiet:
         print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
@@ -273,7 +284,7 @@ def run(args: argparse.Namespace) -> int:
         from privgame.games.engine import build_context
 
         for line in describe_setup(spec):
-            print(textwrap.fill(line, width=100), file=sys.stderr)
+            print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
     execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
@@ -282,8 +293,41 @@ def run(args: argparse.Namespace) -> int:
     return _finish(folder, args)
 
 
-def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> None:
+def _check_cost(
+    spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace, calibration: Calibration | None
+) -> None:
+    """Refuse a run whose estimated cost is over the limit, unless ``--i-know-its-large``.
+
+    See :func:`privgame.estimate.check_cost`; the estimate is printed unless ``--quiet``.
+
+    Raises
+    ------
+    ParameterError
+        With the estimate, for a run over the limit without ``--i-know-its-large``.
+    """
+    from privgame.execution import default_workers
+
+    workers = args.workers if args.workers and args.workers > 0 else default_workers()
+    cost = check_cost(
+        spec, inputs.table, workers=workers, calibration=calibration, allow_large=args.i_know_its_large
+    )
+    if cost.over:
+        print(
+            f"warning: this run would take {cost.text}, over the limit; running it anyway "
+            "(--i-know-its-large).",
+            file=sys.stderr,
+        )
+    elif not args.quiet:
+        print(f"estimated time: {cost.text}.", file=sys.stderr)
+
+
+def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> Calibration:
     """Check a plug-in generator against the protocol on a slice of D, then estimate the run's time.
+
+    Returns
+    -------
+    Calibration
+        The generator's timing on this machine (reused by the cost check).
 
     Raises
     ------
@@ -309,6 +353,7 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     warning = cost_warning(seconds)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
+    return calibration
 
 
 def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> None:

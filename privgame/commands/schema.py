@@ -8,12 +8,12 @@ and every problem that stops an audit (exit status 2 when there is one).
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from privgame.data import inspect_dataset
 from privgame.data.dataset import MISSING_POLICIES, Inspection
+from privgame.terminal import json_text, terminal_safe
 
 __all__ = ["add_parser", "report", "run"]
 
@@ -75,7 +75,10 @@ def _human(found: Inspection) -> str:
     prepared = found.prepared
     header = ("name", "role", "dtype", "distinct", "missing", "reason")
     rows = [
-        (c.name, c.role, c.dtype, f"{c.distinct:,}", f"{c.missing:,}", c.reason or "")
+        tuple(
+            terminal_safe(cell, one_line=True)  # names and reasons come from the data
+            for cell in (c.name, c.role, c.dtype, f"{c.distinct:,}", f"{c.missing:,}", c.reason or "")
+        )
         for c in prepared.schema.columns
     ]
     widths = [max(len(str(r[j])) for r in [header, *rows]) for j in range(len(header))]
@@ -89,7 +92,8 @@ def _human(found: Inspection) -> str:
 
     policy = prepared.schema.missing_policy
     out = [
-        f"{found.source_name}: {len(found.table.columns)} columns, {len(found.table):,} rows in the file",
+        f"{terminal_safe(found.source_name, one_line=True)}: {len(found.table.columns)} columns, "
+        f"{len(found.table):,} rows in the file",
         f"rows: {len(prepared.table):,} used, dropped rows: {prepared.dropped_rows:,} "
         f"(missing-value policy: {policy})",
         "",
@@ -97,7 +101,7 @@ def _human(found: Inspection) -> str:
         *(line(r) for r in rows),
     ]
     if prepared.notes:
-        out += ["", *prepared.notes]
+        out += ["", *(terminal_safe(note, one_line=True) for note in prepared.notes)]
     return "\n".join(out)
 
 
@@ -105,15 +109,16 @@ def run(args: argparse.Namespace) -> int:
     """Print the schema of ``args.path``; exit status 2 when the table has problems."""
     found = inspect_dataset(args.path, roles=dict(args.role) or None, missing_policy=args.missing)
     if args.json:
-        print(json.dumps(report(found), ensure_ascii=False))
+        print(json_text(report(found)))
         for note in found.prepared.notes:
-            print(f"privgame: {note}", file=sys.stderr)
+            print(f"privgame: {terminal_safe(note, one_line=True)}", file=sys.stderr)
     else:
         print(_human(found))
     if not found.problems:
         return 0
     if not args.json:
-        print(f"privgame: {found.source_name} cannot be used for an audit as it is:", file=sys.stderr)
+        name = terminal_safe(found.source_name, one_line=True)
+        print(f"privgame: {name} cannot be used for an audit as it is:", file=sys.stderr)
         for problem in found.problems:
-            print(f"  - {problem}", file=sys.stderr)
+            print(f"  - {terminal_safe(problem, one_line=True)}", file=sys.stderr)
     return 2

@@ -1,10 +1,14 @@
-"""``python -m privgame synth``: write the synthetic table a data owner would publish."""
+"""``python -m privgame synth``: write the synthetic table a data owner would publish.
+
+The table is written like every output (:func:`privgame.outputs.write_output`: owner-only,
+atomically, never into a pipe or device) with spreadsheet-safe text cells
+(:func:`privgame.csvsafe.csv_safe`).
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from privgame.commands._options import (
     add_domain_option,
@@ -12,10 +16,13 @@ from privgame.commands._options import (
     apply_domain,
     generator_params,
 )
+from privgame.csvsafe import csv_safe
 from privgame.data import decode, encode, load_dataset
 from privgame.errors import ParameterError
 from privgame.generators import create
+from privgame.outputs import check_output_path, write_output
 from privgame.seeding import Role, stream
+from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
 
@@ -32,7 +39,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--rows", type=int, required=True, help="number of synthetic rows")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--missing", choices=("drop", "category"), default="drop")
-    parser.add_argument("-o", "--output", required=True, help="output CSV file")
+    parser.add_argument(
+        "-o", "--output", required=True, help="output CSV file (written owner-only, mode 0600)"
+    )
     parser.set_defaults(handler=run)
 
 
@@ -41,19 +50,24 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--rows must be at least 1, got {args.rows}.")
     if args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer, got {args.seed}.")
+    check_output_path(args.output, what="the synthetic table")  # before any work
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     generator = create(args.generator, **generator_params(args))
     X = encode(dataset.table, dataset.schema)
     rng = stream(args.seed, 0, Role.GENERATOR)
     synthetic = decode(generator.fit_sample(X, dataset.schema, args.rows, rng=rng), dataset.schema)
-    Path(args.output).write_bytes(synthetic.to_csv(index=False, lineterminator="\n").encode())
+    # Spreadsheet-safe text cells (numbers stay numbers), owner-only: the identity generator, for
+    # one, writes the private rows themselves.
+    data = csv_safe(synthetic).to_csv(index=False, lineterminator="\n").encode("utf-8")
+    out = write_output(args.output, data, what="the synthetic table")
     note = generator.metadata.get("dp_note")
     print(
-        f"wrote {len(synthetic):,} synthetic rows from {args.generator} to {args.output}",
+        f"wrote {len(synthetic):,} synthetic rows from {args.generator} to "
+        f"{terminal_safe(out, one_line=True)}",
         file=sys.stderr,
     )
     if note:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {terminal_safe(note, one_line=True)}", file=sys.stderr)
     if generator.leaks_training_data:
         print(
             "warning: the identity generator releases the training rows themselves.",

@@ -26,10 +26,15 @@ from privgame.data.dataset import Dataset
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, EXCLUDED, Schema
 from privgame.errors import ParameterError, SchemaError
+from privgame.jsonlimits import check_limits
 
 __all__ = ["Domain", "declare_domain", "domain_template", "parse_domain"]
 
 _KEYS = ("bounds", "categories")
+MAX_DOMAIN_BYTES = 32 * 1024 * 1024
+"""The largest domain text accepted (32 MiB: a thousand columns of many categories each)."""
+MAX_DOMAIN_DEPTH = 8
+"""The deepest nesting accepted; a valid domain nests 3 levels (object, column, list)."""
 _EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
 
 
@@ -127,10 +132,17 @@ def parse_domain(text: str | bytes) -> Domain:
     Raises
     ------
     ParameterError
-        Listing every problem: not UTF-8, not JSON, not an object, an unknown key, bounds that
-        are not a pair of finite numbers with lower < upper, categories that are not a
-        non-empty list of strings, numbers or booleans, a column given both.
+        For a text over :data:`MAX_DOMAIN_BYTES` or nested deeper than :data:`MAX_DOMAIN_DEPTH`
+        (checked before it is parsed), or listing every problem: not UTF-8, not JSON, not an
+        object, an unknown key, bounds that are not a pair of finite numbers with lower < upper,
+        categories that are not a non-empty list of strings, numbers or booleans, a column given
+        both.
     """
+    if len(text) > MAX_DOMAIN_BYTES:
+        raise ParameterError(
+            f"The domain is {len(text):,} bytes long, over the limit of {MAX_DOMAIN_BYTES:,}; declare "
+            "the domain of fewer columns, or fewer categories."
+        )
     if isinstance(text, bytes | bytearray):
         try:
             text = bytes(text).decode("utf-8-sig")
@@ -138,6 +150,7 @@ def parse_domain(text: str | bytes) -> Domain:
             raise ParameterError(
                 f"The domain is not UTF-8 text (byte {exc.start}); save it as UTF-8 JSON."
             ) from None
+    check_limits(text, what="The domain", max_chars=MAX_DOMAIN_BYTES, max_depth=MAX_DOMAIN_DEPTH)
     try:
         data = json.loads(text)
     except ValueError as exc:

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from privgame.errors import DataError
+from privgame.jsonlimits import DEFAULT_MAX_DEPTH, nesting_depth
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_COLUMNS", "MISSING_MARKERS", "load_table"]
 
@@ -483,13 +484,15 @@ def _read_csv(data: _Bytes, name: str, max_columns: int) -> pd.DataFrame:
             [f"{name} cannot be parsed as CSV ({error}); check its quoting and delimiters."],
         ) from error
     columns: dict[str, pd.Series] = {}
+    named = {h.strip() for h in header}
     for j, raw_name in enumerate(header):
         values = _clean_strings(table[j])
         col_name = raw_name.strip()
         if not col_name:
             if values.isna().all():
                 continue  # an unnamed empty column: a delimiter at the end of every line
-            col_name = f"Unnamed: {j}"
+            col_name = _unnamed(j, named)
+            named.add(col_name)
         columns[col_name] = _to_numeric_if_possible(values, decimal_comma=delimiter != ",")
     if not columns:
         raise DataError(
@@ -497,6 +500,19 @@ def _read_csv(data: _Bytes, name: str, max_columns: int) -> pd.DataFrame:
             [f"{name} has no named columns with values; add a header line naming each column."],
         )
     return pd.DataFrame(columns)
+
+
+def _unnamed(j: int, taken: set[str]) -> str:
+    """A name for the unnamed column ``j`` (0-based) that no column of the header has.
+
+    ``Unnamed: j`` as pandas names it, unless the header names a column so; then ``Unnamed: j
+    (2)``, ``(3)``, ... so that the unnamed column never replaces a named one.
+    """
+    name, copy = f"Unnamed: {j}", 1
+    while name in taken:
+        copy += 1
+        name = f"Unnamed: {j} ({copy})"
+    return name
 
 
 def _looks_like_json(text: str) -> bool:
@@ -507,6 +523,8 @@ def _looks_like_json(text: str) -> bool:
     first = text.lstrip()[:_SNIFF_CHARS].split("\n", 1)[0].strip()
     if first in ("[", "{") or first.startswith(("[{", '{"', "[[")):
         return True
+    if nesting_depth(first) > DEFAULT_MAX_DEPTH:
+        return True  # brackets nested that deep are no CSV header (and would exhaust json's recursion)
     try:
         json.loads(first)
     except ValueError:
@@ -521,7 +539,10 @@ def _parse(text: str, delimiter: str, quotechar: str, scan: _Scan) -> pd.DataFra
         sep=delimiter,
         quotechar=quotechar,
         header=None,
-        skiprows=scan.header_end,
+        # Lines before the header are blank, one line each; the header is one record even when a
+        # quoted name runs over several lines (the parser counts it as one, so its last line
+        # number would skip data rows too).
+        skiprows=scan.header_start,
         names=list(range(scan.max_width)),
         dtype=str,
         keep_default_na=False,
@@ -568,8 +589,7 @@ def _read_parquet(data: _Bytes, name: str, max_bytes: int, max_columns: int) -> 
             f"{name} cannot be read.",
             [f"{name} is not a readable Parquet file ({error}); export it again as Parquet or CSV."],
         ) from error
-    if not isinstance(table.index, pd.RangeIndex) or table.index.name is not None:
-        table = table.reset_index()  # an index stored by pandas is a column of the data too
+    table = _index_as_columns(table, name)
     problems: list[str] = []
     names = [str(c).strip() for c in table.columns]
     duplicated = sorted({n for n in names if names.count(n) > 1})
@@ -593,6 +613,56 @@ def _read_parquet(data: _Bytes, name: str, max_bytes: int, max_columns: int) -> 
             values = _clean_strings(values.astype(str))
         table[col] = values
     return table
+
+
+def _index_as_columns(table: pd.DataFrame, name: str) -> pd.DataFrame:
+    """The table with the index pandas stored in the file brought back as columns of the data.
+
+    A plain row number (a range index without a name) is dropped. Every other level becomes a
+    column in front, named as pandas names it (its name, else ``index`` or ``level_<i>``),
+    unless a column of the table already has that name: a level that holds the same values as
+    that column is a copy of it (``df.set_index("age", drop=False)``) and is dropped, and so is
+    an unnamed level; a named level that holds other values is refused, since either choice
+    would lose data silently.
+
+    Raises
+    ------
+    DataError
+        For an index level named like a column but holding other values.
+    """
+    index = table.index
+    if isinstance(index, pd.RangeIndex) and index.name is None:
+        return table.reset_index(drop=True)
+    taken = {str(c).strip() for c in table.columns}
+    kept: dict[str, pd.Index] = {}
+    problems: list[str] = []
+    for i in range(index.nlevels):
+        level = index.get_level_values(i)
+        given = index.names[i]
+        label = str(given).strip() if given is not None else ("index" if index.nlevels == 1 else f"level_{i}")
+        if label in taken or label in kept:
+            same = kept[label] if label in kept else _column_named(table, label)
+            if given is not None and not pd.Index(level).equals(pd.Index(same)):
+                problems.append(
+                    f"the index {label!r} stored in {name} has the same name as a column but other "
+                    "values; rename it, or save the table without its index "
+                    "(df.to_parquet(path, index=False))."
+                )
+            continue  # a copy of a column: nothing is lost by dropping it
+        kept[label] = level
+    if problems:
+        raise DataError(f"{name} cannot be read as a table.", problems)
+    table = table.reset_index(drop=True)
+    front = pd.DataFrame({label: np.asarray(level) for label, level in kept.items()}, index=table.index)
+    return pd.concat([front, table], axis=1) if kept else table
+
+
+def _column_named(table: pd.DataFrame, label: str) -> pd.Series:
+    """The first column whose name, stripped, is ``label``."""
+    for j, column in enumerate(table.columns):
+        if str(column).strip() == label:
+            return table.iloc[:, j]
+    raise KeyError(label)
 
 
 def _arrow_owned(data: _Bytes) -> pa.Buffer:

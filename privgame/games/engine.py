@@ -643,11 +643,14 @@ def record_results(
 
     ``difference`` is ``risk_model_seeded - risk_traditional``: positive when the traditional
     game underestimates the record's risk in this dataset. The bounds are 95% DeLong intervals.
+    The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.records`),
+    apart from privgame's columns whatever the data's columns are named.
     ``audit_group`` says why a record was audited (see :data:`privgame.audit.GROUP_LABELS`);
     ``groups`` are the audit groups of :func:`build_audit` (every target counts as chosen when
     they are not given).
     """
     from privgame.audit import audit_summary
+    from privgame.records import value_column
 
     groups = {"chosen": np.asarray(targets)} if groups is None else groups
     table = folder.load_table()
@@ -661,7 +664,8 @@ def record_results(
         rid = int(record_id)
         data = folder.load_target(rid)
         row: dict[str, Any] = {"record_id": rid, "audit_group": _group_of(rid, groups)}
-        row.update(table.iloc[rid].to_dict())
+        # The record's own values, each under value:<name>, so no data column can replace a result.
+        row.update({value_column(name): value for name, value in table.iloc[rid].to_dict().items()})
         for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
             scores, labels = data[f"{game}_scores"], data[f"{game}_labels"]
             low, high = metrics.auc_ci(scores, labels)

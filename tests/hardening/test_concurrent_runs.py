@@ -23,6 +23,7 @@ from _hardening import REPO, SIZES, cli_command, small_spec
 from privgame.background import launch
 from privgame.data import fingerprint_table, load_dataset
 from privgame.games.engine import start_run
+from privgame.records import value_column
 from privgame.spec import TargetSelection
 from privgame.store import RunFolder, create_run, list_runs, open_run
 
@@ -120,10 +121,11 @@ def test_concurrent_runs_each_see_only_their_own_data_and_results(
         assert folder.spec().data_fingerprint == fingerprint_table(own) == fingerprint_table(stored)
         fingerprints.add(folder.spec().data_fingerprint)
         records = folder.records()
-        assert len(records) == 5 and set(records["origin"]) == {origin}
+        assert len(records) == 5 and set(records[value_column("origin")]) == {origin}
         for _, record in records.iterrows():
             row = own.iloc[int(record["record_id"])]
-            assert [record[c] for c in own.columns] == row.tolist(), (origin, int(record["record_id"]))
+            values = [record[value_column(c)] for c in own.columns]
+            assert values == row.tolist(), (origin, int(record["record_id"]))
         status_targets = set(folder.status()["target_ids"])
         assert set(records["record_id"]) == status_targets
         assert set(folder.scores()["record_id"]) == status_targets

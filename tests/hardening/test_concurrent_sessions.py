@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.data.splits import Sizes
+from privgame.records import value_column
 from privgame.store import RunFolder, list_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -77,7 +78,7 @@ def test_two_sessions_and_a_cli_run_stay_apart(tmp_path: Path, monkeypatch: pyte
     for name, folder in by_data.items():
         own = tables[name.removesuffix(".csv")]
         own_rows = set(map(tuple, own.astype(str).to_numpy()))
-        records = folder.records()[list(own.columns)]
+        records = folder.records()[[value_column(c) for c in own.columns]]
         assert set(map(tuple, records.astype(str).to_numpy())) <= own_rows, name
         pd.testing.assert_frame_equal(
             folder.load_table().astype(str), own.reset_index(drop=True).astype(str), check_dtype=False

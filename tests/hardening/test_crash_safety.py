@@ -235,4 +235,4 @@ def test_the_records_csv_neutralises_spreadsheet_formulas(run: RunFolder) -> Non
     run.write_results(records, run.scores(), run.summary())
     text = (run.path / "records.csv").read_text()
     assert "'=1+2" in text and "'@SUM(A1)" in text and ",Paris," in text
-    assert run.records()["city"].tolist() == ["=1+2", "@SUM(A1)", "Paris"]
+    assert run.records()["value:city"].tolist() == ["=1+2", "@SUM(A1)", "Paris"]  # an old layout, read as new
