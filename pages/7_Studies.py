@@ -1,23 +1,33 @@
 """Studies: the paper's studies (Figs. 3-6), each a set of runs that vary one setting.
 
-Studies are made with ``python -m privgame study NAME`` (see :mod:`privgame.commands.study`) and
-live under ``<runs root>/studies/``. This page lists them and shows one: its settings, how far it
+Studies are started here, on the Data page's table, or with ``python -m privgame study NAME``
+(see :mod:`privgame.commands.study`; the page parses its options with the command's own parser)
+and live under ``<runs root>/studies/``. This page lists them and shows one: its settings, how far it
 is, its table and its figure (:mod:`privgame.study_figures`), with the numbers to download. A
 study that is still running shows the runs finished so far; it can be cancelled or resumed here.
 """
 
 from __future__ import annotations
 
+import shlex
+
 import pandas as pd
 import streamlit as st
 
-from pages import duration, guarded, runs_root, when
+from pages import duration, guarded, keep, plain, runs_root, when
+from privgame.commands.study import build_study_spec, study_arguments
+from privgame.generators import GENERATORS, offered
 from privgame.report import to_bytes
 from privgame.studies import (
+    DEFAULT_DATASETS,
+    DEFAULT_EPSILONS,
+    DEFAULT_N_EVALS,
+    DEFAULT_SIZES,
     STUDIES,
     STUDY_TITLES,
     StudyFolder,
     StudyInfo,
+    create_study,
     launch_study,
     list_studies,
     open_study,
@@ -56,6 +66,80 @@ COMMANDS = {
         "--n-evals 100 200 500 1000 --repeats 10 --out runs"
     ),
 }
+
+
+VALUES = {
+    "size": ("--sizes", "Dataset sizes |D|", " ".join(map(str, DEFAULT_SIZES))),
+    "epsilon": (
+        "--epsilons",
+        "Privacy budgets ε (numbers, or inf for no noise)",
+        " ".join("inf" if e == float("inf") else f"{e:g}" for e in DEFAULT_EPSILONS),
+    ),
+    "datasets": ("--datasets", "Datasets drawn around the record", str(DEFAULT_DATASETS)),
+    "convergence": ("--n-evals", "Evaluation runs per game to compare", " ".join(map(str, DEFAULT_N_EVALS))),
+}
+"""Per study: the option it varies, its label here, and the command line's default."""
+
+
+def _start() -> None:
+    """A form that starts a study on the Data page's table: the same options as the command."""
+    dataset = st.session_state.get("dataset")
+    with st.expander("Start a study", expanded=not list_studies(runs_root())):
+        if dataset is None:
+            st.info("Choose the table on the Data page first; a study runs on it.")
+            return
+        name = st.selectbox("Study", list(STUDIES), format_func=STUDY_TITLES.__getitem__, key="study-name")
+        option, label, default = VALUES[name]
+        argv = [name]
+        cols = st.columns(3)
+        if name != "epsilon":
+            names = offered()
+            keep("study-generator", "synthpop" if "synthpop" in names else names[0], options=names)
+            argv += [
+                "--generator",
+                cols[0].selectbox(
+                    "Generator", names, key="study-generator", format_func=lambda n: GENERATORS[n].label or n
+                ),
+            ]
+        keep(f"study-values-{name}", default)
+        values = cols[1].text_input(label, key=f"study-values-{name}", help=f"The command's {option}.")
+        argv += [option, *values.split()]
+        if name != "datasets":
+            keep("study-targets", 10 if name == "convergence" else 20, low=1)
+            argv += ["--targets", str(cols[2].number_input("Records K", min_value=1, key="study-targets"))]
+        cols = st.columns(3)
+        keep("study-n-shadow", 200, low=4)
+        argv += [
+            "--n-shadow",
+            str(cols[0].number_input("Shadow datasets", min_value=4, step=2, key="study-n-shadow")),
+        ]
+        if name != "convergence":
+            keep("study-n-eval", 200, low=4)
+            argv += [
+                "--n-eval",
+                str(
+                    cols[1].number_input("Evaluation runs per game", min_value=4, step=2, key="study-n-eval")
+                ),
+            ]
+        keep("study-seed", 0, low=0)
+        argv += ["--seed", str(cols[2].number_input("Seed", min_value=0, key="study-seed"))]
+        st.caption(
+            f"On {plain(dataset.source_name)}, the paper's set-up (D drawn from an evaluation pool). "
+            "The same as the command:"
+        )
+        st.code(
+            "python -m privgame study "
+            + " ".join(shlex.quote(a) for a in argv)
+            + f" --data {shlex.quote(dataset.source_name)} --out {shlex.quote(str(runs_root()))}",
+            language="bash",
+        )
+        if st.button("Start the study", type="primary", key="study-start"):
+            spec, _ = build_study_spec(study_arguments(argv), dataset)
+            folder = create_study(runs_root(), spec, dataset.table)
+            launch_study(folder)
+            st.session_state[STUDY_KEY] = folder.study_id
+            st.query_params["study"] = folder.study_id
+            st.rerun()
 
 
 def _how_to() -> None:
@@ -130,12 +214,52 @@ def _status(folder: StudyFolder) -> None:
             st.toast("Resumed; refresh to follow it.")
 
 
-def _number_columns(table: pd.DataFrame) -> dict[str, object]:
-    return {
-        c: st.column_config.NumberColumn(c, format="%.3f")
-        for c in table.columns
-        if pd.api.types.is_float_dtype(table[c].dtype) and c not in ("epsilon",)
-    }
+HEADERS = {
+    "size": "dataset size |D|",
+    "epsilon": "privacy budget ε",
+    "n_eval": "evaluation runs per game",
+    "record_id": "record",
+    "records": "records",
+    "repeats": "repeats",
+    "risk_model_seeded": "risk in that dataset (model-seeded)",
+    "risk_traditional": "average risk (traditional)",
+    "difference": "difference",
+    "risk_model_seeded_low": "risk in that dataset, 95% low",
+    "risk_model_seeded_high": "risk in that dataset, 95% high",
+    "risk_traditional_low": "average risk, 95% low",
+    "risk_traditional_high": "average risk, 95% high",
+    "outlier_score": "outlier score",
+    "k": "dataset",
+    "mean_model_seeded": "mean risk, model-seeded",
+    "mean_traditional": "mean risk, traditional",
+    "sd_model_seeded": "spread, model-seeded",
+    "sd_traditional": "spread, traditional",
+    "max_sd_model_seeded": "largest spread, model-seeded",
+    "max_sd_traditional": "largest spread, traditional",
+    "sd_same_attack_model_seeded": "spread with the same attack, model-seeded",
+    "sd_same_attack_traditional": "spread with the same attack, traditional",
+    "hoeffding_half_width": "Hoeffding bound",
+    "rmsd": "gap between the games (RMSD)",
+    "rmsd_noise": "gap from estimation noise alone",
+    "rmsd_corrected": "gap, noise removed",
+    "max_abs_difference": "largest difference",
+    "miss_rate": "missed by the traditional game",
+    "at_risk_model_seeded": "at risk in that dataset",
+    "at_risk_traditional": "at risk on average",
+    "records_excluded": "records with an undefined risk",
+}
+"""Plain column headers for the study tables; the CSV download keeps the column names."""
+
+
+def _shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the page shows it: numbers to 3 decimals, a missing one as "undefined"."""
+    out = table.copy()
+    for column in out.columns:
+        if column == "epsilon":
+            out[column] = out[column].map(lambda e: "∞" if e == float("inf") else f"{e:g}")
+        elif pd.api.types.is_float_dtype(out[column].dtype):
+            out[column] = out[column].map(lambda v: "undefined" if pd.isna(v) else f"{v:.3f}")
+    return out.rename(columns=HEADERS)
 
 
 def _show(folder: StudyFolder) -> None:
@@ -157,10 +281,7 @@ def _show(folder: StudyFolder) -> None:
         on_click="ignore",
     )
     st.subheader("Table")
-    table = result.table
-    if spec.study == "epsilon":
-        table = table.assign(epsilon=table["epsilon"].map(lambda e: "∞" if e == float("inf") else f"{e:g}"))
-    st.dataframe(table, hide_index=True, column_config=_number_columns(table))
+    st.dataframe(_shown(result.table), hide_index=True)
     st.caption(
         f"{result.jobs_done} of {result.jobs_total} runs finished; miss rate at t = {spec.base.threshold:g}."
         if spec.study in ("size", "epsilon")
@@ -195,6 +316,7 @@ def body() -> None:
         "dataset (Fig. 3), PrivBayes' privacy budget ε (Fig. 4), the dataset a record sits in "
         "(Fig. 5), and the number of evaluation runs (Fig. 6)."
     )
+    _start()
     folder = _pick()
     if folder is not None:
         _show(folder)

@@ -111,7 +111,52 @@ def test_each_study_shows_its_table_figure_and_downloads(with_studies: Path, stu
     downloads = at.get("download_button")
     assert len(downloads) == 3  # chart data, table, figure HTML
     if study == "epsilon":
-        assert "∞" in set(table["epsilon"])
+        assert "∞" in set(table["privacy budget ε"])
+    assert "None" not in table.astype(str).to_numpy().ravel().tolist()
+    assert not [c for c in table.columns if "_" in c], "plain headers, not column names"
+
+
+def test_a_study_starts_from_the_page_as_the_command_would(
+    tmp_path: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privgame.commands.study import build_study_spec, study_arguments
+
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
+    launched: list[Path] = []
+    monkeypatch.setattr("privgame.studies.launch_study", lambda f, **_: launched.append(f.path) or 1)
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = dataset
+    at.run()
+    _no_failures(at)
+    at.selectbox(key="study-name").set_value("size").run()
+    at.selectbox(key="study-generator").set_value("marginals")
+    at.text_input(key="study-values-size").set_value("20 40")
+    at.number_input(key="study-targets").set_value(2)
+    at.number_input(key="study-n-shadow").set_value(8)
+    at.number_input(key="study-n-eval").set_value(8)
+    at.run()
+    _no_failures(at)
+    command = _texts(at.code)
+    assert "python -m privgame study size --generator marginals --sizes 20 40 --targets 2" in command
+    at.button(key="study-start").click().run()
+    _no_failures(at)
+    (info,) = list_studies(tmp_path / "runs")
+    assert launched == [info.path]
+    made = info.path  # the page's spec is the command's spec for the same options
+    expected, _ = build_study_spec(
+        study_arguments(["size", "--generator", "marginals", "--sizes", "20", "40", "--targets", "2",
+                         "--n-shadow", "8", "--n-eval", "8", "--seed", "0"]),  # fmt: skip
+        dataset,
+    )
+    from privgame.studies import StudyFolder
+
+    assert StudyFolder(made).spec().sizes == expected.sizes == (20, 40)
+    assert StudyFolder(made).spec().base.attack == expected.base.attack
+    # A bad value is the command line's own message, not a traceback.
+    at.text_input(key="study-values-size").set_value("twenty").run()
+    at.button(key="study-start").click().run()
+    assert not at.exception
+    assert "invalid int value" in _texts(at.error)
 
 
 def test_a_study_that_never_started_can_be_resumed(

@@ -9,13 +9,16 @@ Section-5 figures, as PNG images (needs a headless Chromium).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from privgame.commands._options import add_generator_options, generator_params
 from privgame.commands._progress import ProgressBar
-from privgame.data import load_dataset
+from privgame.data import Dataset, load_dataset
 from privgame.data.splits import Sizes, default_sizes
 from privgame.errors import ParameterError, RunError
 from privgame.execution import scheduler_address
@@ -25,6 +28,7 @@ from privgame.studies import (
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    STUDIES,
     STUDY_TITLES,
     StudyFolder,
     StudySpec,
@@ -33,7 +37,7 @@ from privgame.studies import (
     study_cost,
 )
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "build_study_spec", "run", "study_arguments"]
 
 
 def _epsilon(text: str) -> float:
@@ -233,10 +237,42 @@ def _sizes(args: argparse.Namespace, n_rows: int, target: int) -> Sizes:
     return Sizes(aux=aux, eval=eval_size, target=target)
 
 
-def build_study_spec(args: argparse.Namespace) -> tuple[StudySpec, object]:
-    """The study spec and the dataset from the command-line arguments."""
+def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
+    """``argv`` (``["size", "--sizes", "200", ...]``) parsed as ``python -m privgame study`` parses it.
+
+    The dashboard's Studies page starts a study through this, so it offers exactly the command
+    line's options and defaults. ``--data`` and ``--out`` may be left out (the page has its own
+    table and runs folder).
+
+    Raises
+    ------
+    ParameterError
+        With the command line's own message, for an option it would refuse.
+    """
+    from privgame.cli import build_parser
+
+    argv = list(argv)
+    if argv and argv[0] in STUDIES:
+        argv += [] if "--data" in argv else ["--data", "-"]
+        argv += [] if "--out" in argv else ["--out", "-"]
+    messages = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(messages):
+            return build_parser().parse_args(["study", *argv])
+    except SystemExit as stop:
+        said = messages.getvalue().strip().splitlines()
+        reason = said[-1].split("error: ", 1)[-1] if said else "the options were refused"
+        raise ParameterError(f"The study's options were refused: {reason}.") from stop
+
+
+def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -> tuple[StudySpec, Dataset]:
+    """The study spec and the dataset from the command-line arguments.
+
+    ``dataset`` replaces ``--data`` (the dashboard passes the table loaded on its Data page).
+    """
     name = args.study_command
-    dataset = load_dataset(args.data, missing_policy=args.missing)
+    if dataset is None:
+        dataset = load_dataset(args.data, missing_policy=args.missing)
     n_rows = len(dataset.table)
     if name == "epsilon":
         generator = "privbayes"
