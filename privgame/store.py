@@ -604,9 +604,9 @@ class CheckedFolder(StatusFolder):
             except OSError:
                 return None
             with os.fdopen(fd, "rb") as handle:
-                inode = os.fstat(handle.fileno()).st_ino
+                info = os.fstat(handle.fileno())
                 known_inode, parsed, table = self._log
-                if inode != known_inode:
+                if info.st_ino != known_inode or info.st_size < parsed:  # replaced, or cut short
                     parsed, table = 0, {}
                 handle.seek(parsed)
                 tail = handle.read()
@@ -616,7 +616,7 @@ class CheckedFolder(StatusFolder):
                 match = _CHECKSUM_LINE.match(line)
                 if match:
                     table[match.group(2)] = match.group(1)
-            self._log = (inode, parsed + len(complete), table)
+            self._log = (info.st_ino, parsed + len(complete), table)
             return table
 
     def _read_checked(self, relative: str) -> bytes:
