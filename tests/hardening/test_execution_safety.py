@@ -88,7 +88,10 @@ def test_workers_exit_when_the_engine_is_killed(small_adult: Path, tmp_path: Pat
     deadline = time.monotonic() + 10
     while _alive(workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(workers), f"worker processes outlived the engine: {_alive(workers)}"
+    survivors = _alive(workers)
+    for pid in survivors:  # a failing test must not leave them behind either
+        os.kill(pid, signal.SIGKILL)
+    assert not survivors, f"worker processes outlived the engine: {survivors}"
     # The resource tracker (the last of them) deletes the arrays shared with the workers.
     while list(private_tmp.glob("privgame-shared-*")) and time.monotonic() < deadline:
         time.sleep(0.1)
