@@ -451,7 +451,7 @@ def _extend_runs(
     targets = np.asarray(folder.records()["record_id"], dtype=np.int64)
     half = n_eval // 2
     made = len(folder.load_shared("ms_in"))
-    chunk = int((folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
+    chunk = int((folder.unit_plan() or folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
     previous = {r: folder.load_target(r) for r in todo}
