@@ -8,6 +8,7 @@ unreadable path, into a message on stderr and exit status 2, never a traceback.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -16,6 +17,7 @@ from types import ModuleType
 from privgame import __version__
 from privgame.commands import export, extend, release, report, run, schema, study, synth
 from privgame.errors import PrivgameError
+from privgame.store import write_error
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -31,6 +33,7 @@ COMMANDS: list[ModuleType] = [
 ]
 
 EXIT_BAD_INPUT = 2
+_WRITE_ERRORS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -75,6 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         where = f" {error.filename}" if error.filename else ""
         reason = error.strerror or str(error)
+        if error.errno in _WRITE_ERRORS:  # only a write can fail so: say which, and the fix
+            print(f"privgame: {write_error(error.filename or '?', error)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(
             f"privgame: cannot read{where}: {reason}. Check the path and its permissions.",
             file=sys.stderr,
