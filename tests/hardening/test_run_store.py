@@ -596,3 +596,26 @@ def test_the_cell_limit_applies_to_parquet_too(tmp_path: Path) -> None:
     ok = tmp_path / "ok.parquet"
     pd.DataFrame({"a": [1], "note": ["é" * 131_072]}).to_parquet(ok)  # characters, not bytes
     assert len(load_table(ok)) == 1
+
+
+def test_the_command_line_reports_a_raw_write_error_as_one(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import privgame.cli as cli_module
+
+    def full(args: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", "/out/records.csv")
+
+    real = cli_module.build_parser
+
+    def parser():  # type: ignore[no-untyped-def]
+        built = real()
+        for action in built._subparsers._group_actions:  # type: ignore[union-attr]
+            action.choices["report"].set_defaults(handler=full)
+        return built
+
+    monkeypatch.setattr(cli_module, "build_parser", parser)
+    assert cli_module.main(["report", "somewhere"]) == 2
+    err = capsys.readouterr().err
+    assert "Cannot write /out/records.csv: No space left on device; free some space" in err
+    assert "cannot read" not in err
