@@ -2,7 +2,9 @@
 
 Everything shown is read from the run folders (:func:`privgame.store.list_runs`,
 :class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.commands.report.summary_at`
-for both runs at one threshold.
+for both runs at one threshold. A run whose status or spec is damaged is listed as ``damaged``,
+with the reason, and can be resumed (when its spec reads) or deleted; symbolic links in the runs
+folder are not followed, and the page says how many it skipped.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, duration, guarded, open_run_page, runs, runs_root, select_run, when
+from pages import PAGES, duration, guarded, open_run_page, plain, runs, runs_root, select_run, when
 from privgame.background import launch
 from privgame.commands.report import summary_at
-from privgame.store import RunFolder, open_run
+from privgame.errors import RunError
+from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
 
 ACTIVE = ("created", "queued", "running")
 
@@ -36,6 +39,7 @@ def _overview() -> bool:
                 "data": info.data_name,
                 "generator": info.generator,
                 "records": info.n_targets,
+                "problem": info.problem or "",
             }
             for info in every
         ]
@@ -45,14 +49,24 @@ def _overview() -> bool:
         hide_index=True,
         column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0)},
     )
-    st.caption(f"{len(every)} run(s) in {runs_root().resolve()}.")
+    st.caption(f"{len(every)} run(s) in {plain(runs_root().resolve())}.")
+    links = symlinked_entries(runs_root())
+    if links:
+        st.caption(
+            f"{len(links)} symbolic link(s) in the runs folder are not shown: privgame does not follow "
+            "links out of the runs folder. Move the run folder itself there to see it."
+        )
     return True
 
 
 def _details(folder: RunFolder) -> None:
     status = folder.status()
-    state = status.get("state", "created")
-    spec = folder.spec()
+    damage = folder.damage()
+    state = DAMAGED if damage else status.get("state", "created")
+    try:
+        spec = folder.spec()
+    except RunError:
+        spec = None
     facts = [f"**{state}**", f"created {when(status.get('created'))}"]
     if status.get("n_targets") is not None:
         facts.append(f"{status['n_targets']:,} records")
@@ -61,8 +75,10 @@ def _details(folder: RunFolder) -> None:
     if status.get("executor"):
         facts.append(f"executor {status['executor']}")
     st.markdown(" · ".join(facts))
-    if status.get("error"):
-        st.error(f"The run failed: {status['error']}")
+    if damage:
+        st.error(plain(damage))
+    elif status.get("error"):
+        st.error(f"The run failed: {plain(status['error'])}")
 
     buttons = st.columns(4)
     if state == "done":
@@ -75,7 +91,8 @@ def _details(folder: RunFolder) -> None:
     if can_cancel and buttons[0].button("Cancel", key="runs-cancel"):
         folder.request_cancel()
         st.toast("Cancel requested; the run stops after the units in flight.")
-    can_resume = state in ("cancelled", "failed") or stale
+    can_resume = (state in ("cancelled", "failed", DAMAGED) or stale) and spec is not None
+    can_resume = can_resume and not folder.is_running()
     if can_resume and buttons[0].button(
         "Resume", key="runs-resume", help="Continue from the run's checkpoints."
     ):
@@ -98,8 +115,9 @@ def _details(folder: RunFolder) -> None:
             st.session_state.pop("_confirm_delete", None)
             st.rerun()
 
-    with st.expander("Run spec (spec.json)"):
-        st.json(spec.to_dict(), expanded=1)
+    if spec is not None:
+        with st.expander("Run spec (spec.json)"):
+            st.json(spec.to_dict(), expanded=1)
     with st.expander("Status (status.json)"):
         st.json(status, expanded=1)
 

@@ -86,20 +86,18 @@ def extension_state(folder: RunFolder) -> str:
         ``"running"`` (starting, queued or adding runs), or ``"died"`` (its process ended without
         finishing, e.g. on a refused request; ``engine.log`` says why).
     """
-    from privgame.games.engine import process_alive
-
     status = folder.status()
     request = status.get("extending")
     if not isinstance(request, dict):
         return "none"
+    if folder.is_running():
+        return "running"
     if status.get("state") in ("queued", "running"):
         return "died" if folder.status_is_stale() else "running"
-    pid = request.get("pid")
-    if isinstance(pid, int):
-        return "running" if process_alive(pid) else "died"
+    # Not yet holding the run's lock: a process that is still starting, or one that ended early.
     requested = request.get("requested")
-    recent = isinstance(requested, (int, float)) and time.time() - requested < 60
-    return "running" if recent else "died"
+    starting = isinstance(requested, (int, float)) and time.time() - requested < 60
+    return "running" if starting else "died"
 
 
 def dismiss_extension(folder: RunFolder) -> None:

@@ -9,6 +9,7 @@ only: control characters from the data are escaped (:mod:`privgame.terminal`).
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import sys
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from types import ModuleType
 from privgame import __version__
 from privgame.commands import export, extend, release, report, run, schema, study, synth
 from privgame.errors import PrivgameError
+from privgame.store import write_error
 from privgame.terminal import safe_output, terminal_safe
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -33,6 +35,7 @@ COMMANDS: list[ModuleType] = [
 ]
 
 EXIT_BAD_INPUT = 2
+_WRITE_ERRORS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -85,6 +88,9 @@ def _main(argv: Sequence[str] | None) -> int:
     except OSError as error:
         where = f" {terminal_safe(error.filename, one_line=True)}" if error.filename else ""
         reason = error.strerror or str(error)
+        if error.errno in _WRITE_ERRORS:  # only a write can fail so: say which, and the fix
+            print(f"privgame: {write_error(error.filename or '?', error)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
         print(
             f"privgame: cannot read{where}: {reason}. Check the path and its permissions.",
             file=sys.stderr,

@@ -10,6 +10,7 @@ Every error privgame raises on purpose derives from :class:`PrivgameError`, whic
     ├── ParameterError         an option has a wrong value (unknown generator, epsilon <= 0, ...)
     │   └── GeneratorContractError  a plug-in generator breaks the generator protocol
     ├── RunError               a run folder is missing, corrupt or in the wrong state
+    ├── OutputError            a file or folder cannot be written (full disk, read-only, not a folder)
     └── ReleaseError           a release would not match its audit (the table or the generator changed)
 
 Errors that collect several problems keep them in ``problems`` (one sentence each, naming the
@@ -23,6 +24,7 @@ from collections.abc import Iterable
 __all__ = [
     "DataError",
     "GeneratorContractError",
+    "OutputError",
     "ParameterError",
     "PrivgameError",
     "ReleaseError",
@@ -74,6 +76,11 @@ class GeneratorContractError(ParameterError):
 
 class RunError(PrivgameError):
     """A run folder is missing, corrupt, or in a state that does not allow the request."""
+
+
+class OutputError(PrivgameError):
+    """A file or folder cannot be written: the disk is full, it is read-only, or a file stands
+    where a folder belongs. The message names the path and the fix."""
 
 
 class ReleaseError(PrivgameError):

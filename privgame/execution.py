@@ -9,25 +9,38 @@ On Dask, the objects named in ``shared`` (the run's context, the shared syntheti
 scattered to every worker once and the tasks refer to them; a worker that dies takes only its
 running unit with it, which the scheduler runs again elsewhere. If the last copy of a shared object
 is lost (every worker holding it died), the shared objects are scattered again and the unfinished
-units resubmitted. Closing the iterator (a cancel) cancels every future not yet finished.
+units resubmitted. Closing the iterator (a cancel) cancels every future not yet finished. Before
+the client connects, the scheduler's handshake is awaited with a time limit, so an address that
+accepts connections but is not a Dask scheduler (a web server, Dask's dashboard port, a silent
+listener) ends in a clear error instead of a hang.
+
+Local worker processes hold the private table and synthetic data in memory, so they must not
+outlive the engine: each runs a watchdog thread that ends the worker as soon as its parent process
+is gone (a SIGKILL of the engine included), and the arrays shared with them are in a temporary
+folder that the workers' resource tracker deletes when every process using it has ended.
 """
 
 from __future__ import annotations
 
+import asyncio
+import atexit
 import dataclasses
 import math
 import os
 import shutil
 import tempfile
+import threading
 import time
 import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
+from joblib._parallel_backends import LokyBackend
 
 from privgame.errors import ParameterError, RunError
 
@@ -39,6 +52,7 @@ __all__ = [
     "batch_size",
     "default_workers",
     "describe_executor",
+    "resolve_workers",
     "run_calls",
     "scheduler_address",
     "until_cancelled",
@@ -53,9 +67,11 @@ MIN_UNITS = 8
 """A phase too short for this many one-second units is spread over up to this many shorter ones."""
 
 CONNECT_SECONDS = 10.0
+"""How long connecting to a Dask scheduler, handshake included, may take."""
 WORKER_WAIT_SECONDS = 60.0
 MAX_RESUBMITS = 3
 _MEMMAP_BYTES = 2**20
+_PARENT_POLL_SECONDS = 0.2
 
 
 def default_workers() -> int:
@@ -64,6 +80,32 @@ def default_workers() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux
         return os.cpu_count() or 1
+
+
+def resolve_workers(workers: int | None) -> int:
+    """The number of local worker processes ``workers`` asks for, as a count >= 1.
+
+    ``None`` or 0: every core (:func:`default_workers`); a negative number counts back from it as
+    joblib does (``-1``: every core, ``-2``: all but one).
+
+    Raises
+    ------
+    ParameterError
+        For a negative number beyond the cores, or a value that is not a whole number.
+    """
+    if workers is None or (isinstance(workers, int) and not isinstance(workers, bool) and workers == 0):
+        return default_workers()
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise ParameterError(f"--workers must be a whole number; got {workers!r}.")
+    if workers > 0:
+        return workers
+    cores = default_workers()
+    if cores + 1 + workers < 1:
+        raise ParameterError(
+            f"--workers {workers} asks for {cores + 1 + workers} worker processes on {cores} cores; give "
+            "a positive number, or -1 for every core."
+        )
+    return cores + 1 + workers
 
 
 def scheduler_address(explicit: str | None = None) -> str | None:
@@ -76,10 +118,15 @@ def scheduler_address(explicit: str | None = None) -> str | None:
     return address
 
 
-def describe_executor(workers: int, scheduler: str | None) -> dict[str, Any]:
-    """What a run records about how it was executed (merged into ``status.json``)."""
+def describe_executor(workers: int | None, scheduler: str | None) -> dict[str, Any]:
+    """What a run records about how it was executed (merged into ``status.json``).
+
+    ``workers`` is resolved first (:func:`resolve_workers`), so the record says how many worker
+    processes actually ran (``-1`` is recorded as the number of cores).
+    """
     if scheduler:
         return {"executor": "dask", "scheduler": scheduler, "workers": None}
+    workers = resolve_workers(workers)
     return {"executor": "loky" if workers > 1 else "in-process", "workers": workers, "scheduler": None}
 
 
@@ -166,13 +213,16 @@ def run_calls(
     if scheduler:
         yield from _run_on_dask(calls, scheduler, shared)
         return
-    workers = workers or default_workers()
-    n_jobs = min(workers, len(calls))
-    folder = tempfile.mkdtemp(prefix="privgame-shared-") if n_jobs > 1 and shared else None
+    n_jobs = min(resolve_workers(workers), len(calls))
+    folder = _private_folder() if n_jobs > 1 and shared else None
     if folder is not None:
         mapped = {id(obj): _memory_mapped(obj, Path(folder), str(i)) for i, obj in enumerate(shared)}
         calls = [(key, fn, tuple(mapped.get(id(a), a) for a in args)) for key, fn, args in calls]
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered", max_nbytes=_MEMMAP_BYTES)
+    backend = LokyBackend(initializer=_exit_with_parent, initargs=(os.getpid(),))
+    _shut_down_workers_at_exit()
+    parallel = Parallel(
+        n_jobs=n_jobs, backend=backend, return_as="generator_unordered", max_nbytes=_MEMMAP_BYTES
+    )
     results = parallel(delayed(_keyed)(key, fn, *args) for key, fn, args in calls)
     try:
         # Not `yield from`: that would close `results` before the warning filter below applies.
@@ -187,6 +237,75 @@ def run_calls(
             results.close()
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
+            _untrack(folder)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """Run in each local worker as it starts: end the worker as soon as ``parent`` is gone.
+
+    A watchdog thread compares the worker's parent process with ``parent`` every
+    :data:`_PARENT_POLL_SECONDS`; when the engine dies (even by SIGKILL, which runs no clean-up),
+    the worker is re-parented and exits at once, with the private data it holds. The parent's
+    identity is checked rather than its PID being alive, so a reused PID cannot keep a worker up.
+    """
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(_PARENT_POLL_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="privgame-exit-with-parent", daemon=True).start()
+
+
+_AT_EXIT = threading.Lock()
+_at_exit_registered = False
+
+
+def _shut_down_workers_at_exit() -> None:
+    """Shut the reusable worker pool down when this process exits normally (once registered)."""
+    global _at_exit_registered
+    with _AT_EXIT:
+        if not _at_exit_registered:
+            atexit.register(_shut_down_workers)
+            _at_exit_registered = True
+
+
+def _shut_down_workers() -> None:
+    """Stop the local worker processes, if any were started (the pool joblib reuses)."""
+    try:
+        from joblib.externals.loky import reusable_executor
+    except ImportError:  # pragma: no cover - joblib without loky
+        return
+    executor = getattr(reusable_executor, "_executor", None)
+    if executor is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            executor.shutdown(wait=True, kill_workers=True)
+
+
+def _private_folder() -> str:
+    """A new temporary folder (mode 0700) for arrays shared with local workers.
+
+    Registered with the workers' resource tracker, which deletes it when every process that uses
+    it has ended, so a killed engine does not leave copies of private data in ``$TMPDIR``.
+    """
+    folder = tempfile.mkdtemp(prefix="privgame-shared-")
+    try:
+        from joblib.externals.loky.backend import resource_tracker
+
+        resource_tracker.register(folder, "folder")
+    except Exception:  # pragma: no cover - a joblib without the tracker: deleted at the end only
+        pass
+    return folder
+
+
+def _untrack(folder: str) -> None:
+    try:
+        from joblib.externals.loky.backend import resource_tracker
+
+        resource_tracker.unregister(folder, "folder")
+    except Exception:  # pragma: no cover - see _private_folder
+        pass
 
 
 def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
@@ -223,6 +342,7 @@ def _connect(scheduler: str) -> Any:
         raise ParameterError(
             "Running on a Dask cluster needs the 'distributed' package: pip install 'privgame[dask]'."
         ) from None
+    _probe_scheduler(scheduler)
     try:
         client = Client(scheduler, timeout=f"{CONNECT_SECONDS:g}s", set_as_default=False)
     except (OSError, TimeoutError) as exc:
@@ -238,6 +358,52 @@ def _connect(scheduler: str) -> Any:
         client.close()
         raise
     return client
+
+
+def _probe_scheduler(scheduler: str) -> None:
+    """Connect to ``scheduler`` and complete Dask's handshake within :data:`CONNECT_SECONDS`.
+
+    ``distributed`` bounds the TCP connect but waits for the peer's handshake without a limit,
+    so an address that accepts connections and answers something else (an HTTP server, Dask's
+    dashboard port 8787 instead of the scheduler's 8786) or nothing at all would hang forever.
+
+    Raises
+    ------
+    RunError
+        Naming the address and the fix, when the connection or the handshake fails or takes too long.
+    """
+    from distributed.comm import connect
+
+    async def handshake() -> None:
+        # connect() gives up on the TCP connection after CONNECT_SECONDS by itself ("cannot
+        # reach"); the outer limit is the one that catches a handshake that never comes.
+        comm = await asyncio.wait_for(connect(scheduler, timeout=CONNECT_SECONDS), 1.5 * CONNECT_SECONDS)
+        await comm.close()
+
+    try:
+        # A thread of its own, so that a caller inside an event loop (a notebook) can use it too.
+        with ThreadPoolExecutor(1, thread_name_prefix="privgame-dask-probe") as pool:
+            pool.submit(asyncio.run, handshake()).result()
+    except TimeoutError:
+        raise RunError(
+            f"The address {scheduler} accepted a connection but did not answer as a Dask scheduler "
+            f"within {CONNECT_SECONDS:g} s (is it a web server, or Dask's dashboard port 8787 "
+            "instead of the scheduler's 8786?). Give the scheduler's address, as 'dask scheduler' "
+            "prints it (tcp://HOST:8786 by default), or run without a scheduler to use this "
+            "machine's cores."
+        ) from None
+    except OSError as exc:
+        raise RunError(
+            f"Cannot reach the Dask scheduler at {scheduler} ({exc}). Start one with "
+            f"'dask scheduler' and workers with 'dask worker {scheduler}', or run without a "
+            "scheduler to use this machine's cores."
+        ) from None
+    except Exception as exc:  # the peer sent something that is not Dask's protocol
+        raise RunError(
+            f"The address {scheduler} did not answer as a Dask scheduler ({type(exc).__name__}); give "
+            "the scheduler's address, as 'dask scheduler' prints it (tcp://HOST:8786 by default), or "
+            "run without a scheduler to use this machine's cores."
+        ) from None
 
 
 def _await_workers(client: Any, scheduler: str) -> None:

@@ -6,27 +6,41 @@ Layout of a run folder::
     data.parquet         the prepared table the run audits (so a run is self-contained)
     status.json          state, progress, executor, timings, error message
     cancel               present when a cancel was requested
+    engine.lock          locked (flock) by the engine working on the run, while it works
+    plan.json            the unit plan: datasets per shared checkpoint, targets per task
     shared/              checkpoints of the shared synthetic datasets (shadow 'out', model-seeded 'in')
     targets/             one checkpoint per evaluated target record: scores and labels of both games
     scores.parquet       every score: record_id, game, label, index, score
     records.parquet/csv  one row per evaluated record: values, risks, bounds, difference
     summary.json         the Table-1 style summary at the spec's threshold
-    checksums.sha256     the SHA-256 of every file above except status.json and cancel
+    checksums.sha256     the SHA-256 of every file above except status.json, cancel and engine.lock
 
 Every file is written to a temporary name in the same folder, flushed, then renamed, so no
 reader ever sees half a file. After the rename its SHA-256 is appended to ``checksums.sha256``
 (one ``<hex>  <relative path>`` line per write, the format ``sha256sum -c`` reads; the last line
-for a path wins), and every read of a checkpoint or result checks it: a file that does not match
-raises :class:`~privgame.errors.RunError` naming the file and the fix, and a checkpoint that does
-not match counts as not done, so resuming the run recomputes it. A checkpoint or result with no
-line (the engine was killed between the rename and the append) is treated the same way. The
-inputs ``spec.json`` and ``data.parquet`` are checked when they have a line; folders written
-before checksums existed (no ``checksums.sha256``) are read unchecked.
+for a path wins), and every read of a file the store trusts checks it: a file that does not match,
+or has no line (the engine was killed between the rename and the append, or the line was
+removed), raises :class:`~privgame.errors.RunError` naming the file and the fix, and a checkpoint
+that does not match counts as not done, so resuming the run recomputes it. A folder without
+``checksums.sha256`` has no trusted file at all.
+
+``status.json`` changes after every unit and is not checksummed; it is checked against a schema
+when read (:func:`status_problem`), and a status that does not fit reads as the state
+``"damaged"`` with the reason, so one damaged run never breaks a list of runs. The unit plan (how
+many datasets each shared checkpoint holds) is kept in the checksummed ``plan.json``, so that a
+damaged status can never make a resumed run mix checkpoints of two plans.
+
+An engine claims a folder by holding an exclusive :func:`fcntl.flock` on ``engine.lock`` for as
+long as it works on it (:meth:`StatusFolder.claim`). The kernel releases the lock when the process
+dies, however it dies, so a claim can neither outlive its holder nor be confused with another
+process that happens to get the same PID later; "is an engine running on this folder?" is answered
+by trying the lock (:meth:`StatusFolder.is_running`), never by looking up a PID.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import json
@@ -35,6 +49,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -46,27 +61,49 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from privgame.errors import RunError
+from privgame.errors import OutputError, RunError
 from privgame.spec import RunSpec
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: no claim (one engine per folder is then on the user)
+    fcntl = None  # type: ignore[assignment]
 
 __all__ = [
     "CHECKSUMS",
+    "DAMAGED",
+    "LOCK",
+    "PLAN",
     "RunFolder",
     "RunInfo",
     "atomic_write",
     "create_run",
     "default_runs_root",
     "list_runs",
+    "status_problem",
+    "symlinked_entries",
+    "write_error",
 ]
 
 _RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[a-z0-9_]+-[0-9a-f]{6}$")
 _GENERATOR_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 STATES = ("created", "queued", "running", "done", "failed", "cancelled")
+DAMAGED = "damaged"
+"""The state a run or study reads as when its ``status.json`` (or its spec) is damaged."""
 
 CHECKSUMS = "checksums.sha256"
+LOCK = "engine.lock"
+PLAN = "plan.json"
 _CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
-_INPUTS = ("spec.json", "data.parquet")
+_SHARED_FILE = re.compile(r"^([a-z_]{1,32})-([0-9]{6,})\.npz$")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_MAX_STATUS_BYTES = 4 * 2**20
+_PLAN_KEYS = ("shadow_out", "ms_in", "targets")
+_CLAIM_WAIT_SECONDS = 0.5
+"""How long a claim waits for the lock: long enough for a probe of :meth:`StatusFolder.is_running`
+(microseconds) to let go, far shorter than any engine holds it."""
 
 
 def default_runs_root() -> Path:
@@ -74,21 +111,63 @@ def default_runs_root() -> Path:
     return Path(os.environ.get("PRIVGAME_RUNS", "runs"))
 
 
+def write_error(path: str | os.PathLike[str], error: OSError) -> OutputError:
+    """The typed error for a write to ``path`` that failed with ``error``, naming the fix.
+
+    Parameters
+    ----------
+    path : path-like
+        The file or folder being written.
+    error : OSError
+        What the operating system said.
+
+    Returns
+    -------
+    OutputError
+        "Cannot write PATH: REASON; FIX." (a full disk, a read-only disk or folder, a file where a
+        folder belongs, ...).
+    """
+    reason = error.strerror or str(error) or type(error).__name__
+    code = error.errno
+    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        fix = "free some space on that disk, or write to a folder on another disk"
+    elif code == errno.EROFS:
+        fix = "that disk is read-only: write to a folder on a writable disk"
+    elif code in (errno.EACCES, errno.EPERM):
+        fix = "you may not write there: choose a folder you own, or fix its permissions"
+    elif code in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
+        fix = "a file stands where a folder belongs (or a folder where a file belongs): give another path"
+    elif code == errno.ELOOP:
+        fix = "it is a symbolic link, which privgame does not follow: give the real path"
+    else:
+        fix = "check that the folder exists and can be written to"
+    return OutputError(f"Cannot write {path}: {reason}; {fix}.")
+
+
 def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename."""
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    """Write ``data`` to ``path`` through a temporary file and an atomic rename.
+
+    Raises
+    ------
+    OutputError
+        When the file cannot be written (full disk, read-only folder, ...); nothing is left behind.
+    """
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+    except OSError as error:
+        raise write_error(path, error) from None
     _fsync_folder(path.parent)
 
 
@@ -104,6 +183,23 @@ def _fsync_folder(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def _read_file(path: Path, limit: int | None = None) -> bytes:
+    """The bytes of the regular file ``path``, never through a symbolic link.
+
+    Raises
+    ------
+    FileNotFoundError
+        When there is no such file.
+    OSError
+        ``ELOOP`` for a symbolic link, ``EISDIR`` for anything that is not a regular file.
+    """
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+        return handle.read() if limit is None else handle.read(limit + 1)
 
 
 def _read_parquet_bytes(data: bytes) -> pd.DataFrame:
@@ -128,12 +224,15 @@ def _append_checksum(folder: Path, relative: str, digest: str) -> None:
     writers, so the log needs no lock; a line torn by a power cut no longer matches the line
     format and only loses that file's checksum (the file is then recomputed or rewritten).
     """
-    fd = os.open(folder / CHECKSUMS, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        os.write(fd, f"{digest}  {relative}\n".encode())
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fd = os.open(folder / CHECKSUMS, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+        try:
+            os.write(fd, f"{digest}  {relative}\n".encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise write_error(folder / CHECKSUMS, error) from None
 
 
 def _write_checked(folder: Path, relative: str, data: bytes) -> None:
@@ -196,7 +295,11 @@ def _target_name(record_id: int) -> str:
 
 @dataclass(frozen=True)
 class RunInfo:
-    """What the runs list shows of one run."""
+    """What the runs list shows of one run.
+
+    ``state`` is :data:`DAMAGED` when the run's ``status.json`` or ``spec.json`` is damaged;
+    ``problem`` then says what is wrong and what to do.
+    """
 
     run_id: str
     path: Path
@@ -206,28 +309,134 @@ class RunInfo:
     data_name: str
     n_targets: int | None
     progress: float
+    problem: str | None = None
+
+
+# -- status.json: a schema ------------------------------------------------------------------
+
+_TIMES = ("created", "updated", "started", "finished", "seconds", "shared_seconds", "eta")
+_COUNTS = ("done_units", "total_units", "fits_done", "fits_total", "n_targets", "jobs", "pid")
+_TEXTS = ("error", "phase", "executor", "scheduler")
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _shown(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, float) else repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def status_problem(status: Any) -> str | None:
+    """Why ``status`` (the parsed ``status.json`` of a run or study) does not fit its schema.
+
+    The schema: an object whose ``state`` (default ``"created"``) is one of :data:`STATES`;
+    timestamps and durations (``created``, ``updated``, ``started``, ``finished``, ``seconds``,
+    ``shared_seconds``, ``eta``) are finite numbers; counts (``done_units``, ``total_units``,
+    ``fits_done``, ``fits_total``, ``n_targets``, ``jobs``, ``pid``) whole numbers >= 0;
+    ``workers`` a whole number; ``error``, ``phase``, ``executor`` and ``scheduler`` text; each
+    may also be null. ``target_ids`` is a list of record ids, ``audit_groups`` an object of such
+    lists, ``unit_plan`` and ``unit_seconds`` objects of numbers, ``extensions`` a list of
+    objects. Other keys are free.
+
+    Returns
+    -------
+    str or None
+        One sentence, or None when the status fits.
+    """
+    if not isinstance(status, dict):
+        return f"it holds {_shown(status)} instead of an object of fields"
+    state = status.get("state", "created")
+    if state not in STATES:
+        return f"its state {_shown(state)} is not one of {', '.join(STATES)}"
+    for key in _TIMES:
+        if status.get(key) is not None and not _is_number(status[key]):
+            return f"{key} is {_shown(status[key])}, not a number"
+    for key in _COUNTS:
+        if status.get(key) is not None and not _is_count(status[key]):
+            return f"{key} is {_shown(status[key])}, not a whole number >= 0"
+    workers = status.get("workers")
+    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)):
+        return f"workers is {_shown(workers)}, not a whole number"
+    for key in _TEXTS:
+        if status.get(key) is not None and not isinstance(status[key], str):
+            return f"{key} is {_shown(status[key])}, not a text"
+    ids = status.get("target_ids")
+    if ids is not None and not (isinstance(ids, list) and all(_is_count(i) for i in ids)):
+        return "target_ids is not a list of record ids"
+    groups = status.get("audit_groups")
+    if groups is not None and not (
+        isinstance(groups, dict)
+        and all(isinstance(v, list) and all(_is_count(i) for i in v) for v in groups.values())
+    ):
+        return "audit_groups is not an object of lists of record ids"
+    for key in ("unit_plan", "unit_seconds"):
+        value = status.get(key)
+        if value is not None and not (isinstance(value, dict) and all(_is_number(v) for v in value.values())):
+            return f"{key} is not an object of numbers"
+    passes = status.get("extensions")
+    if passes is not None and not (isinstance(passes, list) and all(isinstance(v, dict) for v in passes)):
+        return "extensions is not a list of objects"
+    return None
 
 
 class StatusFolder:
-    """A folder with a ``status.json`` and a ``cancel`` flag: a run's, or a study's."""
+    """A folder with a ``status.json``, a ``cancel`` flag and an ``engine.lock``: a run's, or a study's."""
 
     path: Path
+    kind = "run"
+    """What the folder holds, for messages: ``"run"`` or ``"study"``."""
 
     def status(self) -> dict[str, Any]:
-        """The last written status (state, progress, timings, error)."""
+        """The last written status (state, progress, timings, error).
+
+        A status that cannot be read, is not JSON or does not fit :func:`status_problem`'s schema
+        reads as ``{"state": "damaged", "error": <what is wrong and what to do>}``.
+        """
         try:
-            return json.loads((self.path / "status.json").read_text())
+            data = _read_file(self.path / "status.json", limit=_MAX_STATUS_BYTES)
         except FileNotFoundError:
             return {"state": "created"}
-        except ValueError:
-            return {"state": "failed", "error": "status.json is corrupt"}
+        except OSError as error:
+            return self._damaged(f"it cannot be read ({error.strerror or error})")
+        if len(data) > _MAX_STATUS_BYTES:
+            return self._damaged(f"it is larger than {_MAX_STATUS_BYTES // 2**20} MiB")
+        try:
+            status = json.loads(data)
+        except (ValueError, RecursionError):
+            return self._damaged("it is not valid JSON")
+        problem = status_problem(status)
+        return status if problem is None else self._damaged(problem)
+
+    def _damaged(self, problem: str) -> dict[str, Any]:
+        return {
+            "state": DAMAGED,
+            "error": (
+                f"status.json of {self.kind} {self.path.name} is damaged: {problem}. Resume the "
+                f"{self.kind} to rebuild it from its checkpoints, or delete the {self.kind}."
+            ),
+        }
 
     def write_status(self, **fields: Any) -> dict[str, Any]:
-        """Merge ``fields`` into the status and write it atomically."""
+        """Merge ``fields`` into the status and write it atomically (a damaged status is replaced)."""
         status = self.status()
+        if status.get("state") == DAMAGED:
+            status = {}
         status.update(fields)
         status["updated"] = time.time()
-        atomic_write(self.path / "status.json", json_bytes(status))
+        data = json_bytes(status)
+        try:
+            atomic_write(self.path / "status.json", data)
+        except OutputError:
+            # A full disk has no room for a second copy; rewriting the file in place reuses the
+            # old one's blocks, so that e.g. "failed" and its reason still get recorded.
+            if not _overwrite(self.path / "status.json", data):
+                raise
         return status
 
     def request_cancel(self) -> None:
@@ -243,23 +452,138 @@ class StatusFolder:
         with contextlib.suppress(FileNotFoundError):
             (self.path / "cancel").unlink()
 
+    # -- the claim ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def claim(self) -> Iterator[None]:
+        """Hold the folder's lock while the ``with`` block runs: one engine per folder.
 
-class RunFolder(StatusFolder):
-    """Read and write one run folder.
+        An exclusive :func:`fcntl.flock` on ``engine.lock``. The kernel drops it when the process
+        ends, however it ends (SIGKILL included), so a claim never outlives its holder and never
+        depends on a PID that a later process may reuse. Of two processes claiming at the same
+        moment, exactly one gets it.
 
-    Parameters
-    ----------
-    path : path-like
-        The run folder (it must exist and hold ``spec.json``).
+        Raises
+        ------
+        RunError
+            When another process (or another claim in this one) holds the folder.
+        OutputError
+            When the lock file cannot be created (a read-only folder, a full disk).
+        """
+        if fcntl is None:  # pragma: no cover - not POSIX
+            yield
+            return
+        lock = self.path / LOCK
+        while True:
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+            except OSError as error:
+                raise write_error(lock, error) from None
+            if self._lock(fd, lock):
+                break
+        try:
+            with contextlib.suppress(OSError):  # who holds it, for people; never trusted
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+            yield
+        finally:
+            os.close(fd)  # releases the lock
+
+    def _lock(self, fd: int, lock: Path) -> bool:
+        """Lock ``fd`` (waiting briefly for a probe); False when ``lock`` was replaced meanwhile."""
+        deadline = time.monotonic() + _CLAIM_WAIT_SECONDS
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() < deadline:
+                    time.sleep(0.01)
+                    continue
+                holder = _lock_holder(fd)
+                os.close(fd)
+                raise RunError(
+                    f"{self.kind.capitalize()} {self.path.name} is already being run by another "
+                    f"process{f' (pid {holder})' if holder else ''}; wait for it to finish, or cancel "
+                    f"it, before resuming it here."
+                ) from None
+            except OSError as error:
+                os.close(fd)
+                raise write_error(lock, error) from None
+        try:
+            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+        except OSError:
+            same = False
+        if not same:  # deleted or replaced between open and lock: lock the file that is there now
+            os.close(fd)
+        return same
+
+    def is_running(self) -> bool:
+        """Whether an engine holds this folder's lock right now (a probe that takes microseconds)."""
+        if fcntl is None:  # pragma: no cover - not POSIX
+            return False
+        try:
+            fd = os.open(self.path / LOCK, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        except OSError:
+            return False  # never claimed (or not readable): no engine
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return False
+
+    def status_is_stale(self, seconds: float = 120.0) -> bool:
+        """True when no engine holds the folder and its status has not changed for ``seconds``.
+
+        A 'queued' or 'running' status that is stale belongs to an engine that died (or never
+        started); the folder can be resumed. Whether an engine holds it is :meth:`is_running`.
+        """
+        if self.is_running():
+            return False
+        updated = self.status().get("updated")
+        return time.time() - (float(updated) if _is_number(updated) else 0.0) > seconds
+
+
+def _overwrite(path: Path, data: bytes) -> bool:
+    """Rewrite the existing file ``path`` in place (not atomic: a last resort); True on success."""
+    try:
+        fd = os.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return False
+    try:
+        os.ftruncate(fd, 0)
+        written = os.pwrite(fd, data, 0)
+        os.fsync(fd)
+        return written == len(data)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _lock_holder(fd: int) -> int | None:
+    """The PID the holder of a lock file wrote in it, for messages (None when unreadable)."""
+    try:
+        text = os.pread(fd, 32, 0).decode("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return int(text) if text.isdigit() else None
+
+
+class CheckedFolder(StatusFolder):
+    """A status folder whose files are checked against a checksum log (``checksums.sha256``).
+
+    ``inputs`` are the files that cannot be recomputed (a damaged one makes the folder unusable);
+    every other checked file is a checkpoint or a result, which resuming recomputes or rewrites.
     """
+
+    inputs: tuple[str, ...] = ()
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
-        if not (self.path / "spec.json").is_file():
-            raise RunError(
-                f"{self.path} is not a privgame run folder (it has no spec.json); "
-                "give the folder a run was written to."
-            )
         # The checksum log, parsed incrementally: (inode, bytes parsed, path -> sha256).
         self._log: tuple[int, int, dict[str, str]] = (-1, 0, {})
         self._log_lock = threading.Lock()
@@ -272,23 +596,17 @@ class RunFolder(StatusFolder):
         self._log = (-1, 0, {})
         self._log_lock = threading.Lock()
 
-    @property
-    def run_id(self) -> str:
-        """The folder's name."""
-        return self.path.name
-
-    # -- checksums --------------------------------------------------------------------------
     def _checksums(self) -> dict[str, str] | None:
         """Path -> SHA-256 from the checksum log (last line wins); None when there is no log."""
         with self._log_lock:
             try:
-                fd = os.open(self.path / CHECKSUMS, os.O_RDONLY)
-            except FileNotFoundError:
+                fd = os.open(self.path / CHECKSUMS, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+            except OSError:
                 return None
             with os.fdopen(fd, "rb") as handle:
-                inode = os.fstat(handle.fileno()).st_ino
+                info = os.fstat(handle.fileno())
                 known_inode, parsed, table = self._log
-                if inode != known_inode:
+                if info.st_ino != known_inode or info.st_size < parsed:  # replaced, or cut short
                     parsed, table = 0, {}
                 handle.seek(parsed)
                 tail = handle.read()
@@ -298,7 +616,7 @@ class RunFolder(StatusFolder):
                 match = _CHECKSUM_LINE.match(line)
                 if match:
                     table[match.group(2)] = match.group(1)
-            self._log = (inode, parsed + len(complete), table)
+            self._log = (info.st_ino, parsed + len(complete), table)
             return table
 
     def _read_checked(self, relative: str) -> bytes:
@@ -309,46 +627,96 @@ class RunFolder(StatusFolder):
         FileNotFoundError
             When the file does not exist.
         RunError
-            When the file does not match its checksum, or (a checkpoint or a result) has none.
+            When the file does not match its checksum, has none, or is a symbolic link.
         """
-        data = (self.path / relative).read_bytes()
+        try:
+            data = _read_file(self.path / relative)
+        except FileNotFoundError:
+            raise
+        except OSError as error:
+            what = "a symbolic link" if error.errno == errno.ELOOP else "not a regular file"
+            raise RunError(
+                f"{relative} of {self.kind} {self.path.name} is {what}; privgame reads only the files "
+                f"it wrote, never through a link: {self._fix(relative)}"
+            ) from None
         problem = self._checksum_problem(relative, data)
         if problem is not None:
             raise RunError(problem)
         return data
 
+    def _fix(self, relative: str) -> str:
+        """What to do about a damaged ``relative``."""
+        if relative in self.inputs:
+            return f"the {self.kind} cannot be used: start a new {self.kind} from the original data file."
+        return (
+            f"resume the {self.kind} to recompute it (its other checkpoints are kept): "
+            f"python -m privgame resume {self.path}"
+        )
+
     def _checksum_problem(self, relative: str, data: bytes) -> str | None:
-        checksums = self._checksums()
-        if checksums is None:
-            return None  # written before checksums existed
-        expected = checksums.get(relative)
-        if expected is None and relative in _INPUTS:
-            return None  # written by other code than create_run (a study's job folder)
-        if expected == _sha256(data):
+        expected = (self._checksums() or {}).get(relative)
+        if expected is not None and expected == _sha256(data):
             return None
-        if relative in _INPUTS:
-            fix = "the run cannot be used: start a new run from the original data file."
-        else:
-            fix = (
-                "resume the run to recompute it (its other checkpoints are kept): "
-                f"python -m privgame resume {self.path}"
-            )
         if expected is None:
             what = (
-                "has no checksum in checksums.sha256 (it was being written when the engine "
-                "stopped), so it cannot be trusted"
+                "has no checksum in checksums.sha256 (it was being written when the engine stopped, "
+                "or the line was removed), so it cannot be trusted"
             )
         else:
             what = "does not match the SHA-256 checksum recorded when it was written: it is corrupt"
-        return f"{relative} of run {self.run_id} {what}; {fix}"
+        return f"{relative} of {self.kind} {self.path.name} {what}; {self._fix(relative)}"
 
     def _intact(self, relative: str) -> bool:
         """Whether ``relative`` exists and matches its checksum."""
         try:
-            data = (self.path / relative).read_bytes()
-        except (FileNotFoundError, IsADirectoryError):
+            data = _read_file(self.path / relative)
+        except OSError:
             return False
         return self._checksum_problem(relative, data) is None
+
+
+def _refuse_link(path: Path, what: str) -> None:
+    if path.is_symlink():
+        raise RunError(
+            f"{path} is a symbolic link; privgame opens {what} folders only as real folders, so that "
+            f"nothing is read or deleted outside the runs folder. Open the folder it points to "
+            f"({path.resolve()}) directly, or remove the link."
+        )
+
+
+class RunFolder(CheckedFolder):
+    """Read and write one run folder.
+
+    Parameters
+    ----------
+    path : path-like
+        The run folder (it must exist, hold ``spec.json``, and not be a symbolic link).
+    """
+
+    inputs = ("spec.json", "data.parquet")
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        super().__init__(path)
+        _refuse_link(self.path, "run")
+        if not (self.path / "spec.json").is_file():
+            raise RunError(
+                f"{self.path} is not a privgame run folder (it has no spec.json); "
+                "give the folder a run was written to."
+            )
+
+    @property
+    def run_id(self) -> str:
+        """The folder's name."""
+        return self.path.name
+
+    def _fix(self, relative: str) -> str:
+        if relative == PLAN:
+            return (
+                "its checkpoints of shared datasets cannot be matched to their units any more: delete "
+                f"{self.path / 'shared'} and resume the run, which makes them again (the targets' "
+                f"checkpoints are kept): python -m privgame resume {self.path}"
+            )
+        return super()._fix(relative)
 
     # -- spec and data -------------------------------------------------------------------
     def spec(self) -> RunSpec:
@@ -356,7 +724,7 @@ class RunFolder(StatusFolder):
         data = self._read_checked("spec.json")
         try:
             return RunSpec.from_json(data.decode())
-        except (ValueError, KeyError, TypeError) as exc:
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise RunError(f"{self.path / 'spec.json'} is corrupt ({exc}); the run cannot be read.") from None
 
     def write_spec(self, spec: RunSpec) -> None:
@@ -374,6 +742,41 @@ class RunFolder(StatusFolder):
                 "cannot be used: start a new run from the original data file."
             ) from None
 
+    # -- the unit plan ----------------------------------------------------------------------
+    def unit_plan(self) -> dict[str, Any] | None:
+        """The run's unit plan from ``plan.json`` (checked), or None when none was written yet.
+
+        Raises
+        ------
+        RunError
+            When ``plan.json`` does not match its checksum, has none, or does not hold a plan.
+        """
+        try:
+            data = self._read_checked(PLAN)
+        except FileNotFoundError:
+            return None
+        try:
+            plan = json.loads(data)
+        except (ValueError, RecursionError):
+            plan = None
+        if not (isinstance(plan, dict) and all(_is_count(plan.get(k)) and plan[k] >= 1 for k in _PLAN_KEYS)):
+            raise RunError(f"{PLAN} of run {self.run_id} does not hold a unit plan; {self._fix(PLAN)}")
+        return plan
+
+    def write_unit_plan(self, plan: Mapping[str, Any]) -> None:
+        """Write the unit plan once, before the first checkpoint (``plan.json``, checksummed)."""
+        _write_checked(self.path, PLAN, json_bytes(dict(plan)))
+
+    def shared_starts(self, role: str) -> list[int]:
+        """The first dataset index of every checkpoint file of ``role``, sorted (names only)."""
+        role = _safe_role(role)
+        starts = []
+        for path in (self.path / "shared").glob(f"{role}-*.npz"):
+            match = _SHARED_FILE.match(path.name)
+            if match and match.group(1) == role:
+                starts.append(int(match.group(2)))
+        return sorted(starts)
+
     # -- checkpoints ----------------------------------------------------------------------
     def save_shared(self, role: str, start: int, datasets: np.ndarray) -> None:
         """Checkpoint shared synthetic datasets ``start .. start + len(datasets)`` of ``role``."""
@@ -386,15 +789,30 @@ class RunFolder(StatusFolder):
     def load_shared(self, role: str) -> np.ndarray:
         """Every checkpointed chunk of ``role`` in index order, as one (m, n, d) array.
 
+        The chunks must follow each other without overlap or gap (each starts where the one
+        before it ends), as the chunks of one unit plan do; chunks of two plans are never mixed.
+
         Raises
         ------
         RunError
-            When there is none, or one does not match its checksum.
+            When there is none, one does not match its checksum, or they do not fit together.
         """
-        files = sorted((self.path / "shared").glob(f"{_safe_role(role)}-*.npz"))
-        if not files:
+        starts = self.shared_starts(role)
+        if not starts:
             raise RunError(f"No shared datasets {role!r} in {self.path}; run the engine first.")
-        return np.concatenate([self._load_npz(f"shared/{f.name}")["datasets"] for f in files])
+        parts = []
+        made = 0
+        for start in starts:
+            if start != made:
+                raise RunError(
+                    f"The checkpoints of the shared datasets {role!r} of run {self.run_id} do not fit "
+                    f"together: one starts at dataset {start}, the ones before it end at {made} (they "
+                    f"were made with two different unit plans); {self._fix(PLAN)}"
+                )
+            datasets = self._load_npz(_shared_name(role, start))["datasets"]
+            parts.append(datasets)
+            made += len(datasets)
+        return np.concatenate(parts)
 
     def save_target(self, record_id: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one evaluated target."""
@@ -434,9 +852,7 @@ class RunFolder(StatusFolder):
         if not folder.is_dir():
             return []
         ids = sorted(int(p.stem) for p in folder.glob("*.npz") if p.stem.isdigit())
-        checksums = self._checksums()
-        if checksums is None:
-            return ids
+        checksums = self._checksums() or {}
         return [i for i in ids if _target_name(i) in checksums]
 
     # -- results ------------------------------------------------------------------------
@@ -508,47 +924,75 @@ class RunFolder(StatusFolder):
                 f"python -m privgame resume {self.path}"
             ) from None
 
-    def info(self) -> RunInfo:
-        """A short description for lists."""
+    def damage(self) -> str | None:
+        """What is wrong with the run's status or spec (the fix included), or None when both read."""
         status = self.status()
+        if status.get("state") == DAMAGED:
+            return str(status.get("error"))
+        try:
+            self.spec()
+        except RunError as error:
+            return str(error)
+        return None
+
+    def info(self) -> RunInfo:
+        """A short description for lists (state :data:`DAMAGED` when the status or spec is)."""
+        status = self.status()
+        state = str(status.get("state", "created"))
+        problem = status.get("error") if state == DAMAGED else None
         try:
             spec = self.spec()
             generator, data_name = spec.generator, spec.data_name
-        except RunError:
+        except RunError as error:
             generator, data_name = "?", "?"
+            state, problem = DAMAGED, problem or str(error)
+        created = status.get("created")
+        if not _is_number(created):
+            try:
+                created = (self.path / "spec.json").stat().st_mtime
+            except OSError:
+                created = 0.0
         total = status.get("total_units") or 0
         done = status.get("done_units") or 0
         return RunInfo(
             run_id=self.run_id,
             path=self.path,
-            state=str(status.get("state", "created")),
-            created=float(status.get("created", (self.path / "spec.json").stat().st_mtime)),
+            state=state,
+            created=float(created),
             generator=generator,
             data_name=data_name,
             n_targets=status.get("n_targets"),
-            progress=(done / total) if total else 0.0,
+            progress=min(1.0, done / total) if total else 0.0,
+            problem=problem,
         )
 
     def delete(self) -> None:
-        """Remove the run folder and everything in it."""
-        if self.status().get("state") == "running" and not self.status_is_stale():
-            raise RunError(f"Run {self.run_id} is running; cancel it before deleting it.")
-        shutil.rmtree(self.path)
+        """Remove the run folder and everything in it (a symbolic link: the link only).
 
-    def status_is_stale(self, seconds: float = 120.0) -> bool:
-        """True when a 'running' status has not been updated for ``seconds`` (a dead engine)."""
+        Raises
+        ------
+        RunError
+            When an engine is running the run, or the folder cannot be removed.
+        """
         status = self.status()
-        return (
-            time.time() - float(status.get("updated", 0.0)) > seconds
-            and status.get("pid") not in _live_pids()
-        )
+        if self.is_running() or (status.get("state") in ("queued", "running") and not self.status_is_stale()):
+            raise RunError(f"Run {self.run_id} is running; cancel it before deleting it.")
+        _remove_folder(self.path, f"run {self.run_id}")
 
 
-def _live_pids() -> set[int]:
+def _remove_folder(path: Path, what: str) -> None:
+    """Remove ``path`` (a symbolic link: only the link), turning an OS error into a RunError."""
     try:
-        return {int(p) for p in os.listdir("/proc") if p.isdigit()}
-    except OSError:
-        return set()
+        if path.is_symlink():
+            path.unlink()
+        else:
+            shutil.rmtree(path)
+    except OSError as error:
+        where = f" ({error.filename})" if error.filename else ""
+        raise RunError(
+            f"Could not delete {what} completely: {error.strerror or error}{where}; check the "
+            f"permissions of {path} and remove what is left by hand."
+        ) from None
 
 
 def _id_generator(name: str) -> str | None:
@@ -572,8 +1016,15 @@ def _id_generator(name: str) -> str | None:
     return f"plugin_{slug}"[:64].rstrip("_") if slug else "plugin"
 
 
-def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
+def create_run(
+    root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame, *, check: bool = True
+) -> RunFolder:
     """Create a new run folder under ``root`` holding ``spec`` and the prepared ``table``.
+
+    Everything that can be checked before the run starts is checked before anything is written
+    (``check``, see :func:`privgame.games.preflight.check_run`): the settings, the records to
+    audit against the table, and the generator's parameters by one fit on D. If writing fails
+    (a full disk), what was written is removed, so no copy of the table is left behind.
 
     The folder name is ``YYYYmmdd-HHMMSS-<generator>-<6 hex>``; it never contains user text (a
     generator name is one of the registered names, checked here against ``[a-z0-9_]``, or a
@@ -584,6 +1035,10 @@ def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame)
     ------
     RunError
         When the generator name could not be part of a folder name.
+    ParameterError, SizeError, DataError
+        From the checks, before anything is written.
+    OutputError
+        When the folder cannot be written (``root`` is a file, read-only, or the disk is full).
     """
     generator = _id_generator(spec.generator)
     if generator is None:
@@ -591,8 +1046,19 @@ def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame)
             f"Generator name {spec.generator!r} cannot name a run folder; generator names use "
             "only lower-case letters, digits and underscores, and plug-ins are named module.path:ClassName."
         )
+    if check:
+        from privgame.games.preflight import check_run
+
+        check_run(spec, table)
+    buffer = io.BytesIO()
+    table.to_parquet(buffer, index=False)
+    data = buffer.getvalue()
+    del buffer
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as error:
+        raise write_error(root, error) from None
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     for _ in range(10):
         run_id = f"{stamp}-{generator}-{secrets.token_hex(3)}"
@@ -602,35 +1068,66 @@ def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame)
             break
         except FileExistsError:
             continue
+        except OSError as error:
+            raise write_error(path, error) from None
     else:  # pragma: no cover - ten random collisions in one second
         raise RunError(f"Could not create a new run folder under {root}.")
-    os.chmod(path, 0o700)  # mkdir's mode is masked by the umask; an odd umask must not widen it
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    _write_checked(path, "data.parquet", buffer.getvalue())
-    _write_checked(path, "spec.json", spec.to_json().encode())
-    folder = RunFolder(path)
-    folder.write_status(state="created", created=time.time(), done_units=0, total_units=None)
+    try:
+        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask; an odd umask must not widen it
+        _write_checked(path, "data.parquet", data)
+        _write_checked(path, "spec.json", spec.to_json().encode())
+        folder = RunFolder(path)
+        folder.write_status(state="created", created=time.time(), done_units=0, total_units=None)
+    except BaseException as error:
+        shutil.rmtree(path, ignore_errors=True)  # no half-made run, and no stray copy of the table
+        if isinstance(error, OSError):
+            raise write_error(path, error) from None
+        raise
     return folder
 
 
+def _real_folders(root: Path) -> Iterator[Path]:
+    """The folders directly under ``root``, sorted; symbolic links are skipped, never followed."""
+    try:
+        entries = sorted(root.iterdir())
+    except OSError:
+        return
+    for path in entries:
+        if not path.is_symlink() and path.is_dir():
+            yield path
+
+
+def symlinked_entries(root: str | os.PathLike[str]) -> list[str]:
+    """Names of the entries directly under ``root`` that are symbolic links (never listed as runs)."""
+    try:
+        return sorted(p.name for p in Path(root).iterdir() if p.is_symlink())
+    except OSError:
+        return []
+
+
 def iter_run_folders(root: str | os.PathLike[str]) -> Iterator[RunFolder]:
-    """Every run folder directly under ``root``."""
+    """Every run folder directly under ``root`` (a symbolic link to a folder is not one)."""
     root = Path(root)
     if not root.is_dir():
         return
-    for path in sorted(root.iterdir()):
-        if path.is_dir() and _RUN_ID.match(path.name) and (path / "spec.json").is_file():
+    for path in _real_folders(root):
+        if _RUN_ID.match(path.name) and (path / "spec.json").is_file():
             yield RunFolder(path)
 
 
 def list_runs(root: str | os.PathLike[str]) -> list[RunInfo]:
-    """Every run under ``root``, newest first."""
+    """Every run under ``root``, newest first; a damaged run is listed with the state ``damaged``."""
     return sorted((f.info() for f in iter_run_folders(root)), key=lambda i: i.created, reverse=True)
 
 
 def open_run(root: str | os.PathLike[str], run_id: str) -> RunFolder:
-    """Open the run ``run_id`` under ``root``; ``run_id`` must be a run folder name."""
+    """Open the run ``run_id`` under ``root``; ``run_id`` must be a run folder name.
+
+    Raises
+    ------
+    RunError
+        For a name that is not a run id, a symbolic link, or a folder that is not a run's.
+    """
     if not _RUN_ID.match(run_id):
         raise RunError(f"{run_id!r} is not a run id (expected e.g. 20261130-101500-synthpop-1a2b3c).")
     return RunFolder(Path(root) / run_id)

@@ -17,12 +17,18 @@ A study is one folder under ``<runs root>/studies/`` holding its settings and on
 
     study.json      the frozen StudySpec (the base RunSpec, the values, the resolved targets)
     data.parquet    the prepared table
-    status.json     state, progress, error
+    status.json     state, progress, error (checked against a schema when read)
     cancel          present when a cancel was requested
+    engine.lock     locked (flock) by the process running the study, while it runs
+    checksums.sha256  the SHA-256 of study.json, data.parquet and the outputs below
     runs/<key>/     one run folder per job (the layout of privgame.store), e.g. 00-size-200
     table.csv       the study's table, once every job is done
     points.csv      the numbers behind the figure (one row per record, dataset or repeat)
     figure.html     the figure, plotly.js inlined
+
+As in a run folder (see :mod:`privgame.store`), every file the study reads must match its line in
+``checksums.sha256`` (a missing line means damaged), and so must the job folders' ``spec.json``
+and ``data.parquet``; one process at a time runs a study, which it holds by a lock that dies with it.
 
 Every job is played with the engine's own units (:func:`privgame.games.work.shared_chunk` and
 :func:`privgame.games.work.evaluate_target`), checkpointed in its run folder, so an interrupted
@@ -50,6 +56,7 @@ written to ``study.json``. Beyond that:
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import math
@@ -71,13 +78,25 @@ import pandas as pd
 from privgame import metrics
 from privgame.data.splits import Sizes, check_sizes
 from privgame.errors import ParameterError, RunError, SizeError
-from privgame.execution import Cancelled, default_workers, run_calls, until_cancelled
+from privgame.execution import Cancelled, resolve_workers, run_calls, until_cancelled
 from privgame.games import plan
 from privgame.games.engine import CHUNK, Progress, build_context, plan_summary, record_results
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec, TargetSelection
-from privgame.store import RunFolder, StatusFolder, atomic_write, json_bytes
+from privgame.store import (
+    DAMAGED,
+    CheckedFolder,
+    RunFolder,
+    _append_checksum,
+    _real_folders,
+    _refuse_link,
+    _remove_folder,
+    _sha256,
+    _write_checked,
+    atomic_write,
+    json_bytes,
+)
 
 __all__ = [
     "DEFAULT_DATASETS",
@@ -513,17 +532,21 @@ class StudyResult:
         return self.jobs_done == self.jobs_total
 
 
-class StudyFolder(StatusFolder):
+class StudyFolder(CheckedFolder):
     """Read and write one study folder.
 
     Parameters
     ----------
     path : path-like
-        The study folder (it must hold ``study.json``).
+        The study folder (it must hold ``study.json``, and not be a symbolic link).
     """
 
+    kind = "study"
+    inputs = ("study.json", "data.parquet")
+
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        super().__init__(path)
+        _refuse_link(self.path, "study")
         if not (self.path / "study.json").is_file():
             raise RunError(
                 f"{self.path} is not a privgame study folder (it has no study.json); give the "
@@ -535,48 +558,80 @@ class StudyFolder(StatusFolder):
         """The folder's name."""
         return self.path.name
 
+    def _fix(self, relative: str) -> str:
+        if relative in self.inputs:
+            return "the study cannot be used: start a new study from the original data file."
+        return f"resume the study to write it again: python -m privgame study resume {self.path}"
+
     def spec(self) -> StudySpec:
-        """The study's settings."""
+        """The study's settings (``study.json``, checked against its checksum)."""
+        data = self._read_checked("study.json")
         try:
-            return StudySpec.from_dict(json.loads((self.path / "study.json").read_text()))
-        except (ValueError, KeyError, TypeError) as exc:
+            return StudySpec.from_dict(json.loads(data))
+        except (ValueError, KeyError, TypeError, RecursionError) as exc:
             raise RunError(
                 f"{self.path / 'study.json'} is corrupt ({exc}); the study cannot be read."
             ) from None
 
     def load_table(self) -> pd.DataFrame:
-        """The prepared table the study audits."""
-        return pd.read_parquet(self.path / "data.parquet")
+        """The prepared table the study audits (``data.parquet``, checked against its checksum)."""
+        data = self._read_checked("data.parquet")
+        try:
+            return pd.read_parquet(io.BytesIO(data))
+        except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
+            raise RunError(
+                f"data.parquet of study {self.study_id} is unreadable ({type(exc).__name__}); "
+                f"{self._fix('data.parquet')}"
+            ) from None
 
-    def status_is_stale(self, seconds: float = 120.0) -> bool:
-        """True when a 'running' or 'queued' status has not been updated for ``seconds`` and its
-        process is gone (the study died; resume it)."""
-        status = self.status()
-        pid = status.get("pid")
-        alive = isinstance(pid, int) and Path(f"/proc/{pid}").exists()
-        return time.time() - float(status.get("updated", 0.0)) > seconds and not alive
+    def delete(self) -> None:
+        """Remove the study folder and every run in it (a symbolic link: the link only).
+
+        Raises
+        ------
+        RunError
+            When a process is running the study, or the folder cannot be removed.
+        """
+        if self.is_running():
+            raise RunError(f"Study {self.study_id} is running; cancel it before deleting it.")
+        _remove_folder(self.path, f"study {self.study_id}")
 
     def job_folder(self, job: Job) -> RunFolder:
-        """The run folder of ``job``, created (spec and table) if it does not exist yet."""
+        """The run folder of ``job``, created (spec and table, checksummed) if it does not exist yet.
+
+        A job folder whose ``spec.json`` or ``data.parquet`` is missing or does not match its
+        checksum (a study killed while creating it) gets them written again: both follow from the
+        study's own, checked, files.
+        """
         path = self.path / "runs" / job.key
         if (path / "spec.json").is_file():
-            return RunFolder(path)
+            folder = RunFolder(path)
+            if folder._intact("data.parquet") and folder._intact("spec.json"):
+                return folder
         path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        table = self._read_checked("data.parquet")
         data = path / "data.parquet"
-        if not data.exists():
-            try:
-                os.link(self.path / "data.parquet", data)
-            except OSError:  # another file system, or links not allowed
-                shutil.copyfile(self.path / "data.parquet", data)
-        folder_status = {"state": "created", "created": time.time(), "done_units": 0, "total_units": None}
-        atomic_write(path / "status.json", json_bytes(folder_status))
-        atomic_write(path / "spec.json", job.spec.to_json().encode())
+        with contextlib.suppress(FileNotFoundError):
+            data.unlink()
+        try:
+            os.link(self.path / "data.parquet", data)  # the study's, checked just above
+        except OSError:  # another file system, or links not allowed
+            atomic_write(data, table)
+        _append_checksum(path, "data.parquet", _sha256(table))
+        if not (path / "status.json").is_file():
+            folder_status = {"state": "created", "created": time.time(), "done_units": 0, "total_units": None}
+            atomic_write(path / "status.json", json_bytes(folder_status))
+        _write_checked(path, "spec.json", job.spec.to_json().encode())
         return RunFolder(path)
 
     def job_done(self, job: Job) -> bool:
-        """Whether ``job`` has its results."""
+        """Whether ``job`` has its results (a symbolic link in place of its folder has none)."""
         path = self.path / "runs" / job.key
-        return (path / "records.parquet").is_file() and RunFolder(path).status().get("state") == "done"
+        return (
+            not path.is_symlink()
+            and (path / "records.parquet").is_file()
+            and RunFolder(path).status().get("state") == "done"
+        )
 
     def results(self) -> StudyResult:
         """The study's table and figure data from the jobs finished so far."""
@@ -587,22 +642,32 @@ class StudyFolder(StatusFolder):
         return (self.path / "table.csv").is_file()
 
     def info(self) -> StudyInfo:
-        """A short description for lists."""
+        """A short description for lists (state ``damaged`` when the status or study.json is)."""
         status = self.status()
+        state = str(status.get("state", "created"))
         try:
             spec = self.spec()
             name, description = spec.study, spec.describe()
-        except RunError:
-            name, description = "?", "unreadable study.json"
+        except RunError as error:
+            name, description = "?", f"unreadable study.json: {error}"
+            state = DAMAGED
+        if status.get("state") == DAMAGED:
+            description = str(status.get("error"))
         total = status.get("fits_total") or 0
+        created = status.get("created")
+        if created is None:
+            try:
+                created = (self.path / "study.json").stat().st_mtime
+            except OSError:
+                created = 0.0
         return StudyInfo(
             study_id=self.study_id,
             path=self.path,
             study=name,
-            state=str(status.get("state", "created")),
-            created=float(status.get("created", (self.path / "study.json").stat().st_mtime)),
+            state=state,
+            created=float(created),
             description=description,
-            progress=(status.get("fits_done", 0) / total) if total else 0.0,
+            progress=min(1.0, (status.get("fits_done") or 0) / total) if total else 0.0,
         )
 
 
@@ -643,25 +708,29 @@ def create_study(runs_root: str | os.PathLike[str], spec: StudySpec, table: pd.D
             continue
     else:  # pragma: no cover - ten random collisions in one second
         raise RunError(f"Could not create a new study folder under {root}.")
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    atomic_write(path / "data.parquet", buffer.getvalue())
-    atomic_write(path / "study.json", resolved.to_json().encode())
-    folder = StudyFolder(path)
-    cost = study_cost(resolved)
-    folder.write_status(state="created", created=time.time(), fits_done=0, fits_total=cost["fits"])
+    try:
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False)
+        _write_checked(path, "data.parquet", buffer.getvalue())
+        _write_checked(path, "study.json", resolved.to_json().encode())
+        folder = StudyFolder(path)
+        cost = study_cost(resolved)
+        folder.write_status(state="created", created=time.time(), fits_done=0, fits_total=cost["fits"])
+    except BaseException:
+        shutil.rmtree(path, ignore_errors=True)  # no half-made study, and no stray copy of the table
+        raise
     return folder
 
 
 def list_studies(runs_root: str | os.PathLike[str]) -> list[StudyInfo]:
     """Every study under ``<runs_root>/studies``, newest first."""
     root = studies_dir(runs_root)
-    if not root.is_dir():
-        return []
+    if root.is_symlink() or not root.is_dir():
+        return []  # a link is never followed out of the runs folder
     found = [
         StudyFolder(p).info()
-        for p in sorted(root.iterdir())
-        if p.is_dir() and _STUDY_ID.match(p.name) and (p / "study.json").is_file()
+        for p in _real_folders(root)
+        if _STUDY_ID.match(p.name) and (p / "study.json").is_file()
     ]
     return sorted(found, key=lambda i: i.created, reverse=True)
 
@@ -728,7 +797,7 @@ def _prepare(study: StudyFolder, spec: StudySpec, job: Job, table: pd.DataFrame)
     folder = study.job_folder(job)
     ctx, targets, extra = _job_context(spec, job, table)
     if extra and not (folder.path / "context.json").is_file():
-        atomic_write(folder.path / "context.json", json_bytes(extra))
+        _write_checked(folder.path, "context.json", json_bytes(extra))
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = []
     for name, count in (("shadow_out", ctx.n_shadow // 2), ("ms_in", ctx.n_eval // 2)):
@@ -783,7 +852,19 @@ def execute_study(
     StudyFolder
         The same folder.
     """
-    workers = workers or default_workers()
+    workers = resolve_workers(workers)
+    with folder.claim():
+        return _execute_study(folder, workers, scheduler, progress, cancel)
+
+
+def _execute_study(
+    folder: StudyFolder,
+    workers: int,
+    scheduler: str | None,
+    progress: Callable[[Progress], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> StudyFolder:
+    """:func:`execute_study` on a study this process holds."""
     folder.clear_cancel()
     spec = folder.spec()
     try:
@@ -791,7 +872,7 @@ def execute_study(
         jobs = plan_jobs(spec)
         prepared = [_prepare(folder, spec, job, table) for job in jobs]
     except Exception as exc:
-        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        _failed(folder, exc)
         raise
     counter = _Counter(
         fits_total=sum(sum(s[3] for s in p.shared) + p.fits_per_target * len(p.targets) for p in prepared),
@@ -837,14 +918,13 @@ def execute_study(
         )
         return folder
     except Exception as exc:
-        folder.write_status(
-            state="failed",
-            error=f"{type(exc).__name__}: {exc}",
-            finished=time.time(),
-            seconds=earlier + time.time() - counter.started,
-        )
+        _failed(folder, exc, seconds=earlier + time.time() - counter.started)
         raise
-    write_outputs(folder)
+    try:
+        write_outputs(folder)
+    except Exception as exc:  # e.g. a full disk while the outputs are written
+        _failed(folder, exc, seconds=earlier + time.time() - counter.started)
+        raise
     folder.write_status(
         state="done", phase="done", finished=time.time(), seconds=earlier + time.time() - counter.started
     )
@@ -861,6 +941,14 @@ def execute_study(
             )
         )
     return folder
+
+
+def _failed(folder: StudyFolder, error: BaseException, **fields: Any) -> None:
+    """Record that the study failed; a status that cannot be written does not hide ``error``."""
+    with contextlib.suppress(Exception):
+        folder.write_status(
+            state="failed", error=f"{type(error).__name__}: {error}", finished=time.time(), **fields
+        )
 
 
 def _run_batch(
@@ -1160,13 +1248,11 @@ def write_outputs(folder: StudyFolder) -> StudyResult:
     from privgame.study_figures import study_chart
 
     result = study_results(folder)
-    atomic_write(
-        folder.path / "table.csv", csv_safe(result.table).to_csv(index=False, lineterminator="\n").encode()
-    )
-    atomic_write(
-        folder.path / "points.csv", csv_safe(result.points).to_csv(index=False, lineterminator="\n").encode()
-    )
+    table = csv_safe(result.table).to_csv(index=False, lineterminator="\n").encode()
+    _write_checked(folder.path, "table.csv", table)
+    points = csv_safe(result.points).to_csv(index=False, lineterminator="\n").encode()
+    _write_checked(folder.path, "points.csv", points)
     chart = study_chart(folder.spec(), result)
     html = chart.figure.to_html(include_plotlyjs=True, full_html=True)
-    atomic_write(folder.path / "figure.html", html.encode())
+    _write_checked(folder.path, "figure.html", html.encode())
     return result

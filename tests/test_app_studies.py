@@ -144,8 +144,24 @@ def test_a_study_starts_from_the_page_as_the_command_would(
     assert launched == [info.path]
     made = info.path  # the page's spec is the command's spec for the same options
     expected, _ = build_study_spec(
-        study_arguments(["size", "--generator", "marginals", "--sizes", "20", "40", "--targets", "2",
-                         "--n-shadow", "8", "--n-eval", "8", "--seed", "0"]),  # fmt: skip
+        study_arguments(
+            [
+                "size",
+                "--generator",
+                "marginals",
+                "--sizes",
+                "20",
+                "40",
+                "--targets",
+                "2",
+                "--n-shadow",
+                "8",
+                "--n-eval",
+                "8",
+                "--seed",
+                "0",
+            ]
+        ),
         dataset,
     )
     from privgame.studies import StudyFolder

@@ -24,7 +24,7 @@ def _spec() -> RunSpec:
 
 def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> None:
     table = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
-    folder = create_run(tmp_path / "runs", _spec(), table)
+    folder = create_run(tmp_path / "runs", _spec(), table, check=False)
     assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder.path / "spec.json").stat().st_mode) == 0o600
     assert folder.spec() == _spec()
@@ -35,7 +35,7 @@ def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> No
 
 
 def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
     folder.save_shared("shadow_out", 16, np.ones((2, 3, 4)))
     folder.save_shared("shadow_out", 0, np.zeros((16, 3, 4)))
     assert folder.shared_done("shadow_out", 0) and not folder.shared_done("ms_in", 0)
@@ -49,7 +49,7 @@ def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
 
 
 def test_cancel_flag_and_results_guard(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
     assert not folder.cancel_requested()
     folder.request_cancel()
     assert folder.cancel_requested()
@@ -74,7 +74,7 @@ def test_a_folder_without_spec_or_a_bad_run_id_is_refused(tmp_path: Path) -> Non
 
 
 def test_summaries_with_infinite_epsilon_are_written_as_strict_json(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
     records = pd.DataFrame({"record_id": [0], "risk_model_seeded": [0.5]})
     scores = pd.DataFrame({"record_id": [0], "score": [0.5]})
     folder.write_results(

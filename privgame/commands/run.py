@@ -16,7 +16,7 @@ from privgame.commands._progress import ProgressBar
 from privgame.data import Dataset, load_dataset
 from privgame.errors import ParameterError
 from privgame.estimate import Calibration, check_cost
-from privgame.execution import scheduler_address
+from privgame.execution import resolve_workers, scheduler_address
 from privgame.games.engine import execute, plan_summary
 from privgame.generators import available, check_contract
 from privgame.setups import (
@@ -274,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
         )
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
+    resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
     calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
     _check_cost(spec, inputs, args, calibration)  # before anything is written
     folder = create_run(args.out, spec, inputs.table)

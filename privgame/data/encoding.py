@@ -76,9 +76,11 @@ def _align_categories(cats: list[object], values: pd.Series) -> list[object]:
     """Categories in the dtype of ``values`` so that pandas matches them (e.g. 1 vs '1')."""
     if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
         try:
-            return [float(c) if not isinstance(c, bool) else c for c in cats]
-        except (TypeError, ValueError):
+            floats = [float(c) if not isinstance(c, bool) else c for c in cats]
+        except (TypeError, ValueError, OverflowError):
             return cats
+        # Integers beyond 2**53 (a uint64 id) can round to one float: keep them exact then.
+        return floats if len(set(floats)) == len(cats) else cats
     return cats
 
 

@@ -141,13 +141,15 @@ def _read_path(path: Path, name: str, max_bytes: int) -> bytes:
     Opened without blocking, so that a FIFO is refused at once instead of waiting for a writer.
     """
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode  # before fdopen, which refuses a folder naming only the descriptor
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        kind = "a folder" if stat.S_ISDIR(mode) else "a device, pipe or socket"
+        raise DataError(
+            f"{name} cannot be read.",
+            [f"{path} is not a regular file ({kind}); choose a CSV or Parquet file."],
+        )
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise DataError(
-                f"{name} cannot be read.",
-                [f"{name} is not a regular file (a device, pipe or socket); choose a CSV or Parquet file."],
-            )
         size = os.fstat(handle.fileno()).st_size
         if size > max_bytes:
             raise DataError(f"{name} cannot be read.", [_too_large(name, size, max_bytes)])
@@ -733,6 +735,7 @@ def _check_parquet(data: pa.Buffer, name: str, max_bytes: int, max_columns: int)
                 text, reader.read_row_group(group, columns=text).columns, strict=True
             ):
                 _check_utf8(column, column_name, name)
+                _check_cell_length(column, column_name, name)
                 total += _text_bytes(column)
                 if total > max_bytes:
                     raise DataError(
@@ -789,6 +792,26 @@ def _check_utf8(column: pa.ChunkedArray, column_name: str, name: str) -> None:
                     "the file is damaged or was written wrongly: export it again as Parquet or CSV."
                 ],
             ) from error
+
+
+def _check_cell_length(column: pa.ChunkedArray, column_name: str, name: str) -> None:
+    """Refuse a text value longer than a CSV cell may be (:func:`csv.field_size_limit` characters)."""
+    limit = csv.field_size_limit()
+    for chunk in column.chunks:
+        values = chunk.dictionary if isinstance(chunk, pa.DictionaryArray) else chunk
+        kind = values.type
+        measure = (
+            pc.utf8_length if pa.types.is_string(kind) or pa.types.is_large_string(kind) else pc.binary_length
+        )
+        longest = pc.max(measure(values)).as_py() if len(values) else None
+        if longest is not None and longest > limit:
+            raise DataError(
+                f"{name} cannot be read as a table.",
+                [
+                    f"column {column_name!r} of {name} holds a value of {longest:,} characters, over "
+                    f"the limit of {limit:,} one cell may hold; shorten it or remove that column."
+                ],
+            )
 
 
 def _text_bytes(column: pa.ChunkedArray) -> int:

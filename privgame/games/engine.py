@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ from privgame.execution import (
     batch_size,
     default_workers,
     describe_executor,
+    resolve_workers,
     run_calls,
     until_cancelled,
 )
@@ -164,7 +165,7 @@ def execute(
     ----------
     folder : RunFolder
     workers : int, optional
-        Local worker processes; every core by default.
+        Local worker processes; every core by default (``-1``: every core, ``-2``: all but one).
     scheduler : str, optional
         A Dask scheduler address; when given, units run on that cluster.
     progress : callable, optional
@@ -176,9 +177,27 @@ def execute(
     -------
     RunFolder
         The same folder, now holding the results (or the checkpoints so far, if cancelled).
+
+    Raises
+    ------
+    RunError
+        When another process is running the run (see :meth:`privgame.store.StatusFolder.claim`),
+        or the run's files are damaged.
     """
-    workers = workers or default_workers()
-    _claim(folder)
+    workers = resolve_workers(workers)
+    with _claim(folder):
+        return _execute(folder, workers=workers, scheduler=scheduler, progress=progress, cancel=cancel)
+
+
+def _execute(
+    folder: RunFolder,
+    *,
+    workers: int,
+    scheduler: str | None,
+    progress: Callable[[Progress], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> RunFolder:
+    """:func:`execute` on a folder this process has claimed."""
     spec = folder.spec()
     folder.clear_cancel()
     started = time.time()
@@ -186,7 +205,7 @@ def execute(
         ctx, groups = build_audit(spec, folder.load_table())
         targets = _union(groups)
     except Exception as exc:
-        folder.write_status(state="failed", error=str(exc))
+        _failed(folder, exc, with_type=False)
         raise
     folder.write_status(
         state="running",
@@ -203,7 +222,7 @@ def execute(
     try:
         sizes = _unit_plan(folder, ctx, len(targets))
     except Exception as exc:
-        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        _failed(folder, exc)
         raise
 
     shared_units: list[tuple[str, int, int, int]] = []  # (role name, start, stop, fits)
@@ -292,13 +311,17 @@ def execute(
         folder.write_status(state="cancelled", finished=time.time())
         return folder
     except Exception as exc:
-        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        _failed(folder, exc)
         raise
 
-    report("results")
-    records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
-    folder.write_results(records, scores, summary)
-    timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
+    try:
+        report("results")
+        records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
+        folder.write_results(records, scores, summary)
+        timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
+    except Exception as exc:  # e.g. a full disk while the results are written
+        _failed(folder, exc)
+        raise
     folder.write_status(
         state="done",
         phase="done",
@@ -392,7 +415,10 @@ def extend(
     completed = True
     try:
         if todo:
-            completed = _extend_runs(folder, spec, n_eval, todo, workers, scheduler, progress, cancel)
+            with _claim(folder):
+                completed = _extend_runs(
+                    folder, spec, n_eval, todo, resolve_workers(workers), scheduler, progress, cancel
+                )
     finally:
         # The dashboard's request (privgame.background.launch_extend) ends with this call.
         if folder.status().get("extending"):
@@ -425,7 +451,6 @@ def _extend_runs(
     from dataclasses import replace
 
     workers = workers or default_workers()
-    _claim(folder)
     folder.clear_cancel()
     started = time.time()
     wider = replace(spec, attack=replace(spec.attack, n_eval=n_eval))
@@ -437,7 +462,7 @@ def _extend_runs(
     targets = np.asarray(folder.records()["record_id"], dtype=np.int64)
     half = n_eval // 2
     made = len(folder.load_shared("ms_in"))
-    chunk = int((folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
+    chunk = int((folder.unit_plan() or folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
     previous = {r: folder.load_target(r) for r in todo}
@@ -500,15 +525,19 @@ def _extend_runs(
         folder.write_status(state="done", phase="done", extension_cancelled=time.time())
         return False
     except Exception as exc:
-        folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
+        _failed(folder, exc)
         raise
-    report("results")
-    runs = {int(r): len(folder.load_target(int(r))["ms_scores"]) for r in targets}
-    final = wider if all(n == n_eval for n in runs.values()) else spec
-    if final is wider:
-        folder.write_spec(wider)
-    records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
-    folder.write_results(records, scores, summary)
+    try:
+        report("results")
+        runs = {int(r): len(folder.load_target(int(r))["ms_scores"]) for r in targets}
+        final = wider if all(n == n_eval for n in runs.values()) else spec
+        if final is wider:
+            folder.write_spec(wider)
+        records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
+        folder.write_results(records, scores, summary)
+    except Exception as exc:  # e.g. a full disk while the results are written
+        _failed(folder, exc)
+        raise
     folder.write_status(state="done", phase="done", finished=time.time())
     return True
 
@@ -525,21 +554,61 @@ def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int
 
     Sized from the cost of one generator fit and sample on D, timed here, so that a task takes
     about :data:`~privgame.execution.MIN_UNIT_SECONDS` (see :func:`~privgame.execution.batch_size`).
-    The plan is recorded in ``status.json`` (``unit_plan``) the first time, and reused on resume
-    since the shared checkpoints are named by chunk.
+    The plan is written once, before the first checkpoint, to the checksummed ``plan.json``, and
+    read from there on resume: the shared checkpoints are named by chunk, so a resumed run must use
+    the plan they were made with. A run started before ``plan.json`` existed has its plan in
+    ``status.json`` (``unit_plan``), which is moved to ``plan.json``. Shared checkpoints without
+    either cannot be matched to a plan, and checkpoints that do not start where the plan's chunks
+    start were made with another plan: both are refused (a :class:`RunError` naming the fix),
+    never mixed.
 
     Returns
     -------
     dict
         ``shadow_out`` and ``ms_in`` (datasets per shared chunk) and ``targets`` (targets per task).
+
+    Raises
+    ------
+    RunError
+        When ``plan.json`` is damaged, or the checkpoints do not fit the plan.
     """
-    recorded = folder.status().get("unit_plan")
-    if isinstance(recorded, dict) and all(
-        isinstance(recorded.get(k), int) and recorded[k] >= 1 for k in ("shadow_out", "ms_in", "targets")
-    ):
-        return {k: int(recorded[k]) for k in ("shadow_out", "ms_in", "targets")}
-    if any((folder.path / "shared").glob("*.npz")):
-        return {"shadow_out": CHUNK, "ms_in": CHUNK, "targets": 1}
+    keys = ("shadow_out", "ms_in", "targets")
+    half = {"shadow_out": ctx.n_shadow // 2, "ms_in": ctx.n_eval // 2}
+    plan = folder.unit_plan()
+    if plan is None:
+        recorded = folder.status().get("unit_plan")
+        if isinstance(recorded, dict) and all(
+            isinstance(recorded.get(k), int) and recorded[k] >= 1 for k in keys
+        ):
+            plan = {k: int(recorded[k]) for k in keys}  # a run started before plan.json existed
+        elif any((folder.path / "shared").glob("*.npz")):
+            raise RunError(
+                f"Run {folder.run_id} has checkpoints of shared datasets but no unit plan (plan.json), "
+                "so they cannot be matched to their units; delete "
+                f"{folder.path / 'shared'} and resume the run, which makes them again (the targets' "
+                f"checkpoints are kept): python -m privgame resume {folder.path}"
+            )
+        else:
+            plan = _new_unit_plan(folder, ctx, n_targets)
+        plan = {**plan, **{f"{k}_count": v for k, v in half.items()}}
+        folder.write_unit_plan(plan)
+    for role, count in half.items():
+        # Chunks past the count the plan was made for were added by `extend`, which sizes its own.
+        made_for = min(count, int(plan.get(f"{role}_count") or count))
+        expected = set(range(0, made_for, int(plan[role])))
+        strays = [s for s in folder.shared_starts(role) if s < made_for and s not in expected]
+        if strays:
+            raise RunError(
+                f"The checkpoints of the shared datasets {role!r} of run {folder.run_id} do not fit its "
+                f"unit plan (plan.json: {plan[role]} datasets per chunk; a chunk starts at dataset "
+                f"{strays[0]}): they were made with another plan. Delete {folder.path / 'shared'} and "
+                f"resume the run, which makes them again: python -m privgame resume {folder.path}"
+            )
+    return {k: int(plan[k]) for k in keys}
+
+
+def _new_unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int]:
+    """A unit plan sized from a timed fit and sample on D (recorded in ``status.json`` too)."""
     fit_seconds, sample_seconds = _probe_generator(ctx)
     one_fit = fit_seconds + sample_seconds
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
@@ -581,38 +650,25 @@ def _probe_generator(ctx: Context) -> tuple[float, float]:
     return best_fit, best_sample
 
 
-def _claim(folder: RunFolder) -> None:
-    """Refuse a second live engine on one folder; clear temporary files a killed one left."""
-    status = folder.status()
-    pid = status.get("pid")
-    if (
-        status.get("state") == "running"
-        and isinstance(pid, int)
-        and pid != os.getpid()
-        and process_alive(pid)
-    ):
-        raise RunError(
-            f"Run {folder.run_id} is already being run by process {pid}; wait for it, or cancel it "
-            "before resuming it here."
-        )
-    for leftover in folder.path.rglob(".*.tmp"):
-        with contextlib.suppress(OSError):
-            leftover.unlink()
+@contextlib.contextmanager
+def _claim(folder: RunFolder) -> Iterator[None]:
+    """Hold ``folder`` for this process (one engine per folder); clear temporary files a killed
+    engine left. The claim is a lock the kernel drops with its holder (see
+    :meth:`privgame.store.StatusFolder.claim`), so a dead engine, or a PID reused after a reboot,
+    never blocks a resume."""
+    with folder.claim():
+        for leftover in folder.path.rglob(".*.tmp"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        yield
 
 
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` is a live process (a zombie, killed but not yet reaped, is not)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return True
+def _failed(folder: RunFolder, error: BaseException, *, with_type: bool = True) -> None:
+    """Record that the run failed with ``error``; a status that cannot be written (a full disk)
+    does not hide ``error``, which the caller raises."""
+    message = f"{type(error).__name__}: {error}" if with_type else str(error)
+    with contextlib.suppress(Exception):
+        folder.write_status(state="failed", error=message, finished=time.time())
 
 
 RISK_COLUMNS = (

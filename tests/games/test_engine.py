@@ -182,7 +182,10 @@ def test_run_folder_reports_failure_for_an_impossible_plan(small_adult: Path, tm
     ctx, _ = build_context(spec, table)
     outside_d = int(ctx.aux[0])
     spec, table = _spec(small_adult, targets=TargetSelection("ids", None, (outside_d,)))
-    folder = create_run(tmp_path, spec, table)
+    with pytest.raises(ValueError, match="not in the target dataset D"):
+        create_run(tmp_path / "runs", spec, table)  # checked before anything is written
+    assert not (tmp_path / "runs").exists()
+    folder = create_run(tmp_path, spec, table, check=False)
     with pytest.raises(ValueError, match="not in the target dataset D"):
         execute(folder, workers=1)
     assert RunFolder(folder.path).status()["state"] == "failed"
@@ -191,12 +194,22 @@ def test_run_folder_reports_failure_for_an_impossible_plan(small_adult: Path, tm
 def test_a_second_live_engine_on_one_folder_is_refused(small_adult: Path, tmp_path: Path) -> None:
     spec, table = _spec(small_adult)
     folder = create_run(tmp_path, spec, table)
-    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    # Another engine: a process holding the folder's lock (the claim is the lock, not a PID).
+    holder = (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, str(os.getpid()).encode()); print('held', flush=True); "
+        "time.sleep(60)"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", holder, str(folder.path / "engine.lock")], stdout=subprocess.PIPE, text=True
+    )
     try:
+        assert other.stdout is not None and other.stdout.readline().strip() == "held"
         folder.write_status(state="running", pid=other.pid)
         (folder.path / ".records.csv.1234.tmp").write_bytes(b"half")
-        with pytest.raises(RunError, match=f"already being run by process {other.pid}"):
+        with pytest.raises(RunError, match=rf"already being run by another process \(pid {other.pid}\)"):
             execute(folder, workers=1)
+        assert folder.is_running()
     finally:
         other.kill()
         other.wait()

@@ -22,7 +22,7 @@ from _hardening import REPO, cli_command, small_spec
 from privgame.errors import RunError
 from privgame.games.engine import execute, start_run
 from privgame.spec import TargetSelection
-from privgame.store import CHECKSUMS, RunFolder, atomic_write, create_run
+from privgame.store import CHECKSUMS, LOCK, RunFolder, atomic_write, create_run
 
 _TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")
@@ -127,7 +127,7 @@ def test_every_file_of_a_run_has_its_checksum_in_sha256sum_format(run: RunFolder
     files = {
         p.relative_to(run.path).as_posix()
         for p in run.path.rglob("*")
-        if p.is_file() and p.name not in ("status.json", CHECKSUMS)
+        if p.is_file() and p.name not in ("status.json", CHECKSUMS, LOCK)
     }
     assert files == set(recorded)
     for relative, digest in recorded.items():
@@ -222,12 +222,16 @@ def test_damaged_inputs_cannot_be_resumed_and_say_so(run: RunFolder) -> None:
     assert run.info().generator == "?"
 
 
-def test_a_run_written_before_checksums_is_read_unchecked(run: RunFolder, finished: RunFolder) -> None:
+def test_a_run_without_its_checksum_log_is_not_trusted(run: RunFolder) -> None:
+    """Deleting checksums.sha256 does not make a folder's files unchecked: none can be trusted."""
     (run.path / CHECKSUMS).unlink()
     fresh = RunFolder(run.path)
-    pd.testing.assert_frame_equal(fresh.records(), finished.records())
-    assert fresh.finished_targets() == finished.finished_targets()
-    assert all(fresh.target_done(t) for t in fresh.finished_targets())
+    with pytest.raises(RunError, match=r"records.parquet of run .* has no checksum"):
+        fresh.records()
+    with pytest.raises(RunError, match=r"spec.json of run .* has no checksum.*start a new run"):
+        fresh.spec()
+    assert fresh.finished_targets() == []
+    assert not any(fresh.target_done(t) for t in run.finished_targets())
 
 
 def test_the_records_csv_neutralises_spreadsheet_formulas(run: RunFolder) -> None:

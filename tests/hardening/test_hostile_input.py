@@ -331,13 +331,15 @@ def test_a_parquet_index_is_kept_as_a_column() -> None:
 
 
 def _stores(content: bytes, name: str, tmp_path: Path) -> None:
-    """The file goes all the way: loaded, typed, prepared, and written into a run folder."""
+    """The file goes all the way: loaded, typed, prepared, checked by a fit on D and written into a
+    run folder."""
     dataset = load_dataset(content, filename=name)
+    third = len(dataset.table) // 3
     spec = RunSpec(
         data_name=name,
         data_fingerprint=dataset.fingerprint,
         schema=dataset.schema.to_dict(),
-        sizes={"aux": 150, "eval": 150, "target": 50},
+        sizes={"aux": third, "eval": third, "target": third // 2},
         generator="marginals",
     ).validate()
     folder = create_run(tmp_path / "runs", spec, dataset.table)
