@@ -150,7 +150,7 @@ def estimate_seconds(
     _, targets = build_context(spec, table)
     cal = calibration if calibration is not None else calibrate(spec, table)
     n_targets = len(targets)
-    plan = plan_summary(spec, n_targets)
+    plan = plan_summary(spec, n_targets, table=table)
     n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
     per_target = (n_shadow + 2 * n_eval) * cal.features + cal.classifier
     work = plan["total_fits"] * cal.fit_sample + n_targets * per_target
