@@ -41,7 +41,7 @@ from privgame.execution import (
 )
 from privgame.games import pool
 from privgame.games.plan import count_fits, run_split
-from privgame.games.work import Context, evaluate_target, extend_target, shared_chunk
+from privgame.games.work import Context, evaluate_target, extend_target, fit_ms_in_model, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
@@ -250,11 +250,20 @@ def execute(
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     pool_plan: pool.PoolPlan | None = None
+    catalogue: dict[str, pool.CatalogueEntry] = {}
+    pool_units: list[tuple[str, np.ndarray, int]] = []  # (checkpoint name, pairs, fits)
+    waiting = [int(r) for r in targets if not folder.target_done(int(r))]
     try:
         sizes = _unit_plan(folder, ctx, len(targets))
+        ms_starts = list(range(0, half_eval, sizes["ms_in"]))
+        model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, ms_starts, folder)
         if spec.attack.traditional == "pooled":
             pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             folder.write_status(pool=pool.describe_pool(pool_plan))
+            catalogue = pool.pool_catalogue(folder)
+            missing = pool.missing_pairs(pool_plan.pairs(waiting), catalogue)
+            for block in _pool_blocks(folder, ctx, missing):
+                pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
     except Exception as exc:
         folder.write_status(state="failed", error=f"{type(exc).__name__}: {exc}", finished=time.time())
         raise
@@ -263,7 +272,7 @@ def execute(
     for name, count in (("shadow_out", half_shadow), ("ms_in", half_eval)):
         for start in range(0, count, sizes[name]):
             stop = min(start + sizes[name], count)
-            fits = 1 if (name == "ms_in" and deterministic) else stop - start
+            fits = chunk_fits(start, stop) if name == "ms_in" else stop - start
             shared_units.append((name, start, stop, fits))
 
     def fits_of(record_id: int) -> int:
@@ -272,23 +281,17 @@ def execute(
             return half_shadow + 3 * half_eval
         return half_shadow + half_eval + pool_plan.extra_fits(record_id)
 
-    waiting = [int(r) for r in targets if not folder.target_done(int(r))]
-    catalogue: dict[str, pool.CatalogueEntry] = {}
-    pool_units: list[tuple[str, np.ndarray, int]] = []  # (checkpoint name, pairs, fits)
-    if pool_plan is not None:
-        catalogue = pool.pool_catalogue(folder)
-        missing = pool.missing_pairs(pool_plan.pairs(waiting), catalogue)
-        for block in _pool_blocks(folder, ctx, missing):
-            pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
     total_units = len(shared_units) + len(catalogue) + len(pool_units) + len(targets)
     fits_total = (
-        sum(u[3] for u in shared_units)
+        model_fits
+        + sum(u[3] for u in shared_units)
         + sum(e.fits for e in catalogue.values())
         + sum(u[2] for u in pool_units)
         + sum(fits_of(int(r)) for r in targets)
     )
+    # The model on D was fitted above (or every chunk sampling it is checkpointed).
     done_units = len(catalogue)
-    fits_done = sum(e.fits for e in catalogue.values())
+    fits_done = model_fits + sum(e.fits for e in catalogue.values())
     fits_done_now = 0
 
     def report(phase: str) -> None:
@@ -319,7 +322,8 @@ def execute(
                 done_units += 1
                 fits_done += fits
             else:
-                todo.append(((name, start, fits), shared_chunk, (ctx, _SHARED_ROLES[name], start, stop)))
+                args = (ctx, _SHARED_ROLES[name], start, stop) + ((model,) if name == "ms_in" else ())
+                todo.append(((name, start, fits), shared_chunk, args))
         # Pool units need only the context too: they run alongside the shared units.
         todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
@@ -348,7 +352,7 @@ def execute(
                 done_units += 1
                 fits_done += fits_of(int(record_id))
         per_unit = sizes["targets"]
-        requests = {r: (0, half_eval) for r in waiting}
+        requests = dict.fromkeys(waiting, (0, half_eval))
         target_waves = [waiting] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
         report("targets")
         for group in target_waves:
@@ -541,12 +545,14 @@ def _extend_runs(
         )
         for block in _pool_blocks(folder, ctx, pool.missing_pairs(needed, catalogue)):
             pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
+    model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, [a for a, _ in shared], folder)
     fits_total = (
-        sum(1 if deterministic else b - a for a, b in shared)
+        model_fits
+        + sum(chunk_fits(a, b) for a, b in shared)
         + sum(u[2] for u in pool_units)
         + sum(fits_of(r) for r in todo)
     )
-    fits_done = 0
+    fits_done = model_fits
     total_units = len(shared) + len(pool_units) + len(todo)
     done_units = 0
 
@@ -573,7 +579,7 @@ def _extend_runs(
     )
     try:
         calls: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = [
-            (("ms_in", a, 1 if deterministic else b - a), shared_chunk, (ctx, Role.MS_IN, a, b))
+            (("ms_in", a, chunk_fits(a, b)), shared_chunk, (ctx, Role.MS_IN, a, b, model))
             for a, b in shared
             if not folder.shared_done("ms_in", a)
         ]
@@ -634,8 +640,38 @@ def _evaluate_targets(
     """One task: :func:`~privgame.games.work.evaluate_target` for each of a few targets."""
     runs = traditional or (None,) * len(record_ids)
     return [
-        (rid, evaluate_target(ctx, rid, shadow_out, ms_in, t)) for rid, t in zip(record_ids, runs, strict=True)
+        (rid, evaluate_target(ctx, rid, shadow_out, ms_in, t))
+        for rid, t in zip(record_ids, runs, strict=True)
     ]
+
+
+def _ms_in_model(
+    ctx: Context, deterministic: bool, starts: list[int], folder: RunFolder
+) -> tuple[Any, int, Callable[[int, int], int]]:
+    """The model on D that the model-seeded 'in' chunks at ``starts`` sample, and their fits.
+
+    A deterministic fit on D is made once, here, when a chunk is still to be made: the single fit
+    the plan counts (:func:`~privgame.games.plan.count_fits`); it is counted, without fitting,
+    when every chunk is checkpointed. A model that cannot be sent to workers falls back to one
+    fit per chunk, and a generator whose fit is not deterministic fits one model per dataset.
+
+    Returns
+    -------
+    model : SyntheticGenerator or None
+        Handed to every chunk (None: each chunk fits its own).
+    model_fits : int
+        Fits counted for ``model`` (0 or 1).
+    chunk_fits : callable
+        ``(start, stop) -> fits`` of one chunk.
+    """
+    if not deterministic or not starts:
+        return None, 0, lambda start, stop: stop - start
+    if all(folder.shared_done("ms_in", start) for start in starts):
+        return None, 1, lambda start, stop: 0
+    model = fit_ms_in_model(ctx)
+    if model is None:
+        return None, 0, lambda start, stop: 1
+    return model, 1, lambda start, stop: 0
 
 
 def _pool_blocks(folder: RunFolder, ctx: Context, pairs: np.ndarray) -> list[np.ndarray]:

@@ -146,7 +146,9 @@ class FitCount:
     @property
     def total_fits(self) -> int:
         """Every generator fit of the run."""
-        return self.shared_fits + (self.pool_fits or 0) + self.extra_fits + self.fits_per_target * self.n_targets
+        return (
+            self.shared_fits + (self.pool_fits or 0) + self.extra_fits + self.fits_per_target * self.n_targets
+        )
 
     def describe(self) -> str:
         """One sentence for the CLI and the dashboard."""

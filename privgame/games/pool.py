@@ -82,9 +82,9 @@ from privgame.store import RunFolder
 
 __all__ = [
     "POOL_LIMIT",
+    "CatalogueEntry",
     "PoolPlan",
     "TraditionalRuns",
-    "CatalogueEntry",
     "blocks",
     "catalogue_entry",
     "describe_pool",
@@ -212,7 +212,7 @@ def _sorted_pairs(pairs: np.ndarray) -> np.ndarray:
 
 
 def plan_pool(
-    ctx: Context, record_ids: Sequence[int] | np.ndarray, n_eval: int, *, limit: int = POOL_LIMIT
+    ctx: Context, record_ids: Sequence[int] | np.ndarray, n_eval: int, *, limit: int | None = None
 ) -> PoolPlan:
     """Scan the pool: each target's first N_eval/2 'in' and 'out' datasets.
 
@@ -227,9 +227,9 @@ def plan_pool(
         The targets (records of D).
     n_eval : int
         Evaluation runs per game (half 'in', half 'out').
-    limit : int
-        Pool datasets scanned at most; a target short of datasets after them gets per-target
-        draws for the rest.
+    limit : int, optional
+        Pool datasets scanned at most (:data:`POOL_LIMIT` by default); a target short of
+        datasets after them gets per-target draws for the rest.
 
     Returns
     -------
@@ -240,6 +240,7 @@ def plan_pool(
     ParameterError
         When a target is not a record of D_eval.
     """
+    limit = POOL_LIMIT if limit is None else int(limit)
     targets = np.unique(np.asarray(record_ids, dtype=np.int64))
     half = int(n_eval) // 2
     eval_pool = np.asarray(ctx.eval_pool, dtype=np.int64)
@@ -268,7 +269,7 @@ def plan_pool(
     return PoolPlan(targets=targets, in_ids=in_ids, out_ids=out_ids, scanned=index)
 
 
-def expected_pool_fits(n: int, eval_size: int, n_eval: int, n_targets: int, *, limit: int = POOL_LIMIT) -> int:
+def expected_pool_fits(n: int, eval_size: int, n_eval: int, n_targets: int) -> int:
     """About how many pool datasets a plan trains, before the targets are known.
 
     Treats the targets' memberships as independent: pool dataset i serves a target with
@@ -283,13 +284,13 @@ def expected_pool_fits(n: int, eval_size: int, n_eval: int, n_targets: int, *, l
     if n_targets <= 0 or half <= 0 or eval_size <= 0:
         return 0
     p = min(1.0, n / eval_size)
-    index = np.arange(limit)
-    q = np.zeros(limit)
+    index = np.arange(POOL_LIMIT)
+    q = np.zeros(POOL_LIMIT)
     if p > 0:
         q += p * binom.cdf(half - 1, index, p)
     if p < 1:
         q += (1 - p) * binom.cdf(half - 1, index, 1 - p)
-    return int(round(float(np.sum(1.0 - (1.0 - np.clip(q, 0.0, 1.0)) ** n_targets))))
+    return round(float(np.sum(1.0 - (1.0 - np.clip(q, 0.0, 1.0)) ** n_targets)))
 
 
 # -- features, packed exactly ------------------------------------------------------------------

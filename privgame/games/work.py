@@ -39,6 +39,7 @@ __all__ = [
     "Context",
     "evaluate_target",
     "extend_target",
+    "fit_ms_in_model",
     "play_games",
     "shared_chunk",
     "synthesise",
@@ -119,13 +120,18 @@ def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.n
     return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
 
 
-def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
+def shared_chunk(
+    ctx: Context, role: Role, start: int, stop: int, model: SyntheticGenerator | None = None
+) -> np.ndarray:
     """Make shared synthetic datasets ``start .. stop - 1`` of ``role``.
 
     Parameters
     ----------
     role : Role
         ``Role.SHADOW_OUT`` or ``Role.MS_IN``.
+    model : SyntheticGenerator, optional
+        ``Role.MS_IN`` with a generator whose fit is deterministic: the model already fitted on D
+        (see :func:`fit_ms_in_model`), sampled here without fitting again.
 
     Returns
     -------
@@ -139,10 +145,11 @@ def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
             out[k] = synthesise(ctx, rows, rng)
     elif role == Role.MS_IN:
         rows = plan.ms_in_rows(ctx.target)
-        generator = ctx.new_generator()
-        if getattr(generator, "deterministic_fit", False):
+        generator = model if model is not None else ctx.new_generator()
+        if model is not None or getattr(generator, "deterministic_fit", False):
             # The fit does not depend on the seed: fit once, sample with each run's stream.
-            generator.fit(ctx.X[rows], ctx.schema, rng=stream(ctx.seed, SHARED, role, start))
+            if model is None:
+                generator.fit(ctx.X[rows], ctx.schema, rng=stream(ctx.seed, SHARED, role, start))
             for k, i in enumerate(range(start, stop)):
                 out[k] = generator.sample(ctx.n, rng=stream(ctx.seed, SHARED, role, i))
         else:
@@ -151,6 +158,24 @@ def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
     else:
         raise ValueError(f"{role!r} is not a shared role")
     return out
+
+
+def fit_ms_in_model(ctx: Context) -> SyntheticGenerator | None:
+    """The model-seeded game's model on D, fitted once, for a generator whose fit is deterministic.
+
+    Handing it to every model-seeded 'in' chunk makes the run's single fit on D the one its
+    plan counts. None when the generator's fit is not deterministic, or the fitted model cannot
+    be sent to a worker (it does not pickle); each chunk then fits its own.
+    """
+    generator = ctx.new_generator()
+    if not getattr(generator, "deterministic_fit", False):
+        return None
+    generator.fit(ctx.X[plan.ms_in_rows(ctx.target)], ctx.schema, rng=stream(ctx.seed, SHARED, Role.MS_IN, 0))
+    try:
+        pickle.dumps(generator, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a plug-in's model may hold what cannot travel; the chunks then fit it
+        return None
+    return generator
 
 
 class _Clock:
@@ -302,7 +327,14 @@ def _traditional_runs(
     key = int(record_id) + 1
     x = ctx.X[record_id]
     return [
-        _features(ctx, queries, x, draw(rng := stream(ctx.seed, key, role, i), ctx.eval_pool, record_id, ctx.n), rng, clock)
+        _features(
+            ctx,
+            queries,
+            x,
+            draw(rng := stream(ctx.seed, key, role, i), ctx.eval_pool, record_id, ctx.n),
+            rng,
+            clock,
+        )
         for i in indices
     ]
 
