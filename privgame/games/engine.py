@@ -20,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -127,7 +128,28 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         shadow_replace=setup.shadow_replace,
     )
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
+    _remember_pool_inputs(spec, ctx, _union(groups))
     return ctx, groups
+
+
+_POOL_INPUTS: OrderedDict[str, tuple[Context, np.ndarray]] = OrderedDict()
+_POOL_INPUTS_KEPT = 4
+
+
+def _remember_pool_inputs(spec: RunSpec, ctx: Context, targets: np.ndarray) -> None:
+    """Keep what :func:`plan_summary` needs to count a pooled plan exactly, for a spec whose
+    context was just built (the dashboard builds it, then asks for the plan without the table).
+
+    The spec names its table by fingerprint, so the same spec means the same pool and targets;
+    only the pool's inputs are kept (no table).
+    """
+    if spec.attack.traditional != "pooled":
+        return
+    key = spec.to_json()
+    _POOL_INPUTS[key] = (replace(ctx, X=ctx.X[:0]), np.asarray(targets, dtype=np.int64))
+    _POOL_INPUTS.move_to_end(key)
+    while len(_POOL_INPUTS) > _POOL_INPUTS_KEPT:
+        _POOL_INPUTS.popitem(last=False)
 
 
 def _union(groups: dict[str, np.ndarray]) -> np.ndarray:
@@ -150,8 +172,10 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         Records audited.
     table : DataFrame, optional
         The run's prepared table. In the pooled traditional game the number of pool datasets
-        trained depends on which records are audited; with the table it is counted exactly (it
-        is then the number of fits the run makes), without it estimated (``exact`` is False).
+        trained depends on which records are audited; it is counted exactly (it is then the
+        number of fits the run makes) with the table, or when this process built the spec's
+        context (:func:`build_context`) a moment ago, and estimated otherwise (``exact`` is
+        False).
 
     Returns
     -------
@@ -167,8 +191,9 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
     extra_fits = 0
     exact = True
     if spec.attack.traditional == "pooled":
-        if table is not None:
-            ctx, targets = build_context(spec, table)
+        known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
+        if table is not None or known is not None:
+            ctx, targets = known if known is not None else build_context(spec, table)
             pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             n_targets = len(targets)
             pool_fits = pool_plan.fits()
@@ -507,7 +532,6 @@ def _extend_runs(
     cancel: Callable[[], bool] | None,
 ) -> None:
     """Make the missing shared 'in' datasets, add runs to ``todo``, and write the results again."""
-    from dataclasses import replace
 
     workers = workers or default_workers()
     _claim(folder)
