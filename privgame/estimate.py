@@ -1,7 +1,8 @@
 """How long a run will take on this machine, measured before it starts.
 
 The estimate times a short calibration of the chosen generator on the run's own data, then
-scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`):
+scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`,
+which counts the pooled traditional game's fits exactly from the audited records):
 
 ``seconds = (total_fits * fit_sample + targets * (datasets_per_target * features + classifier))
 / parallel + startup``
