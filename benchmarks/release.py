@@ -91,7 +91,7 @@ def main() -> None:
     create(args.generator).fit_sample(rows, inputs.schema, len(rows), rng=rng)
     fit_seconds = time.perf_counter() - t0
     n_targets = len({int(t) for ids in groups.values() for t in ids})
-    plan = plan_summary(spec, n_targets)
+    plan = plan_summary(spec, n_targets, table=inputs.table)
 
     with tempfile.TemporaryDirectory() as root, PeakMemory() as memory:
         start = time.perf_counter()

@@ -119,7 +119,7 @@ def main() -> None:
     args = parser.parse_args()
     dataset = load_dataset(BUNDLED_ADULT)
     spec = adult_spec(dataset, generator=args.generator, n=args.n, targets=args.targets)
-    fits = plan_summary(spec, args.targets)["total_fits"]
+    fits = plan_summary(spec, args.targets, table=dataset.table)["total_fits"]
 
     from distributed import Client, LocalCluster
 

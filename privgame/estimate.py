@@ -1,7 +1,8 @@
 """How long a run will take on this machine, measured before it starts.
 
 The estimate times a short calibration of the chosen generator on the run's own data, then
-scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`):
+scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`,
+which counts the pooled traditional game's fits exactly from the audited records):
 
 ``seconds = (total_fits * fit_sample + targets * (datasets_per_target * features + classifier))
 / parallel + startup``
@@ -150,7 +151,7 @@ def estimate_seconds(
     _, targets = build_context(spec, table)
     cal = calibration if calibration is not None else calibrate(spec, table)
     n_targets = len(targets)
-    plan = plan_summary(spec, n_targets)
+    plan = plan_summary(spec, n_targets, table=table)
     n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
     per_target = (n_shadow + 2 * n_eval) * cal.features + cal.classifier
     work = plan["total_fits"] * cal.fit_sample + n_targets * per_target

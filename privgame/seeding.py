@@ -1,7 +1,9 @@
 """The one seeding scheme of privgame.
 
 Every random choice comes from ``SeedSequence(root, spawn_key=path)`` where ``path`` is a tuple
-of small non-negative integers such as ``(target_index, role, run_index)``. Any worker can rebuild
+of small non-negative integers such as ``(target_index, role, run_index)``; shared streams use
+key 0, e.g. ``(0, Role.POOL, i)`` draws pool dataset ``i`` of the pooled traditional game
+(:mod:`privgame.games.pool`). Any worker can rebuild
 the same stream from plain integers, so results never depend on worker count or scheduling order.
 No global random state is ever used.
 """
@@ -31,6 +33,7 @@ class Role(IntEnum):
     GENERATOR = 10
     STUDY = 11
     RELEASE = 12
+    POOL = 13
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

@@ -20,6 +20,7 @@ __all__ = [
     "MAX_N_SHADOW",
     "SETUP_KINDS",
     "TARGET_MODES",
+    "TRADITIONAL_MODES",
     "AttackSettings",
     "RunSpec",
     "Setup",
@@ -34,6 +35,7 @@ MAX_N_SHADOW = 100_000
 """The most shadow datasets per target (a hard limit; the paper uses 1,000)."""
 MAX_N_EVAL = 100_000
 """The most evaluation runs per game (a hard limit; the paper's convergence study goes to 2,000)."""
+TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
 
 
 @dataclass(frozen=True)
@@ -157,12 +159,20 @@ class AttackSettings:
     its model-seeded risks are biased low (Synthpop on Adult: by 0.046 ± 0.012 on average against
     1,000; see ``benchmarks/shadow_strength.py`` and REPRODUCTION.md), which would turn records
     at risk into "not at risk".
+
+    ``traditional`` says how the traditional game's evaluation datasets are made. ``"pooled"``
+    (the default) serves every target from one seeded sequence of |D|-row datasets drawn from
+    D_eval, so a generator is trained once per pool dataset instead of once per target and run;
+    each target's game is exactly the same (see :mod:`privgame.games.pool`). ``"per-target"``
+    draws and trains every target's datasets separately. Specs written before the option existed
+    read as ``"per-target"``, so their runs resume unchanged.
     """
 
     n_shadow: int = 1000
     n_eval: int = 200
     classifier: Literal["random_forest", "logistic"] = "random_forest"
     max_exact_columns: int = 20
+    traditional: Literal["pooled", "per-target"] = "pooled"
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -183,6 +193,11 @@ class AttackSettings:
         if not 1 <= self.max_exact_columns <= 24:
             out.append(
                 f"max_exact_columns must be between 1 and 24 (2^d features); got {self.max_exact_columns}."
+            )
+        if self.traditional not in TRADITIONAL_MODES:
+            out.append(
+                f"--traditional {self.traditional!r} is unknown; use 'pooled' (one pool of datasets "
+                "serves every target, the default) or 'per-target'."
             )
         return out
 
@@ -292,7 +307,8 @@ class RunSpec:
             sizes={k: int(v) for k, v in dict(data["sizes"]).items()},
             generator=str(data["generator"]),
             generator_params=params,
-            attack=AttackSettings(**dict(data.get("attack", {}))),
+            # A spec written before pooling existed played the per-target traditional game.
+            attack=AttackSettings(**{"traditional": "per-target", **dict(data.get("attack", {}))}),
             targets=TargetSelection(**targets),
             threshold=float(data.get("threshold", 0.8)),
             seed=int(data.get("seed", 0)),

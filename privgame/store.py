@@ -10,6 +10,7 @@ Layout of a run folder::
     plan.json            the unit plan: datasets per shared checkpoint, targets per task
     shared/              checkpoints of the shared synthetic datasets (shadow 'out', model-seeded 'in')
     targets/             one checkpoint per evaluated target record: scores and labels of both games
+    pool/                checkpoints of the pooled traditional game (see privgame.games.pool)
     scores.parquet       every score: record_id, game, label, index, score
     records.parquet/csv  one row per evaluated record: values, risks, bounds, difference
     summary.json         the Table-1 style summary at the spec's threshold
@@ -291,6 +292,12 @@ def _shared_name(role: str, start: int) -> str:
 
 def _target_name(record_id: int) -> str:
     return f"targets/{int(record_id):09d}.npz"
+
+
+def _pool_name(name: str) -> str:
+    if not re.fullmatch(r"[a-z0-9_\-]{1,80}", name):
+        raise RunError(f"{name!r} is not a name of a pool checkpoint (letters, digits, '_' and '-').")
+    return f"pool/{name}.npz"
 
 
 @dataclass(frozen=True)
@@ -845,6 +852,30 @@ class RunFolder(CheckedFolder):
                 f"{relative} of run {self.run_id} is unreadable ({type(exc).__name__}); resume the "
                 f"run to recompute it after deleting the file: python -m privgame resume {self.path}"
             ) from None
+
+    def save_pool(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
+        """Checkpoint one unit of the pooled traditional game as ``pool/<name>.npz``."""
+        _write_checked(self.path, _pool_name(name), _npz_bytes(arrays))
+
+    def pool_names(self) -> list[str]:
+        """Names of every pool checkpoint present (intact or not), sorted."""
+        folder = self.path / "pool"
+        return sorted(p.stem for p in folder.glob("*.npz")) if folder.is_dir() else []
+
+    def load_pool(self, name: str) -> dict[str, np.ndarray] | None:
+        """A pool checkpoint, or None when it does not match its checksum (it is then recomputed)."""
+        relative = _pool_name(name)
+        try:
+            data = (self.path / relative).read_bytes()
+        except FileNotFoundError:
+            return None
+        if self._checksum_problem(relative, data) is not None:
+            return None
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                return {k: arrays[k] for k in arrays.files}
+        except Exception:  # a legacy folder's file, unchecked and damaged: recompute it
+            return None
 
     def finished_targets(self) -> list[int]:
         """Record ids of every checkpointed target (with a recorded checksum)."""

@@ -374,8 +374,12 @@ def _derived_seed(root: int, index: int) -> int:
 
 
 def plan_jobs(spec: StudySpec) -> list[Job]:
-    """The runs of a study, in order."""
-    base = spec.base
+    """The runs of a study, in order.
+
+    Every job plays the per-target traditional game (a study runs the engine's units itself and
+    does not pool), and its ``spec.json`` says so.
+    """
+    base = replace(spec.base, attack=replace(spec.base.attack, traditional="per-target"))
     jobs: list[Job] = []
     if spec.study == "size":
         for i, n in enumerate(spec.sizes):

@@ -379,7 +379,8 @@ def test_evaluate_shows_the_cost_before_launching(runs_root: Path, dataset) -> N
     at = _evaluate_with(dataset)
     _no_failures(at)
     cost = _texts(at.info)
-    assert "37 generator fits" in cost and "2 target records" in cost
+    # The pooled traditional game's exact count (the run below makes exactly these fits).
+    assert "32 generator fits" in cost and "2 target records" in cost
     assert "Estimated time" in cost and "1 worker" in cost
     assert not runs_root.exists() or not list_runs(runs_root), "nothing is launched before the click"
 
@@ -451,6 +452,8 @@ def test_evaluate_launches_in_the_background_and_follows_the_run(
         assert time.time() < deadline, "the background run did not finish"
         time.sleep(0.5)
     assert list_runs(runs_root)[0].state == "done"
+    status = open_run(runs_root, info.run_id).status()
+    assert status["fits_done"] == status["fits_total"] == 32  # the count the page showed
     at.run()
     _no_failures(at)
     assert "Done in" in _texts(at.success)

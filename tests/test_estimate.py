@@ -42,7 +42,10 @@ def test_calibration_times_every_piece(dataset) -> None:
 
 def test_estimate_follows_the_documented_formula(dataset) -> None:
     cal = Calibration(fit_sample=0.01, features=0.001, classifier=0.1)
-    spec = _spec(dataset, generator="marginals")  # deterministic fit: 5 shared + 16 per target
+    # Deterministic fit: 5 shared + 16 per target in the per-target traditional game.
+    spec = _spec(
+        dataset, generator="marginals", attack=AttackSettings(n_shadow=8, n_eval=8, traditional="per-target")
+    )
     per_target = (8 + 2 * 8) * 0.001 + 0.1
     work = 37 * 0.01 + 2 * per_target
     one = estimate_seconds(spec, dataset.table, workers=1, calibration=cal)
@@ -51,6 +54,23 @@ def test_estimate_follows_the_documented_formula(dataset) -> None:
     assert estimate_seconds(spec, dataset.table, workers=8, calibration=cal) == pytest.approx(
         work / 2 + STARTUP_SECONDS
     )
+
+
+def test_the_pooled_estimate_counts_the_fits_the_run_makes(dataset, tmp_path) -> None:
+    from privgame.games.engine import plan_summary, start_run
+
+    cal = Calibration(fit_sample=0.01, features=0.001, classifier=0.1)
+    spec = _spec(dataset, generator="marginals")
+    assert spec.attack.traditional == "pooled"
+    plan = plan_summary(spec, 2, table=dataset.table)
+    assert plan["exact"] and plan["pool_fits"] > 0
+    per_target = (8 + 2 * 8) * 0.001 + 0.1
+    work = plan["total_fits"] * 0.01 + 2 * per_target
+    assert estimate_seconds(spec, dataset.table, workers=1, calibration=cal) == pytest.approx(
+        work + STARTUP_SECONDS
+    )
+    status = start_run(tmp_path, spec, dataset.table, workers=1).status()
+    assert status["fits_total"] == status["fits_done"] == plan["total_fits"]
 
 
 def test_estimate_grows_with_the_plan(dataset) -> None:

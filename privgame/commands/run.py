@@ -134,6 +134,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="the attack's meta-classifier (default random_forest)",
     )
     attack.add_argument(
+        "--traditional",
+        default="pooled",
+        metavar="pooled|per-target",
+        help="how the traditional game's datasets are made: pooled (default) trains each generator "
+        "once on a pool of datasets shared by every target, with the same per-target game; "
+        "per-target trains every target's datasets separately",
+    )
+    attack.add_argument(
         "--resolve-to",
         type=int,
         metavar="E",
@@ -240,7 +248,12 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
         sizes=inputs.sizes,
         generator=args.generator,
         generator_params=generator_params(args),
-        attack=AttackSettings(n_shadow=args.n_shadow, n_eval=args.n_eval, classifier=args.classifier),
+        attack=AttackSettings(
+            n_shadow=args.n_shadow,
+            n_eval=args.n_eval,
+            classifier=args.classifier,
+            traditional=args.traditional,
+        ),
         targets=selection,
         threshold=args.threshold,
         seed=args.seed,
@@ -287,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
         for line in describe_setup(spec):
             print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
-        print(plan_summary(spec, len(targets))["text"], file=sys.stderr)
+        print(plan_summary(spec, len(targets), table=inputs.table)["text"], file=sys.stderr)
     execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
     if args.resolve_to and folder.status().get("state") == "done":
         _resolve(folder, args, scheduler)

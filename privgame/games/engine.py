@@ -2,8 +2,12 @@
 
 ``execute(folder)`` runs (or resumes) the run held in a run folder:
 
-1. shared units make the shadow 'out' datasets and the model-seeded 'in' datasets in chunks;
-2. one unit per target record trains its attack and plays both games;
+1. shared units make the shadow 'out' datasets and the model-seeded 'in' datasets in chunks; in
+   the pooled traditional game (:mod:`privgame.games.pool`, the default), pool units train the
+   generator once on each pool dataset some target uses and compute the targets' features there,
+   alongside the shared units;
+2. one unit per target record trains its attack and plays both games (reading its pooled
+   traditional features, or training a generator per run in the per-target game);
 3. the results are assembled into ``records``, ``scores`` and ``summary``.
 
 Every finished unit is checkpointed in the folder, so an interrupted run resumes where it stopped
@@ -16,8 +20,9 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -36,8 +41,9 @@ from privgame.execution import (
     run_calls,
     until_cancelled,
 )
+from privgame.games import pool
 from privgame.games.plan import count_fits, run_split
-from privgame.games.work import Context, evaluate_target, extend_target, shared_chunk
+from privgame.games.work import Context, evaluate_target, extend_target, fit_ms_in_model, shared_chunk
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
@@ -123,7 +129,28 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         shadow_replace=setup.shadow_replace,
     )
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
+    _remember_pool_inputs(spec, ctx, _union(groups))
     return ctx, groups
+
+
+_POOL_INPUTS: OrderedDict[str, tuple[Context, np.ndarray]] = OrderedDict()
+_POOL_INPUTS_KEPT = 4
+
+
+def _remember_pool_inputs(spec: RunSpec, ctx: Context, targets: np.ndarray) -> None:
+    """Keep what :func:`plan_summary` needs to count a pooled plan exactly, for a spec whose
+    context was just built (the dashboard builds it, then asks for the plan without the table).
+
+    The spec names its table by fingerprint, so the same spec means the same pool and targets;
+    only the pool's inputs are kept (no table).
+    """
+    if spec.attack.traditional != "pooled":
+        return
+    key = spec.to_json()
+    _POOL_INPUTS[key] = (replace(ctx, X=ctx.X[:0]), np.asarray(targets, dtype=np.int64))
+    _POOL_INPUTS.move_to_end(key)
+    while len(_POOL_INPUTS) > _POOL_INPUTS_KEPT:
+        _POOL_INPUTS.popitem(last=False)
 
 
 def _union(groups: dict[str, np.ndarray]) -> np.ndarray:
@@ -136,17 +163,64 @@ def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarr
     return ctx, _union(groups)
 
 
-def plan_summary(spec: RunSpec, n_targets: int) -> dict[str, Any]:
-    """The cost of a plan: generator fits, shared and per target."""
+def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = None) -> dict[str, Any]:
+    """The cost of a plan: generator fits, shared, pooled and per target.
+
+    Parameters
+    ----------
+    spec : RunSpec
+    n_targets : int
+        Records audited.
+    table : DataFrame, optional
+        The run's prepared table. In the pooled traditional game the number of pool datasets
+        trained depends on which records are audited; it is counted exactly (it is then the
+        number of fits the run makes) with the table, or when this process built the spec's
+        context (:func:`build_context`) a moment ago, and estimated otherwise (``exact`` is
+        False).
+
+    Returns
+    -------
+    dict
+        ``total_fits``, ``shared_fits``, ``pool_fits`` (0 in the per-target game),
+        ``fits_per_target``, ``extra_fits`` (per-target draws of targets the pool left short),
+        ``n_targets``, ``exact`` and ``text`` (one sentence).
+    """
     from privgame.generators import resolve
 
     deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
-    fits = count_fits(n_targets, spec.attack.n_shadow, spec.attack.n_eval, deterministic_fit=deterministic)
+    pool_fits: int | None = None
+    extra_fits = 0
+    exact = True
+    if spec.attack.traditional == "pooled":
+        known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
+        if table is not None or known is not None:
+            ctx, targets = known if known is not None else build_context(spec, table)
+            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
+            n_targets = len(targets)
+            pool_fits = pool_plan.fits()
+            extra_fits = sum(pool_plan.extra_fits(int(r)) for r in targets)
+        else:
+            pool_fits = pool.expected_pool_fits(
+                spec.sizes["target"], spec.sizes["eval"], spec.attack.n_eval, n_targets
+            )
+            exact = False
+    fits = count_fits(
+        n_targets,
+        spec.attack.n_shadow,
+        spec.attack.n_eval,
+        deterministic_fit=deterministic,
+        pool_fits=pool_fits,
+        extra_fits=extra_fits,
+        exact=exact,
+    )
     return {
         "total_fits": fits.total_fits,
         "shared_fits": fits.shared_fits,
+        "pool_fits": fits.pool_fits or 0,
         "fits_per_target": fits.fits_per_target,
+        "extra_fits": fits.extra_fits,
         "n_targets": n_targets,
+        "exact": exact,
         "text": fits.describe(),
     }
 
@@ -219,8 +293,21 @@ def _execute(
     )
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
+    pool_plan: pool.PoolPlan | None = None
+    catalogue: dict[str, pool.CatalogueEntry] = {}
+    pool_units: list[tuple[str, np.ndarray, int]] = []  # (checkpoint name, pairs, fits)
+    waiting = [int(r) for r in targets if not folder.target_done(int(r))]
     try:
         sizes = _unit_plan(folder, ctx, len(targets))
+        ms_starts = list(range(0, half_eval, sizes["ms_in"]))
+        model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, ms_starts, folder)
+        if spec.attack.traditional == "pooled":
+            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
+            folder.write_status(pool=pool.describe_pool(pool_plan))
+            catalogue = pool.pool_catalogue(folder)
+            missing = pool.missing_pairs(pool_plan.pairs(waiting), catalogue)
+            for block in _pool_blocks(folder, ctx, missing):
+                pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
     except Exception as exc:
         _failed(folder, exc)
         raise
@@ -229,13 +316,26 @@ def _execute(
     for name, count in (("shadow_out", half_shadow), ("ms_in", half_eval)):
         for start in range(0, count, sizes[name]):
             stop = min(start + sizes[name], count)
-            fits = 1 if (name == "ms_in" and deterministic) else stop - start
+            fits = chunk_fits(start, stop) if name == "ms_in" else stop - start
             shared_units.append((name, start, stop, fits))
-    fits_per_target = half_shadow + 3 * half_eval
-    total_units = len(shared_units) + len(targets)
-    fits_total = sum(u[3] for u in shared_units) + fits_per_target * len(targets)
-    done_units = 0
-    fits_done = 0
+
+    def fits_of(record_id: int) -> int:
+        """Generator fits of one target's unit."""
+        if pool_plan is None:
+            return half_shadow + 3 * half_eval
+        return half_shadow + half_eval + pool_plan.extra_fits(record_id)
+
+    total_units = len(shared_units) + len(catalogue) + len(pool_units) + len(targets)
+    fits_total = (
+        model_fits
+        + sum(u[3] for u in shared_units)
+        + sum(e.fits for e in catalogue.values())
+        + sum(u[2] for u in pool_units)
+        + sum(fits_of(int(r)) for r in targets)
+    )
+    # The model on D was fitted above (or every chunk sampling it is checkpointed).
+    done_units = len(catalogue)
+    fits_done = model_fits + sum(e.fits for e in catalogue.values())
     fits_done_now = 0
 
     def report(phase: str) -> None:
@@ -260,21 +360,28 @@ def _execute(
         return folder.cancel_requested() or (cancel is not None and cancel())
 
     try:
-        todo = []
+        todo: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
         for name, start, stop, fits in shared_units:
             if folder.shared_done(name, start):
                 done_units += 1
                 fits_done += fits
             else:
-                todo.append(((name, start, fits), shared_chunk, (ctx, _SHARED_ROLES[name], start, stop)))
+                args = (ctx, _SHARED_ROLES[name], start, stop) + ((model,) if name == "ms_in" else ())
+                todo.append(((name, start, fits), shared_chunk, args))
+        # Pool units need only the context too: they run alongside the shared units.
+        todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
         shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
-        for (name, start, fits), datasets, seconds in until_cancelled(
+        for (name, start, fits), result, seconds in until_cancelled(
             run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
-            folder.save_shared(name, start, datasets)
-            shared_seconds += seconds
-            folder.write_status(shared_seconds=shared_seconds)
+            if name == "pool":
+                folder.save_pool(start, result)
+                catalogue[start] = pool.catalogue_entry(result)
+            else:
+                folder.save_shared(name, start, result)
+                shared_seconds += seconds
+                folder.write_status(shared_seconds=shared_seconds)
             done_units += 1
             fits_done += fits
             fits_done_now += fits
@@ -283,29 +390,38 @@ def _execute(
         shadow_out = folder.load_shared("shadow_out")[:half_shadow]
         # An extended run holds more model-seeded 'in' datasets than this spec plays.
         ms_in = folder.load_shared("ms_in")[:half_eval]
-        waiting = []
+        waiting_set = set(waiting)
         for record_id in targets:
-            if folder.target_done(int(record_id)):
+            if int(record_id) not in waiting_set:
                 done_units += 1
-                fits_done += fits_per_target
-            else:
-                waiting.append(int(record_id))
+                fits_done += fits_of(int(record_id))
         per_unit = sizes["targets"]
-        todo = [
-            (tuple(batch), _evaluate_targets, (ctx, tuple(batch), shadow_out, ms_in))
-            for batch in (waiting[i : i + per_unit] for i in range(0, len(waiting), per_unit))
-        ]
+        requests = dict.fromkeys(waiting, (0, half_eval))
+        target_waves = [waiting] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
         report("targets")
-        for _, results, _ in until_cancelled(
-            run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
-            cancelled,
-        ):
-            for record_id, result in results:
-                folder.save_target(record_id, result)
-                done_units += 1
-                fits_done += fits_per_target
-                fits_done_now += fits_per_target
-            report("targets")
+        for group in target_waves:
+            runs: dict[int, pool.TraditionalRuns] = {}
+            if pool_plan is not None:
+                runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
+            todo = [
+                (
+                    tuple(batch),
+                    _evaluate_targets,
+                    (ctx, tuple(batch), shadow_out, ms_in, tuple(runs.get(r) for r in batch)),
+                )
+                for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
+            ]
+            for _, results, _ in until_cancelled(
+                run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
+                cancelled,
+            ):
+                for record_id, result in results:
+                    folder.save_target(record_id, result)
+                    done_units += 1
+                    fits_done += fits_of(record_id)
+                    fits_done_now += fits_of(record_id)
+                report("targets")
+            del runs
         del shadow_out, ms_in
     except Cancelled:
         folder.write_status(state="cancelled", finished=time.time())
@@ -319,6 +435,7 @@ def _execute(
         records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
         folder.write_results(records, scores, summary)
         timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
+        pool_timings = np.sum([e.timings for e in catalogue.values()] or [np.zeros(3)], axis=0)
     except Exception as exc:  # e.g. a full disk while the results are written
         _failed(folder, exc)
         raise
@@ -327,11 +444,13 @@ def _execute(
         phase="done",
         finished=time.time(),
         seconds=time.time() - started,
+        # Pool units' generator and feature seconds count with the targets' (they are their runs).
         unit_seconds={
-            "generator": float(timings[0]),
-            "features": float(timings[1]),
+            "generator": float(timings[0] + pool_timings[0]),
+            "features": float(timings[1] + pool_timings[1]),
             "classifier": float(timings[2]),
             "targets_total": float(timings[3]),
+            "pool_total": float(pool_timings[2]),
         },
     )
     if progress is not None:
@@ -448,7 +567,6 @@ def _extend_runs(
 
     Returns False when cancelled (the run keeps its results of before), else True.
     """
-    from dataclasses import replace
 
     workers = workers or default_workers()
     folder.clear_cancel()
@@ -467,11 +585,33 @@ def _extend_runs(
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
     previous = {r: folder.load_target(r) for r in todo}
     done_runs = {r: len(previous[r]["ms_scores"]) // 2 for r in todo}
-    fits_total = sum(1 if deterministic else b - a for a, b in shared) + sum(
-        3 * (half - d) for d in done_runs.values()
+    pool_plan = pool.plan_pool(ctx, todo, n_eval) if spec.attack.traditional == "pooled" else None
+
+    def fits_of(record_id: int) -> int:
+        """Generator fits of one target's new runs."""
+        new_runs = half - done_runs[record_id]
+        if pool_plan is None:
+            return 3 * new_runs
+        return new_runs + pool_plan.extra_fits(record_id, done_runs[record_id])
+
+    catalogue: dict[str, pool.CatalogueEntry] = {}
+    pool_units: list[tuple[str, np.ndarray, int]] = []
+    if pool_plan is not None:
+        catalogue = pool.pool_catalogue(folder)
+        needed = np.concatenate(
+            [pool_plan.pairs([r], done_runs[r]) for r in todo] or [np.empty((0, 2), dtype=np.int64)]
+        )
+        for block in _pool_blocks(folder, ctx, pool.missing_pairs(needed, catalogue)):
+            pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
+    model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, [a for a, _ in shared], folder)
+    fits_total = (
+        model_fits
+        + sum(chunk_fits(a, b) for a, b in shared)
+        + sum(u[2] for u in pool_units)
+        + sum(fits_of(r) for r in todo)
     )
-    fits_done = 0
-    total_units = len(shared) + len(todo)
+    fits_done = model_fits
+    total_units = len(shared) + len(pool_units) + len(todo)
     done_units = 0
 
     def report(phase: str) -> None:
@@ -496,29 +636,42 @@ def _extend_runs(
         state="running", pid=os.getpid(), started=started, error=None, **describe_executor(workers, scheduler)
     )
     try:
-        calls = [
-            ((a, b), shared_chunk, (ctx, Role.MS_IN, a, b))
+        calls: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = [
+            (("ms_in", a, chunk_fits(a, b)), shared_chunk, (ctx, Role.MS_IN, a, b, model))
             for a, b in shared
             if not folder.shared_done("ms_in", a)
         ]
+        calls += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
-        for (a, b), datasets, _ in until_cancelled(
+        for (name, a, fits), result, _ in until_cancelled(
             run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
-            folder.save_shared("ms_in", a, datasets)
+            if name == "pool":
+                folder.save_pool(a, result)
+                catalogue[a] = pool.catalogue_entry(result)
+            else:
+                folder.save_shared("ms_in", a, result)
             done_units += 1
-            fits_done += 1 if deterministic else b - a
+            fits_done += fits
             report("shared")
         ms_in = folder.load_shared("ms_in")[:half]
-        calls = [(r, extend_target, (ctx, r, previous[r], ms_in[done_runs[r] :])) for r in todo]
+        requests = {r: (done_runs[r], half) for r in todo}
+        target_waves = [todo] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
         report("targets")
-        for r, extended, _ in until_cancelled(
-            run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx, ms_in]), cancelled
-        ):
-            folder.save_target(r, extended)
-            done_units += 1
-            fits_done += 3 * (half - done_runs[r])
-            report("targets")
+        for group in target_waves:
+            runs: dict[int, pool.TraditionalRuns] = {}
+            if pool_plan is not None:
+                runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
+            calls = [
+                (r, extend_target, (ctx, r, previous[r], ms_in[done_runs[r] :], runs.get(r))) for r in group
+            ]
+            for r, extended, _ in until_cancelled(
+                run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx, ms_in]), cancelled
+            ):
+                folder.save_target(r, extended)
+                done_units += 1
+                fits_done += fits_of(r)
+                report("targets")
     except Cancelled:
         # The results of before the extension still stand; the runs added so far are kept in the
         # checkpoints and reused by the next extension.
@@ -543,10 +696,70 @@ def _extend_runs(
 
 
 def _evaluate_targets(
-    ctx: Context, record_ids: tuple[int, ...], shadow_out: np.ndarray, ms_in: np.ndarray
+    ctx: Context,
+    record_ids: tuple[int, ...],
+    shadow_out: np.ndarray,
+    ms_in: np.ndarray,
+    traditional: tuple[pool.TraditionalRuns | None, ...] | None = None,
 ) -> list[tuple[int, dict[str, np.ndarray]]]:
     """One task: :func:`~privgame.games.work.evaluate_target` for each of a few targets."""
-    return [(rid, evaluate_target(ctx, rid, shadow_out, ms_in)) for rid in record_ids]
+    runs = traditional or (None,) * len(record_ids)
+    return [
+        (rid, evaluate_target(ctx, rid, shadow_out, ms_in, t))
+        for rid, t in zip(record_ids, runs, strict=True)
+    ]
+
+
+def _ms_in_model(
+    ctx: Context, deterministic: bool, starts: list[int], folder: RunFolder
+) -> tuple[Any, int, Callable[[int, int], int]]:
+    """The model on D that the model-seeded 'in' chunks at ``starts`` sample, and their fits.
+
+    A deterministic fit on D is made once, here, when a chunk is still to be made: the single fit
+    the plan counts (:func:`~privgame.games.plan.count_fits`); it is counted, without fitting,
+    when every chunk is checkpointed. A model that cannot be sent to workers falls back to one
+    fit per chunk, and a generator whose fit is not deterministic fits one model per dataset.
+
+    Returns
+    -------
+    model : SyntheticGenerator or None
+        Handed to every chunk (None: each chunk fits its own).
+    model_fits : int
+        Fits counted for ``model`` (0 or 1).
+    chunk_fits : callable
+        ``(start, stop) -> fits`` of one chunk.
+    """
+    if not deterministic or not starts:
+        return None, 0, lambda start, stop: stop - start
+    if all(folder.shared_done("ms_in", start) for start in starts):
+        return None, 1, lambda start, stop: 0
+    model = fit_ms_in_model(ctx)
+    if model is None:
+        return None, 0, lambda start, stop: 1
+    return model, 1, lambda start, stop: 0
+
+
+def _pool_blocks(folder: RunFolder, ctx: Context, pairs: np.ndarray) -> list[np.ndarray]:
+    """The pool units for ``pairs``, sized from the timed generator fit and one feature row."""
+    if not len(pairs):
+        return []
+    recorded = folder.status().get("unit_plan") or {}
+    fit = recorded.get("fit_seconds")
+    sample = recorded.get("sample_seconds")
+    if not isinstance(fit, (int, float)) or not isinstance(sample, (int, float)):
+        fit, sample = _probe_generator(ctx)
+    queries = ctx.queries()
+    x = ctx.X[int(pairs[0, 1])]
+    queries.features(ctx.X[ctx.target], x)  # a warm-up absorbs one-off costs
+    t0 = time.perf_counter()
+    queries.features(ctx.X[ctx.target], x)
+    feature_seconds = time.perf_counter() - t0
+    return pool.blocks(
+        pairs,
+        dataset_seconds=float(fit) + float(sample),
+        pair_seconds=feature_seconds,
+        row_bytes=4 * queries.n_features,
+    )
 
 
 def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int]:

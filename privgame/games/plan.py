@@ -118,38 +118,86 @@ def t_out_rows(rng: np.random.Generator, eval_pool: np.ndarray, record_id: int, 
 
 @dataclass(frozen=True)
 class FitCount:
-    """How many generator fits and samples a plan needs."""
+    """How many generator fits and samples a plan needs.
+
+    Attributes
+    ----------
+    shared_fits, shared_samples : int
+        Fits and samples of the datasets every target shares.
+    fits_per_target : int
+        Fits of each target's own unit.
+    n_targets : int
+    pool_fits : int or None
+        Pool datasets trained in the pooled traditional game (None: the per-target game).
+    extra_fits : int
+        Per-target draws, in all, of targets the pool left short (pooled game only).
+    exact : bool
+        False when ``pool_fits`` is an estimate made without the audited records.
+    """
 
     shared_fits: int
     shared_samples: int
     fits_per_target: int
     n_targets: int
+    pool_fits: int | None = None
+    extra_fits: int = 0
+    exact: bool = True
 
     @property
     def total_fits(self) -> int:
         """Every generator fit of the run."""
-        return self.shared_fits + self.fits_per_target * self.n_targets
+        return (
+            self.shared_fits + (self.pool_fits or 0) + self.extra_fits + self.fits_per_target * self.n_targets
+        )
 
     def describe(self) -> str:
         """One sentence for the CLI and the dashboard."""
+        about = "" if self.exact else "about "
+        if self.pool_fits is None:
+            return (
+                f"{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
+                f"(shadow 'out' datasets and the model-seeded 'in' models) and {self.fits_per_target:,} "
+                f"for each of the {self.n_targets:,} target records."
+            )
+        extra = (
+            f", plus {self.extra_fits:,} traditional datasets drawn for targets the pool left short"
+            if self.extra_fits
+            else ""
+        )
         return (
-            f"{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
-            f"(shadow 'out' datasets and the model-seeded 'in' models) and {self.fits_per_target:,} "
-            f"for each of the {self.n_targets:,} target records."
+            f"{about}{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
+            f"(shadow 'out' datasets and the model-seeded 'in' models), {about}{self.pool_fits:,} for "
+            f"the traditional game's pool of datasets (shared by the targets that use them) and "
+            f"{self.fits_per_target:,} for each of the {self.n_targets:,} target records{extra}."
         )
 
 
-def count_fits(n_targets: int, n_shadow: int, n_eval: int, *, deterministic_fit: bool) -> FitCount:
+def count_fits(
+    n_targets: int,
+    n_shadow: int,
+    n_eval: int,
+    *,
+    deterministic_fit: bool,
+    pool_fits: int | None = None,
+    extra_fits: int = 0,
+    exact: bool = True,
+) -> FitCount:
     """Count the generator fits of a plan.
 
     Shared: N_shadow/2 shadow 'out' fits, and the N_eval/2 model-seeded 'in' models on D (a single
     fit when the generator's fit is deterministic, sampled N_eval/2 times). Per target:
-    N_shadow/2 shadow 'in', N_eval/2 model-seeded 'out', and N_eval traditional fits.
+    N_shadow/2 shadow 'in', N_eval/2 model-seeded 'out', and N_eval traditional fits, or, in the
+    pooled traditional game (``pool_fits`` given, see :mod:`privgame.games.pool`), ``pool_fits``
+    pool datasets for all targets together plus ``extra_fits`` per-target draws.
     """
     half_shadow, half_eval = n_shadow // 2, n_eval // 2
+    traditional = 2 * half_eval if pool_fits is None else 0
     return FitCount(
         shared_fits=half_shadow + (1 if deterministic_fit else half_eval),
         shared_samples=half_shadow + half_eval,
-        fits_per_target=half_shadow + 3 * half_eval,
+        fits_per_target=half_shadow + half_eval + traditional,
         n_targets=n_targets,
+        pool_fits=pool_fits,
+        extra_fits=extra_fits if pool_fits is not None else 0,
+        exact=exact,
     )

@@ -8,7 +8,9 @@ processes, Dask) can run them:
   trained on D itself).
 * :func:`evaluate_target` does everything specific to one target record x: its shadow 'in'
   datasets, the attack (query features + meta-classifier), and both games' evaluation datasets,
-  returning only the membership scores and labels.
+  returning only the membership scores and labels. In the pooled traditional game
+  (:mod:`privgame.games.pool`) it reads x's traditional features from the pool's units instead
+  of training generators for them.
 
 Every random choice comes from ``stream(seed, key, role, index)`` with key 0 for shared work and
 ``record_id + 1`` for a target, so a result never depends on which worker ran it, or when.
@@ -19,7 +21,7 @@ from __future__ import annotations
 import pickle
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,7 +32,19 @@ from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
 from privgame.seeding import Role, stream
 
-__all__ = ["Context", "evaluate_target", "extend_target", "play_games", "shared_chunk", "train_attack"]
+if TYPE_CHECKING:
+    from privgame.games.pool import TraditionalRuns
+
+__all__ = [
+    "Context",
+    "evaluate_target",
+    "extend_target",
+    "fit_ms_in_model",
+    "play_games",
+    "shared_chunk",
+    "synthesise",
+    "train_attack",
+]
 
 SHARED = 0
 
@@ -101,17 +115,23 @@ class Context:
         )
 
 
-def _synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Train the generator under audit on ``rows`` and sample |D| rows, both with ``rng``."""
     return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
 
 
-def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
+def shared_chunk(
+    ctx: Context, role: Role, start: int, stop: int, model: SyntheticGenerator | None = None
+) -> np.ndarray:
     """Make shared synthetic datasets ``start .. stop - 1`` of ``role``.
 
     Parameters
     ----------
     role : Role
         ``Role.SHADOW_OUT`` or ``Role.MS_IN``.
+    model : SyntheticGenerator, optional
+        ``Role.MS_IN`` with a generator whose fit is deterministic: the model already fitted on D
+        (see :func:`fit_ms_in_model`), sampled here without fitting again.
 
     Returns
     -------
@@ -122,21 +142,40 @@ def shared_chunk(ctx: Context, role: Role, start: int, stop: int) -> np.ndarray:
         for k, i in enumerate(range(start, stop)):
             rng = stream(ctx.seed, SHARED, role, i)
             rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
-            out[k] = _synthesise(ctx, rows, rng)
+            out[k] = synthesise(ctx, rows, rng)
     elif role == Role.MS_IN:
         rows = plan.ms_in_rows(ctx.target)
-        generator = ctx.new_generator()
-        if getattr(generator, "deterministic_fit", False):
+        generator = model if model is not None else ctx.new_generator()
+        if model is not None or getattr(generator, "deterministic_fit", False):
             # The fit does not depend on the seed: fit once, sample with each run's stream.
-            generator.fit(ctx.X[rows], ctx.schema, rng=stream(ctx.seed, SHARED, role, start))
+            if model is None:
+                generator.fit(ctx.X[rows], ctx.schema, rng=stream(ctx.seed, SHARED, role, start))
             for k, i in enumerate(range(start, stop)):
                 out[k] = generator.sample(ctx.n, rng=stream(ctx.seed, SHARED, role, i))
         else:
             for k, i in enumerate(range(start, stop)):
-                out[k] = _synthesise(ctx, rows, stream(ctx.seed, SHARED, role, i))
+                out[k] = synthesise(ctx, rows, stream(ctx.seed, SHARED, role, i))
     else:
         raise ValueError(f"{role!r} is not a shared role")
     return out
+
+
+def fit_ms_in_model(ctx: Context) -> SyntheticGenerator | None:
+    """The model-seeded game's model on D, fitted once, for a generator whose fit is deterministic.
+
+    Handing it to every model-seeded 'in' chunk makes the run's single fit on D the one its
+    plan counts. None when the generator's fit is not deterministic, or the fitted model cannot
+    be sent to a worker (it does not pickle); each chunk then fits its own.
+    """
+    generator = ctx.new_generator()
+    if not getattr(generator, "deterministic_fit", False):
+        return None
+    generator.fit(ctx.X[plan.ms_in_rows(ctx.target)], ctx.schema, rng=stream(ctx.seed, SHARED, Role.MS_IN, 0))
+    try:
+        pickle.dumps(generator, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # a plug-in's model may hold what cannot travel; the chunks then fit it
+        return None
+    return generator
 
 
 class _Clock:
@@ -150,7 +189,7 @@ def _features(
     ctx: Context, queries: QuerySet, x: np.ndarray, rows: np.ndarray, rng: np.random.Generator, clock: _Clock
 ) -> np.ndarray:
     t0 = time.perf_counter()
-    synthetic = _synthesise(ctx, rows, rng)
+    synthetic = synthesise(ctx, rows, rng)
     t1 = time.perf_counter()
     features = queries.features(synthetic, x)
     clock.generator += t1 - t0
@@ -210,6 +249,7 @@ def play_games(
     start: int,
     stop: int,
     clock: _Clock | None = None,
+    traditional: TraditionalRuns | None = None,
 ) -> dict[str, np.ndarray]:
     """Evaluation runs ``start .. stop - 1`` of both games for target ``record_id``.
 
@@ -220,12 +260,16 @@ def play_games(
     ----------
     ms_in : ndarray (stop - start, n, d)
         The shared model-seeded 'in' datasets of these indices.
+    traditional : TraditionalRuns, optional
+        In the pooled traditional game, these runs' features from the pool (and which of them
+        are per-target draws); by default every traditional run trains its own generator.
 
     Returns
     -------
     dict of ndarray
         ``ms_in``, ``ms_out``, ``t_in``, ``t_out`` (the scores of each role's runs, in index
-        order) and ``ms_reference_ids``.
+        order) and ``ms_reference_ids``; in the pooled game also ``t_in_ids`` and ``t_out_ids``
+        (the pool index of each traditional run, -1 for a per-target draw).
     """
     clock = clock or _Clock()
     key = int(record_id) + 1
@@ -238,28 +282,23 @@ def play_games(
         rng = stream(ctx.seed, key, Role.MS_OUT, i)
         rows, references[k] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
         ms_out.append(_features(ctx, queries, x, rows, rng, clock))
-    t_in = [
-        _features(
-            ctx,
-            queries,
-            x,
-            plan.t_in_rows(rng := stream(ctx.seed, key, Role.T_IN, i), ctx.eval_pool, record_id, ctx.n),
-            rng,
-            clock,
-        )
-        for i in indices
-    ]
-    t_out = [
-        _features(
-            ctx,
-            queries,
-            x,
-            plan.t_out_rows(rng := stream(ctx.seed, key, Role.T_OUT, i), ctx.eval_pool, record_id, ctx.n),
-            rng,
-            clock,
-        )
-        for i in indices
-    ]
+    if traditional is None:
+        t_in = _traditional_runs(ctx, queries, record_id, Role.T_IN, indices, clock)
+        t_out = _traditional_runs(ctx, queries, record_id, Role.T_OUT, indices, clock)
+    else:
+        if (traditional.start, traditional.stop) != (start, stop):
+            raise ValueError(
+                f"the pooled runs {traditional.start}..{traditional.stop} do not match runs {start}..{stop}"
+            )
+        t0 = time.perf_counter()
+        pool_in, pool_out = traditional.pool_features()
+        clock.features += time.perf_counter() - t0
+        n_extra_in = int((traditional.in_ids < 0).sum())
+        n_extra_out = int((traditional.out_ids < 0).sum())
+        extra_in = range(traditional.in_extra, traditional.in_extra + n_extra_in)
+        extra_out = range(traditional.out_extra, traditional.out_extra + n_extra_out)
+        t_in = [*pool_in, *_traditional_runs(ctx, queries, record_id, Role.T_IN, extra_in, clock)]
+        t_out = [*pool_out, *_traditional_runs(ctx, queries, record_id, Role.T_OUT, extra_out, clock)]
     features = np.concatenate(
         [_features_of(queries, x, ms_in, clock), np.stack(ms_out), np.stack(t_in), np.stack(t_out)]
     )
@@ -267,13 +306,37 @@ def play_games(
     scores = classifier.score(features).astype(np.float64)
     clock.classifier += time.perf_counter() - t0
     m = len(indices)
-    return {
+    block = {
         "ms_in": scores[:m],
         "ms_out": scores[m : 2 * m],
         "t_in": scores[2 * m : 3 * m],
         "t_out": scores[3 * m :],
         "ms_reference_ids": references,
     }
+    if traditional is not None:
+        block["t_in_ids"] = np.asarray(traditional.in_ids, dtype=np.int64)
+        block["t_out_ids"] = np.asarray(traditional.out_ids, dtype=np.int64)
+    return block
+
+
+def _traditional_runs(
+    ctx: Context, queries: QuerySet, record_id: int, role: Role, indices: range, clock: _Clock
+) -> list[np.ndarray]:
+    """The features of the target's own traditional runs ``indices`` of ``role`` (per-target draws)."""
+    draw = plan.t_in_rows if role == Role.T_IN else plan.t_out_rows
+    key = int(record_id) + 1
+    x = ctx.X[record_id]
+    return [
+        _features(
+            ctx,
+            queries,
+            x,
+            draw(rng := stream(ctx.seed, key, role, i), ctx.eval_pool, record_id, ctx.n),
+            rng,
+            clock,
+        )
+        for i in indices
+    ]
 
 
 def _checkpoint(
@@ -283,7 +346,7 @@ def _checkpoint(
         return np.concatenate([b[name] for b in blocks])
 
     ms_in, ms_out, t_in, t_out = (joined(k) for k in ("ms_in", "ms_out", "t_in", "t_out"))
-    return {
+    out = {
         "ms_scores": np.concatenate([ms_in, ms_out]),
         "ms_labels": np.repeat(np.array([1, 0], dtype=np.int8), len(ms_in)),
         "t_scores": np.concatenate([t_in, t_out]),
@@ -292,23 +355,34 @@ def _checkpoint(
         "classifier": classifier,
         "timings": timings,
     }
+    if all("t_in_ids" in b for b in blocks):
+        # Which pool dataset each traditional run used (-1: the target's own draw), like t_scores.
+        out["t_pool_index"] = np.concatenate([joined("t_in_ids"), joined("t_out_ids")])
+    return out
 
 
 def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """A checkpoint's runs by role (the inverse of :func:`_checkpoint`)."""
     ms, t = data["ms_scores"], data["t_scores"]
     h = len(ms) // 2
-    return {
+    out = {
         "ms_in": ms[:h],
         "ms_out": ms[h:],
         "t_in": t[:h],
         "t_out": t[h:],
         "ms_reference_ids": data["ms_reference_ids"],
     }
+    if "t_pool_index" in data:
+        out["t_in_ids"], out["t_out_ids"] = data["t_pool_index"][:h], data["t_pool_index"][h:]
+    return out
 
 
 def evaluate_target(
-    ctx: Context, record_id: int, shadow_out: np.ndarray, ms_in: np.ndarray
+    ctx: Context,
+    record_id: int,
+    shadow_out: np.ndarray,
+    ms_in: np.ndarray,
+    traditional: TraditionalRuns | None = None,
 ) -> dict[str, np.ndarray]:
     """Train the attack on target ``record_id`` and play both games with it.
 
@@ -330,18 +404,24 @@ def evaluate_target(
         runs, the trained meta-classifier (``classifier``, pickled bytes, so that evaluation
         runs can be added later without training anything again), and ``timings`` (seconds
         spent in generator fits and samples, query features, classifier training and scoring,
-        and in total).
+        and in total); in the pooled game also ``t_pool_index`` (the pool dataset of each
+        traditional run, like ``t_scores``; -1 for a per-target draw).
     """
     started = time.perf_counter()
     clock = _Clock()
     classifier = train_attack(ctx, record_id, shadow_out, clock)
-    block = play_games(ctx, record_id, classifier, ms_in[: ctx.n_eval // 2], 0, ctx.n_eval // 2, clock)
+    half = ctx.n_eval // 2
+    block = play_games(ctx, record_id, classifier, ms_in[:half], 0, half, clock, traditional)
     timings = np.array([clock.generator, clock.features, clock.classifier, time.perf_counter() - started])
     return _checkpoint([block], _pickled(classifier), timings)
 
 
 def extend_target(
-    ctx: Context, record_id: int, previous: dict[str, np.ndarray], ms_in: np.ndarray
+    ctx: Context,
+    record_id: int,
+    previous: dict[str, np.ndarray],
+    ms_in: np.ndarray,
+    traditional: TraditionalRuns | None = None,
 ) -> dict[str, np.ndarray]:
     """Add evaluation runs to a target evaluated with fewer, up to ``ctx.n_eval``.
 
@@ -355,12 +435,14 @@ def extend_target(
         The target's checkpoint (with ``classifier``).
     ms_in : ndarray (ctx.n_eval/2 - done, n, d)
         The shared model-seeded 'in' datasets of the new indices only.
+    traditional : TraditionalRuns, optional
+        In the pooled game, the new traditional runs' features from the pool.
     """
     started = time.perf_counter()
     clock = _Clock()
     done = len(previous["ms_scores"]) // 2
     classifier = pickle.loads(previous["classifier"].tobytes())
-    block = play_games(ctx, record_id, classifier, ms_in, done, ctx.n_eval // 2, clock)
+    block = play_games(ctx, record_id, classifier, ms_in, done, ctx.n_eval // 2, clock, traditional)
     timings = previous["timings"] + np.array(
         [clock.generator, clock.features, clock.classifier, time.perf_counter() - started]
     )

@@ -240,7 +240,7 @@ def test_audit_in_the_browser(page, runs_root: Path, tmp_path: Path) -> None:  #
     _settle(page)
     _number(page, "Number of records k", 2)
     _number(page, "Worker processes", 1)
-    page.get_by_text("37 generator fits").wait_for()
+    page.get_by_text("32 generator fits").wait_for()
     page.get_by_text("Estimated time").wait_for()
     _shot(page, "3-evaluate")
     page.get_by_role("button", name="Launch the audit").click()
