@@ -15,6 +15,7 @@ import streamlit as st
 
 from pages import PAGES, RECORD_KEY, guarded, select_run, threshold_slider
 from privgame import metrics
+from privgame.duplicates import twin_note
 from privgame.figures import roc_curves, score_distributions
 from privgame.report import record_profile, to_bytes
 from privgame.store import RunFolder
@@ -129,6 +130,9 @@ def body() -> None:
     t = threshold_slider(folder, key="record-t", help="The record's verdict below follows it.")
     row = records.loc[records["record_id"] == record_id].iloc[0]
     _risks(row, t)
+    note = twin_note(folder.summary().get("twins"), record_id)
+    if note:
+        st.info(note, icon=":material/content_copy:")
 
     profile = record_profile(folder, record_id)
     st.subheader("Values beside the target dataset D")

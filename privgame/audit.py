@@ -348,6 +348,7 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 
 
 _STORED_KEYS = (
+    "twins",
     "generator",
     "generator_params",
     "sizes",

@@ -564,6 +564,15 @@ def _summary_rows(summary: Mapping[str, Any], stored: Mapping[str, Any]) -> list
     half = stored.get("hoeffding_half_width_rho_0.05")
     if half is not None:
         rows.append(("Hoeffding half-width of a risk (95%)", _fmt(half)))
+    twins = stored.get("twins")
+    if isinstance(twins, Mapping):
+        rows.append(
+            (
+                "records with an exact twin (in D / in the population / audited)",
+                f"{twins.get('in_d', 0):,} / {twins.get('in_population', 0):,} / "
+                f"{twins.get('audited_in_population', 0):,}",
+            )
+        )
     return rows
 
 

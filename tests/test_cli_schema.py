@@ -31,7 +31,8 @@ def test_schema_json_on_adult() -> None:
     done = privgame("schema", "data/adult.csv.gz", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"rows", "columns", "problems"}
+    assert set(report) == {"rows", "columns", "problems", "duplicate_rows"}
+    assert report["duplicate_rows"] > 0  # Adult repeats rows exactly
     assert report["rows"] == 45_222
     assert "Dropped 3,620 of 48,842 rows" in done.stderr
     assert report["problems"] == []

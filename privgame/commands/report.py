@@ -87,6 +87,13 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"extension {i:<10}N_eval {step['n_eval']}: {len(step['extended'])} records got more runs, "
             f"{len(step['resolved'])} resolved, {step['undecided']} still undecided"
         )
+    twins = summary.get("twins")
+    if twins:
+        lines.append(
+            f"exact twins         {twins['in_d']:,} record(s) of D have one in D, {twins['in_population']:,} "
+            f"in the population ({twins['audited_in_population']:,} audited): such a record is less "
+            "unique than the attack assumes"
+        )
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")

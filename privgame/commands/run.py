@@ -14,6 +14,7 @@ from privgame.commands._options import (
 )
 from privgame.commands._progress import ProgressBar
 from privgame.data import Dataset, load_dataset
+from privgame.duplicates import drop_duplicate_rows
 from privgame.errors import ParameterError
 from privgame.estimate import Calibration, check_cost
 from privgame.execution import resolve_workers, scheduler_address
@@ -51,6 +52,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         choices=("drop", "category"),
         default="drop",
         help="missing values: drop the row (default), or make them a category of their own",
+    )
+    parser.add_argument(
+        "--drop-duplicates",
+        action="store_true",
+        help="keep one copy of each row repeated on the used columns, in --data and in --population "
+        "(the filtering of Meeus et al.; default: off, the audit answers for the data as it is)",
     )
     add_generator_options(parser)
     add_domain_option(parser)
@@ -224,6 +231,9 @@ def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
             [f"{flag}: remove it (or use --setup paper for the paper's sizes)." for flag in misplaced],
         )
     population = load_population(args.population, dataset) if args.population else None
+    if population is not None and getattr(args, "drop_duplicates", False):
+        population, dropped = drop_duplicate_rows(population)
+        _note_dropped(args, dropped, "--population")
     return release_inputs(
         dataset,
         seed=args.seed,
@@ -234,9 +244,17 @@ def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
     )
 
 
+def _note_dropped(args: argparse.Namespace, dropped: int, which: str) -> None:
+    if not getattr(args, "quiet", False):
+        print(f"note: --drop-duplicates dropped {dropped:,} repeated row(s) of {which}.", file=sys.stderr)
+
+
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
     """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
+    if getattr(args, "drop_duplicates", False):
+        dataset, dropped = drop_duplicate_rows(dataset)
+        _note_dropped(args, dropped, "--data")
     if args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative whole number; got {args.seed}.")
     selection = _selection(args)

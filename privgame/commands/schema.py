@@ -56,18 +56,33 @@ def _role_override(text: str) -> tuple[str, str]:
     return name.strip(), role.strip()
 
 
+def duplicate_rows(found: Inspection) -> int | None:
+    """Rows of the prepared table that repeat an earlier row on the used columns (None if unreadable)."""
+    from privgame.duplicates import repeated_rows
+    from privgame.errors import PrivgameError
+
+    if found.problems:
+        return None
+    try:
+        return int(repeated_rows(found.prepared.table, found.prepared.schema).sum())
+    except PrivgameError:
+        return None
+
+
 def report(found: Inspection) -> dict[str, Any]:
-    """The JSON form: exactly ``{"rows", "columns", "problems"}``.
+    """The JSON form: exactly ``{"rows", "columns", "problems", "duplicate_rows"}``.
 
     ``rows`` counts the rows left after the missing-value policy (how many were dropped goes to
     stderr); each column gives ``name``, ``role``, ``dtype``, ``distinct`` (on the rows left),
-    ``missing`` (in the file) and ``reason``.
+    ``missing`` (in the file) and ``reason``; ``duplicate_rows`` counts the rows that repeat an
+    earlier row on the used columns (``None`` when the table has problems).
     """
     keys = ("name", "role", "dtype", "distinct", "missing", "reason")
     return {
         "rows": len(found.prepared.table),
         "columns": [{k: c.to_dict()[k] for k in keys} for c in found.prepared.schema.columns],
         "problems": list(found.problems),
+        "duplicate_rows": duplicate_rows(found),
     }
 
 
@@ -102,6 +117,14 @@ def _human(found: Inspection) -> str:
     ]
     if prepared.notes:
         out += ["", *(terminal_safe(note, one_line=True) for note in prepared.notes)]
+    repeated = duplicate_rows(found)
+    if repeated:
+        out += [
+            "",
+            f"exact duplicates: {repeated:,} rows repeat an earlier row on the used columns. A record "
+            "with a twin in the attacker's data is less unique than a membership attack assumes; "
+            "`run --drop-duplicates` keeps one copy of each.",
+        ]
     return "\n".join(out)
 
 

@@ -980,8 +980,27 @@ def record_results(
     summary["n_eval"] = spec.attack.n_eval
     summary["generator_metadata"] = _generator_metadata(ctx)
     summary["queries"] = ctx.queries().describe()
+    summary["twins"] = _twins(ctx, targets)
     summary.update(audit_summary(records, spec, spec.threshold))
     return records, scores_df, summary
+
+
+def _twins(ctx: Context, targets: np.ndarray) -> dict[str, Any]:
+    """Records with an exact twin in D and in the population (see :mod:`privgame.duplicates`)."""
+    from privgame.duplicates import count_twins, has_twin, row_keys
+
+    keys = row_keys(ctx.X)
+    population = np.union1d(ctx.aux, ctx.reference)
+    audited = np.asarray(targets, dtype=np.int64)
+    counts = count_twins(keys, ctx.target, population, audited)
+    return {
+        "in_d": counts.in_d,
+        "in_population": counts.in_population,
+        "audited_in_population": counts.audited_in_population,
+        "audited_with_population_twin": [int(r) for r in audited[has_twin(keys, audited, population)]],
+        "audited_with_twin_in_d": [int(r) for r in audited[has_twin(keys, audited, ctx.target)]],
+        "sentence": counts.sentence(),
+    }
 
 
 def _generator_metadata(ctx: Context) -> dict[str, Any]:
