@@ -38,6 +38,7 @@ __all__ = [
     "run_summary",
     "share_at_risk",
     "share_text",
+    "traditional_text",
 ]
 
 GROUP_LABELS: dict[str, str] = {
@@ -68,7 +69,8 @@ def describe_setup(spec: RunSpec) -> list[str]:
             f"Paper set-up (for research): D is {_n(n_d)} rows drawn at random from an evaluation pool "
             f"of {_n(eval_)} rows, and the attacker knows {_n(aux)} other rows (D_aux). It audits a "
             "random dataset of that size, not the release you will publish; use the release set-up "
-            "for that."
+            "for that.",
+            traditional_text(spec),
         ]
     if setup.population == "table":
         name = f" ({setup.population_name})" if setup.population_name else ""
@@ -104,7 +106,19 @@ def describe_setup(spec: RunSpec) -> list[str]:
             "of its datasets is D itself. Its datasets differ little from D, and the gap between "
             "the two games is narrower than in the paper's set-up, where D is a small part of the pool."
         )
+    lines.append(traditional_text(spec))
     return lines
+
+
+def traditional_text(spec: RunSpec) -> str:
+    """How the run played the traditional game (pooled or per target), in one sentence."""
+    if spec.attack.traditional == "pooled":
+        return (
+            "The traditional game was pooled: one seeded sequence of datasets drawn from the evaluation "
+            "pool serves every audited record, and each record's game is exactly the one it would play "
+            "alone (only different records' estimates become correlated)."
+        )
+    return "The traditional game drew datasets of its own for each audited record."
 
 
 def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:

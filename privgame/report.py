@@ -376,6 +376,12 @@ def _spec_rows(folder: RunFolder) -> list[tuple[str, Any]]:
         ("N_shadow (shadow datasets)", spec.attack.n_shadow),
         ("N_eval (runs per game)", spec.attack.n_eval),
         ("attack classifier", spec.attack.classifier),
+        (
+            "traditional game",
+            "pooled (one dataset pool serves every record)"
+            if spec.attack.traditional == "pooled"
+            else "per record",
+        ),
         ("seed", spec.seed),
         ("versions", ", ".join(f"{k} {v}" for k, v in sorted(spec.versions.items()))),
     ]

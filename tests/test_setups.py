@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -159,6 +160,10 @@ def test_the_set_up_is_said_in_words(tables: dict[str, Path]) -> None:
     assert "they are not released" in text
     assert "weaker than the paper's" in text  # D_aux (66 rows) is smaller than D
     assert "traditional game draws its datasets" in text
+    assert "The traditional game was pooled" in text  # new specs pool it by default
+    per_target = _spec(inputs, "data.csv")
+    per_target = replace(per_target, attack=replace(per_target.attack, traditional="per-target"))
+    assert "datasets of its own for each audited record" in " ".join(describe_setup(per_target))
 
 
 def test_spec_json_round_trips_the_set_up(tables: dict[str, Path]) -> None:
