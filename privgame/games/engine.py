@@ -371,6 +371,7 @@ def _execute(
         # Pool units need only the context too: they run alongside the shared units.
         todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
+        _warm_workers(ctx, workers, scheduler)
         shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
         for (name, start, fits), result, seconds in until_cancelled(
             run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
@@ -643,6 +644,7 @@ def _extend_runs(
         ]
         calls += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
+        _warm_workers(ctx, workers, scheduler)
         for (name, a, fits), result, _ in until_cancelled(
             run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
@@ -693,6 +695,14 @@ def _extend_runs(
         raise
     folder.write_status(state="done", phase="done", finished=time.time())
     return True
+
+
+def _warm_workers(ctx: Context, workers: int, scheduler: str | None) -> None:
+    """Compile the generator's kernels here before several local workers start (see warmup)."""
+    if scheduler is None and workers > 1:
+        from privgame.games.warmup import warm_up
+
+        warm_up(ctx)
 
 
 def _evaluate_targets(

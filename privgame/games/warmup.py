@@ -1,0 +1,47 @@
+"""Compile the generator's numba kernels once, here, before worker processes start.
+
+privgame's numba kernels (Synthpop's CART, Baynet's counts and draws) are compiled with
+``cache=True``: the first process to compile one writes it to numba's on-disk cache (beside the
+module in ``__pycache__``, or in ``$NUMBA_CACHE_DIR`` or the user's cache folder where the
+package folder is read-only, as in some installed packages), and every later process loads it
+instead of compiling. Without a warm-up, the N workers of a fresh machine all start by compiling
+the same kernels at once (seconds each); :func:`warm_up` compiles them in the parent first, so
+the workers load them.
+
+A warm-up fits the run's generator on a few rows of D and samples a few rows, from a stream of
+its own, so it never changes a run's results. A Dask worker on another host has its own cache:
+it compiles once there, and its later tasks (and the other workers of that host) reuse it.
+"""
+
+from __future__ import annotations
+
+from privgame.games.work import Context
+from privgame.seeding import stream
+
+__all__ = ["WARM_UP_ROWS", "warm_up"]
+
+WARM_UP_ROWS = 64
+"""Rows of D a warm-up fit uses: enough to reach every kernel, cheap at any |D|."""
+
+_WARM_UP_STREAM = 14  # a stream no run uses for its results
+
+
+def warm_up(ctx: Context) -> None:
+    """Fit and sample the run's generator on a few rows of D, compiling and caching its kernels.
+
+    Parameters
+    ----------
+    ctx : Context
+        The run's context (its generator, parameters, schema and D).
+
+    Notes
+    -----
+    A generator that fails on so few rows (e.g. a plug-in with a minimum size) is left to fail,
+    if at all, in the run itself, with the run's own error: the warm-up only saves time.
+    """
+    rows = ctx.X[ctx.target[: min(WARM_UP_ROWS, len(ctx.target))]]
+    rng = stream(ctx.seed, _WARM_UP_STREAM)
+    try:
+        ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
+    except Exception:  # see Notes: the run itself reports the generator's own errors
+        return
