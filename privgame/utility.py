@@ -59,10 +59,12 @@ __all__ = [
     "default_target_column",
     "downstream_score",
     "measure_utility",
+    "per_column_table",
     "spread",
     "stored_utility",
     "total_variation",
     "utility_lines",
+    "utility_row",
 ]
 
 DEFAULT_SAMPLES = 5
@@ -595,3 +597,53 @@ def utility_lines(report: UtilityReport) -> list[str]:
         shown = ", ".join(f"{name} {s.mean:.3f}" for name, s in worst)
         lines.append(f"Columns furthest from D (total variation distance): {shown}.")
     return lines
+
+
+def per_column_table(report: UtilityReport) -> pd.DataFrame:
+    """Each column's total variation distance (mean and sd over samples), furthest from D first."""
+    rows = [
+        {"column": name, "total variation distance": s.mean, "sd over samples": s.sd}
+        for name, s in report.per_column.items()
+    ]
+    table = pd.DataFrame(rows, columns=["column", "total variation distance", "sd over samples"])
+    return table.sort_values("total variation distance", ascending=False, kind="stable").reset_index(
+        drop=True
+    )
+
+
+def utility_row(report: UtilityReport | None) -> dict[str, Any]:
+    """The report's headline figures as one flat row (for a table comparing runs).
+
+    Keys: ``fidelity_tvd``, ``fidelity_tvd_sd``, ``association_diff``, ``association_diff_sd``,
+    ``downstream``, ``downstream_sd``, ``downstream_real``, ``downstream_metric``,
+    ``target_column`` and ``utility_samples``; every value is None when ``report`` is None (the
+    run's utility was not measured).
+    """
+    keys = (
+        "fidelity_tvd",
+        "fidelity_tvd_sd",
+        "association_diff",
+        "association_diff_sd",
+        "downstream",
+        "downstream_sd",
+        "downstream_real",
+        "downstream_metric",
+        "target_column",
+        "utility_samples",
+    )
+    if report is None:
+        return dict.fromkeys(keys)
+    down = report.downstream
+    values = (
+        report.fidelity.mean,
+        report.fidelity.sd,
+        report.association.mean,
+        report.association.sd,
+        None if down is None else down.mean,
+        None if down is None else down.sd,
+        report.downstream_real,
+        report.downstream_metric,
+        report.target_column,
+        report.samples,
+    )
+    return dict(zip(keys, values, strict=True))
