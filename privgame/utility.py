@@ -46,6 +46,7 @@ from privgame.errors import ParameterError, RunError
 from privgame.games.plan import run_split
 from privgame.generators import create
 from privgame.seeding import Role, sklearn_seed, stream
+from privgame.spec import RunSpec
 from privgame.store import RunFolder
 
 __all__ = [
@@ -65,6 +66,7 @@ __all__ = [
     "total_variation",
     "utility_lines",
     "utility_row",
+    "utility_split",
 ]
 
 DEFAULT_SAMPLES = 5
@@ -472,6 +474,32 @@ def _check_samples(samples: Any) -> int:
     return samples
 
 
+def utility_split(spec: RunSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of a run's table that utility is measured with: D, and the real test set.
+
+    The test set is every record of the run's table that is not in D (the release set-up's
+    holdout or population table, the paper set-up's D_aux and D_eval \\ D), or a random 10,000 of
+    them (from ``stream(seed, 0, Role.UTILITY, 2)``, sorted) when there are more.
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run's spec.
+    n_rows : int
+        Rows of the run's table.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Record ids of D and of the test set.
+    """
+    d = np.asarray(run_split(spec, n_rows).target)
+    rest = np.setdiff1d(np.arange(n_rows), d)
+    if len(rest) > MAX_TEST_ROWS:
+        rest = np.sort(stream(spec.seed, 0, Role.UTILITY, 2).choice(rest, MAX_TEST_ROWS, replace=False))
+    return d, rest
+
+
 def measure_utility(
     folder: RunFolder, *, samples: int = DEFAULT_SAMPLES, target_column: str | None = None
 ) -> UtilityReport:
@@ -479,9 +507,8 @@ def measure_utility(
 
     The run's generator, with the run's parameters, is fitted on D and sampled (|D| rows)
     ``samples`` times; each sample is compared with D (fidelity, association) and trains the
-    downstream model, which is scored on the holdout: every record of the run's table that is not
-    in D (the release set-up's holdout or population, the paper set-up's D_aux and D_eval \\ D),
-    or a random 10,000 of them (from ``stream(seed, 0, Role.UTILITY, 2)``) when there are more.
+    downstream model, which is scored on the holdout: the records of the run's table not in D (see
+    :func:`utility_split`).
     The report is written to ``utility.json`` (replacing an earlier one).
 
     Parameters
@@ -513,14 +540,8 @@ def measure_utility(
             "utility cannot be measured. Start a new run from the original data file."
         )
     X = encode(table, schema)
-    d = np.asarray(run_split(spec, len(table)).target)
-    real = X[d]
-    holdout_rows = np.setdiff1d(np.arange(len(X)), d)
-    if len(holdout_rows) > MAX_TEST_ROWS:
-        holdout_rows = np.sort(
-            stream(spec.seed, 0, Role.UTILITY, 2).choice(holdout_rows, MAX_TEST_ROWS, replace=False)
-        )
-    holdout = X[holdout_rows]
+    d, test_rows = utility_split(spec, len(table))
+    real, holdout = X[d], X[test_rows]
     fidelity, association, downstream = [], [], []
     per_column: dict[str, list[float]] = {name: [] for name in schema.names}
     for i in range(samples):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +15,9 @@ from privgame.data import BUNDLED_ADULT, Sizes, infer_schema, load_dataset
 from privgame.data.schema import Schema
 from privgame.errors import ParameterError, RunError
 from privgame.games.engine import execute
+from privgame.games.plan import run_split
 from privgame.seeding import stream
+from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
 from privgame.utility import (
@@ -26,8 +29,11 @@ from privgame.utility import (
     default_target_column,
     downstream_score,
     measure_utility,
+    per_column_table,
     stored_utility,
     total_variation,
+    utility_row,
+    utility_split,
 )
 
 
@@ -152,6 +158,10 @@ def test_a_report_round_trips_through_a_dict() -> None:
         downstream_metric=BALANCED_ACCURACY,
     )
     assert UtilityReport.from_dict(json.loads(json.dumps(report.to_dict()))) == report
+    row = utility_row(report)
+    assert row["fidelity_tvd"] == 0.1 and row["downstream"] == 0.7 and row["downstream_real"] == 0.8
+    assert row["target_column"] == "income" and row["utility_samples"] == 3
+    assert set(utility_row(None)) == set(row) and all(v is None for v in utility_row(None).values())
     with pytest.raises(ValueError, match="spread"):
         UtilityReport.from_dict({**report.to_dict(), "fidelity": {"mean": "x"}})
 
@@ -188,8 +198,46 @@ def test_measure_utility_stores_figures_that_reload_equal(tiny_run: RunFolder) -
     assert report.downstream is not None and 0.0 <= report.downstream.mean <= 1.0
     assert report.downstream_real is not None and 0.0 <= report.downstream_real <= 1.0
     assert set(report.per_column) == set(Schema.from_dict(tiny_run.spec().schema).names)
+    columns = per_column_table(report)
+    assert columns["column"].iloc[0] == max(report.per_column, key=lambda c: report.per_column[c].mean)
+    assert columns["total variation distance"].is_monotonic_decreasing
     assert stored_utility(RunFolder(tiny_run.path)) == report
     assert measure_utility(tiny_run, samples=3) == report  # the same run: the same figures
+
+
+def test_the_test_set_is_every_record_not_in_d(tiny_run: RunFolder) -> None:
+    spec = tiny_run.spec()
+    d, test = utility_split(spec, 300)
+    assert len(d) == 60 and len(test) == 240
+    assert not set(d) & set(test) and set(d) | set(test) == set(range(300))
+    big = replace(spec, sizes=Sizes(aux=30_000, eval=20_000, target=1_000).to_dict())
+    d, test = utility_split(big, 50_000)
+    assert len(test) == 10_000 and not set(d) & set(test)  # a seeded subset of the 49,000 others
+    assert np.array_equal(test, utility_split(big, 50_000)[1]) and np.all(np.diff(test) > 0)
+
+
+def test_in_the_release_set_up_the_test_set_is_the_holdout(tmp_path: Path) -> None:
+    adult = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(200)
+    data = load_dataset(adult.to_csv(index=False).encode(), filename="adult200.csv")
+    inputs = release_inputs(data, seed=2, holdout=0.3)
+    spec = RunSpec(
+        **with_setup(
+            {
+                "data_name": data.source_name,
+                "generator": "marginals",
+                "attack": AttackSettings(n_shadow=8, n_eval=8),
+                "targets": TargetSelection.plan(outliers=1, random=1),
+                "seed": 2,
+            },
+            inputs,
+        )
+    ).validate()
+    split = run_split(spec, len(inputs.table))
+    d, test = utility_split(spec, len(inputs.table))
+    assert np.array_equal(d, split.target)
+    assert set(test) == set(split.aux) | set(split.reference) and len(test) == 60  # the 0.3 holdout
+    report = measure_utility(create_run(tmp_path, spec, inputs.table), samples=2)
+    assert report.downstream is not None and report.downstream_real is not None
 
 
 def test_measure_utility_refuses_a_bad_target_column_and_sample_count(tiny_run: RunFolder) -> None:
