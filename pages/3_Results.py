@@ -13,6 +13,7 @@ Clicking a point of the scatter plot or a row of the table opens that record on 
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -348,7 +349,8 @@ def _measure_form(folder: RunFolder, report: UtilityReport | None) -> None:
     )
     st.caption("The same as the command:")
     st.code(
-        f"python -m privgame utility {folder.path} --samples {int(samples)} --target-column {target}",
+        f"python -m privgame utility {shlex.quote(str(folder.path))} --samples {int(samples)} "
+        f"--target-column {shlex.quote(str(target))}",
         language="bash",
     )
     label = "Measure the utility" if report is None else "Measure again"
