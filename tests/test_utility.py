@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -130,6 +131,17 @@ def test_downstream_on_a_learnable_target_beats_chance(table: pd.DataFrame, sche
     assert downstream_score(train, test, "noise", schema, seed=3) < 0.6  # nothing to learn: chance
     r2 = downstream_score(train, test, "weight", schema, seed=3)
     assert r2 > 0.9
+
+
+def test_downstream_scores_a_class_missing_from_the_test_set_without_a_warning(
+    table: pd.DataFrame, schema: Schema
+) -> None:
+    rest = table.iloc[1000:]
+    test = rest[rest["noise"] == "a"]  # only class "a"; the model guesses "b" too
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        score = downstream_score(table.iloc[:1000], test, "noise", schema, seed=3)
+    assert 0.0 < score < 1.0  # the recall of "a": some rows were predicted "b", absent from the test
 
 
 def test_a_bad_target_column_names_the_columns(table: pd.DataFrame, schema: Schema) -> None:
