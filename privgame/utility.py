@@ -20,12 +20,13 @@ downstream
     scored on the same holdout. This is SDMetrics' *ML efficacy*.
 
 SDMetrics itself is not used (its releases pin pandas below 3); these few metrics are written
-here with numpy, scipy and scikit-learn.
+here with numpy and scikit-learn.
 
 The samples are drawn from ``stream(seed, 0, Role.UTILITY, 0, i)`` and the models seeded from
-``stream(seed, 0, Role.UTILITY, 1, i)`` (``i = samples`` for the model trained on D), so the
-figures depend only on the run and ``samples``; the first ``k`` samples of a larger measurement
-are the ``k`` samples of a smaller one.
+``stream(seed, 0, Role.UTILITY, 1, i)``, the model trained on D from
+``stream(seed, 0, Role.UTILITY, 3)``, so the figures depend only on the run and ``samples``: the
+first ``k`` samples of a larger measurement are the ``k`` samples of a smaller one, and the score
+of the model trained on D is the same whatever the number of samples.
 """
 
 from __future__ import annotations
@@ -515,8 +516,7 @@ def measure_utility(
     The run's generator, with the run's parameters, is fitted on D and sampled (|D| rows)
     ``samples`` times; each sample is compared with D (fidelity, association) and trains the
     downstream model, which is scored on the holdout: the records of the run's table not in D (see
-    :func:`utility_split`).
-    The report is written to ``utility.json`` (replacing an earlier one).
+    :func:`utility_split`). The report is written to ``utility.json`` (replacing an earlier one).
 
     Parameters
     ----------
@@ -565,7 +565,7 @@ def measure_utility(
             downstream.append(downstream_score(synthetic, holdout, target, schema, seed))
     downstream_real = None
     if downstream:
-        seed = sklearn_seed(stream(spec.seed, 0, Role.UTILITY, 1, samples))
+        seed = sklearn_seed(stream(spec.seed, 0, Role.UTILITY, 3))
         downstream_real = downstream_score(real, holdout, str(target), schema, seed)
     categorical_target = target is not None and schema.column(target).role == CATEGORICAL
     report = UtilityReport(

@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 
 from privgame.cli import main
-from privgame.data import BUNDLED_ADULT, Sizes, infer_schema, load_dataset
+from privgame.data import BUNDLED_ADULT, Sizes, encode, infer_schema, load_dataset
 from privgame.data.schema import Schema
 from privgame.errors import ParameterError, RunError
 from privgame.games.engine import execute
 from privgame.games.plan import run_split
-from privgame.seeding import stream
+from privgame.generators import create
+from privgame.seeding import Role, stream
 from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
@@ -215,6 +216,19 @@ def test_measure_utility_stores_figures_that_reload_equal(tiny_run: RunFolder) -
     assert columns["total variation distance"].is_monotonic_decreasing
     assert stored_utility(RunFolder(tiny_run.path)) == report
     assert measure_utility(tiny_run, samples=3) == report  # the same run: the same figures
+
+
+def test_more_samples_extend_the_fewer(tiny_run: RunFolder) -> None:
+    two, three = measure_utility(tiny_run, samples=2), measure_utility(tiny_run, samples=3)
+    assert two.downstream_real == three.downstream_real  # the model on D does not depend on samples
+    # The third sample is the generator fitted on D with stream (seed, 0, UTILITY, 0, 2).
+    spec = tiny_run.spec()
+    schema = Schema.from_dict(spec.schema)
+    X = encode(tiny_run.load_table(), schema)
+    d, _ = utility_split(spec, len(X))
+    third = create("marginals").fit_sample(X[d], schema, len(d), rng=stream(spec.seed, 0, Role.UTILITY, 0, 2))
+    expected = float(np.mean(list(total_variation(X[d], third, schema).values())))
+    assert 3 * three.fidelity.mean - 2 * two.fidelity.mean == pytest.approx(expected, abs=1e-12)
 
 
 def test_the_test_set_is_every_record_not_in_d(tiny_run: RunFolder) -> None:
