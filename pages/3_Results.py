@@ -376,13 +376,14 @@ def _utility(folder: RunFolder) -> None:
     cols[1].metric("Association difference", report.association.text(), help=UTILITY_HELP["association"])
     if report.downstream is not None:
         cols[2].metric(
-            f"Model trained on synthetic ({report.downstream_metric})",
+            "Model trained on synthetic",
             report.downstream.text(),
-            help=UTILITY_HELP["downstream"],
+            help=f"{UTILITY_HELP['downstream']} Here: {report.downstream_metric} predicting "
+            f"{report.target_column}.",
         )
     if report.downstream_real is not None:
         cols[3].metric(
-            f"Model trained on D ({report.downstream_metric})",
+            "Model trained on D",
             f"{report.downstream_real:.3f}",
             help=UTILITY_HELP["downstream_real"],
         )

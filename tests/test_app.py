@@ -636,10 +636,10 @@ def test_results_measure_the_utility_and_show_it_beside_the_risks(with_runs: Pat
     assert "TVComplement" in shown["Distribution distance"].help
     assert shown["Association difference"].value == report.association.text()
     assert "ContingencySimilarity" in shown["Association difference"].help
-    trained = shown["Model trained on synthetic (balanced accuracy)"]
+    trained = shown["Model trained on synthetic"]
     assert report.downstream is not None and trained.value == report.downstream.text()
-    assert "ML efficacy" in trained.help
-    assert shown["Model trained on D (balanced accuracy)"].value == f"{report.downstream_real:.3f}"
+    assert "ML efficacy" in trained.help and "balanced accuracy predicting income" in trained.help
+    assert shown["Model trained on D"].value == f"{report.downstream_real:.3f}"
     columns = next(d.value for d in at.dataframe if "total variation distance" in d.value.columns)
     assert set(columns["column"]) == set(report.per_column)
     assert "records-table" in [d.key for d in at.dataframe][-1:]  # the records table stays last
