@@ -482,7 +482,7 @@ def _check_samples(samples: Any) -> int:
     return samples
 
 
-def utility_split(spec: RunSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+def utility_split(spec: RunSpec, n_rows: int, *, exclude: Any = ()) -> tuple[np.ndarray, np.ndarray]:
     """The rows of a run's table that utility is measured with: D, and the real test set.
 
     The test set is every record of the run's table that is not in D (the release set-up's
@@ -495,6 +495,9 @@ def utility_split(spec: RunSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         The run's spec.
     n_rows : int
         Rows of the run's table.
+    exclude : array-like of int, optional
+        Record ids that are neither in D nor test records (e.g. the records a remedy left out of
+        D, so that every run of a family is scored on the same test set).
 
     Returns
     -------
@@ -502,7 +505,7 @@ def utility_split(spec: RunSpec, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
         Record ids of D and of the test set.
     """
     d = np.asarray(run_split(spec, n_rows).target)
-    rest = np.setdiff1d(np.arange(n_rows), d)
+    rest = np.setdiff1d(np.arange(n_rows), np.concatenate([d, np.asarray(exclude, dtype=np.int64)]))
     if len(rest) > MAX_TEST_ROWS:
         rest = np.sort(stream(spec.seed, 0, Role.UTILITY, 2).choice(rest, MAX_TEST_ROWS, replace=False))
     return d, rest

@@ -236,6 +236,8 @@ def test_the_test_set_is_every_record_not_in_d(tiny_run: RunFolder) -> None:
     d, test = utility_split(spec, 300)
     assert len(d) == 60 and len(test) == 240
     assert not set(d) & set(test) and set(d) | set(test) == set(range(300))
+    left_out = test[:5]  # records a remedy left out: neither in D nor test records
+    assert np.array_equal(utility_split(spec, 300, exclude=left_out)[1], test[5:])
     big = replace(spec, sizes=Sizes(aux=30_000, eval=20_000, target=1_000).to_dict())
     d, test = utility_split(big, 50_000)
     assert len(test) == 10_000 and not set(d) & set(test)  # a seeded subset of the 49,000 others
