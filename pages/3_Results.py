@@ -6,12 +6,14 @@ The summary is :func:`privgame.commands.report.summary_at` (the same numbers as
 audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
 ``groups`` counts the records at risk in each audit group. The most outlying records are the
 worst case, not a random sample: they are counted apart and never enter the estimate. The
-figures come from :mod:`privgame.figures`. Clicking a point of the scatter plot or a row of the
-table opens that record on the Record page.
+figures come from :mod:`privgame.figures`, the utility figures from :mod:`privgame.utility` (its
+button calls :func:`~privgame.utility.measure_utility`, as ``python -m privgame utility`` does).
+Clicking a point of the scatter plot or a row of the table opens that record on the Record page.
 """
 
 from __future__ import annotations
 
+import shlex
 from typing import Any
 
 import pandas as pd
@@ -32,12 +34,23 @@ from pages import (
 from privgame.audit import GROUP_LABELS, group_masks, records_at
 from privgame.background import dismiss_extension, extension_state, launch_extend
 from privgame.commands.report import summary_at
+from privgame.data.schema import Schema
 from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
 from privgame.games.engine import undecided_records
 from privgame.records import value_columns, value_name
 from privgame.report import high_risk, to_bytes
 from privgame.spec import RunSpec
 from privgame.store import RunFolder, open_run
+from privgame.utility import (
+    DEFAULT_SAMPLES,
+    MAX_SAMPLES,
+    UtilityReport,
+    default_target_column,
+    measure_utility,
+    per_column_table,
+    stored_utility,
+    utility_lines,
+)
 
 RISK_FORMAT = "%.3f"
 LEAD_COLUMNS = (
@@ -290,6 +303,106 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         st.info(note)
 
 
+UTILITY_HELP = {
+    "fidelity": (
+        "How far each column's distribution in the synthetic data lies from D's: the total variation "
+        "distance, averaged over columns (continuous columns in 10 quantile bins of D). 0 = identical, "
+        "1 = nothing in common. SDMetrics: 1 − TVComplement."
+    ),
+    "association": (
+        "How far the strength of association of each pair of columns lies from D's, on average: "
+        "Cramér's V (two categorical columns), the correlation ratio (categorical and continuous), "
+        "|Pearson's r| (two continuous). 0 = the same associations. SDMetrics: ContingencySimilarity, "
+        "CorrelationSimilarity."
+    ),
+    "downstream": (
+        "A random forest trained on synthetic data predicts the target column and is scored on the "
+        "holdout (real records not in D): balanced accuracy for a categorical column, R² for a "
+        "continuous one. SDMetrics: ML efficacy."
+    ),
+    "downstream_real": (
+        "The same model trained on D itself, scored on the same holdout: the figure to compare with."
+    ),
+}
+
+
+def _measure_form(folder: RunFolder, report: UtilityReport | None) -> None:
+    """Choose the target column and samples, and measure (``python -m privgame utility``)."""
+    schema = Schema.from_dict(folder.spec().schema)
+    names = schema.names
+    current = report.target_column if report is not None else default_target_column(schema)
+    cols = st.columns(2)
+    target = cols[0].selectbox(
+        "Column the downstream model predicts",
+        names,
+        index=names.index(current) if current in names else 0,
+        key=f"utility-target-{folder.run_id}",
+        help="By default the last categorical column (Adult: income).",
+    )
+    samples = cols[1].number_input(
+        "Synthetic samples",
+        min_value=2,
+        max_value=MAX_SAMPLES,
+        value=DEFAULT_SAMPLES,
+        key=f"utility-samples-{folder.run_id}",
+        help="Each figure is the mean ± sd over this many fresh synthetic samples of the generator.",
+    )
+    st.caption("The same as the command:")
+    st.code(
+        f"python -m privgame utility {shlex.quote(str(folder.path))} --samples {int(samples)} "
+        f"--target-column {shlex.quote(str(target))}",
+        language="bash",
+    )
+    label = "Measure the utility" if report is None else "Measure again"
+    if st.button(label, key=f"utility-measure-{folder.run_id}"):
+        with st.spinner("Fitting the generator on D and comparing its samples with the data…"):
+            measure_utility(folder, samples=int(samples), target_column=target)
+        st.rerun()
+
+
+def _utility(folder: RunFolder) -> None:
+    """The run's stored utility figures beside its privacy, or a button that measures them."""
+    st.subheader("Utility")
+    report = stored_utility(folder)
+    if report is None:
+        st.caption(
+            "What the synthetic data keeps of D: not measured yet for this run. It fits the generator "
+            "on D a few times and compares each sample with the data (a few seconds for |D| = 1,000)."
+        )
+        _measure_form(folder, None)
+        return
+    cols = st.columns(4)
+    cols[0].metric("Distribution distance", report.fidelity.text(), help=UTILITY_HELP["fidelity"])
+    cols[1].metric("Association difference", report.association.text(), help=UTILITY_HELP["association"])
+    if report.downstream is not None:
+        cols[2].metric(
+            "Model trained on synthetic",
+            report.downstream.text(),
+            help=f"{UTILITY_HELP['downstream']} Here: {report.downstream_metric} predicting "
+            f"{report.target_column}.",
+        )
+    if report.downstream_real is not None:
+        cols[3].metric(
+            "Model trained on D",
+            f"{report.downstream_real:.3f}",
+            help=UTILITY_HELP["downstream_real"],
+        )
+    for line in utility_lines(report)[:3]:
+        st.markdown(plain(line))
+    with st.expander("Distance of each column"):
+        st.dataframe(
+            per_column_table(report),
+            hide_index=True,
+            key=f"utility-columns-{folder.run_id}",
+            column_config={
+                c: st.column_config.NumberColumn(c, format=RISK_FORMAT)
+                for c in ("total variation distance", "sd over samples")
+            },
+        )
+    with st.expander("Measure again (another target column or number of samples)"):
+        _measure_form(folder, report)
+
+
 def _chart(chart: Chart, folder: RunFolder, slug: str, *, select: bool = False) -> Any:
     event = st.plotly_chart(
         chart.figure,
@@ -428,6 +541,7 @@ def body() -> None:
     summary = summary_at(folder, t)
     _audited(folder, summary, t)
     _summary(folder, summary, t)
+    _utility(folder)
     records = records_at(folder.records(), t)
     _figures(folder, records, t)
     _table(folder, records, t)

@@ -29,6 +29,7 @@ from privgame.games.engine import execute, undecided_records
 from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, list_runs, open_run
+from privgame.utility import stored_utility
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -616,6 +617,32 @@ def test_results_show_the_summary_figures_and_table(with_runs: Path) -> None:
     assert len(at.get("download_button")) == 4
     table = at.dataframe[-1].value
     assert list(table["record_id"]) and "risk_model_seeded" in table.columns
+
+
+def test_results_measure_the_utility_and_show_it_beside_the_risks(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    at = _page("3_Results")
+    _no_failures(at)
+    assert "Utility" in [h.value for h in at.subheader]
+    assert "not measured yet" in _texts(at.caption)
+    assert at.selectbox(key=f"utility-target-{latest.run_id}").value == "income"
+    at.number_input(key=f"utility-samples-{latest.run_id}").set_value(2)
+    at.button(key=f"utility-measure-{latest.run_id}").click().run()
+    _no_failures(at)
+    report = stored_utility(open_run(with_runs, latest.run_id))  # what the CLI would print
+    assert report is not None and report.samples == 2 and report.target_column == "income"
+    shown = {m.label: m for m in at.metric}
+    assert shown["Distribution distance"].value == report.fidelity.text()
+    assert "TVComplement" in shown["Distribution distance"].help
+    assert shown["Association difference"].value == report.association.text()
+    assert "ContingencySimilarity" in shown["Association difference"].help
+    trained = shown["Model trained on synthetic"]
+    assert report.downstream is not None and trained.value == report.downstream.text()
+    assert "ML efficacy" in trained.help and "balanced accuracy predicting income" in trained.help
+    assert shown["Model trained on D"].value == f"{report.downstream_real:.3f}"
+    columns = next(d.value for d in at.dataframe if "total variation distance" in d.value.columns)
+    assert set(columns["column"]) == set(report.per_column)
+    assert "records-table" in [d.key for d in at.dataframe][-1:]  # the records table stays last
 
 
 def test_results_threshold_and_filter_change_the_table(with_runs: Path) -> None:
