@@ -239,6 +239,9 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
             )
     text += "."
     n = counts["at risk"]
+    if spec.attack.games == "model-seeded":
+        text += " The traditional game was not run (this re-audit played the model-seeded game alone)."
+        return {"counts": counts, "audited": len(records), "traditional_flags": None, "text": text}
     if n:
         text += f" The traditional game flags {flagged:,} of {'this one' if n == 1 else f'these {n:,}'}."
     return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
@@ -269,6 +272,8 @@ def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     out = records.copy()
     for column, risk in VERDICT_COLUMNS.items():
         low, high = f"{risk}_low", f"{risk}_high"
+        if column in out.columns and (out[column].astype(str) == "not run").all():
+            continue  # a game the run did not play has no verdict at any t
         if low in out.columns and high in out.columns:
             out[column] = metrics.verdicts(
                 pd.to_numeric(out[low], errors="coerce").to_numpy(float),
