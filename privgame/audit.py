@@ -353,6 +353,7 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 
 
 _STORED_KEYS = (
+    "games",
     "generator",
     "generator_params",
     "sizes",
@@ -390,6 +391,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
         records["risk_model_seeded"].to_numpy(float),
         records["risk_traditional"].to_numpy(float),
         threshold=t,
+        traditional=spec.attack.games == "both",
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
     summary.update(audit_summary(records, spec, t))

@@ -1002,6 +1002,7 @@ def record_results(
         records["risk_model_seeded"].to_numpy(float),
         records["risk_traditional"].to_numpy(float),
         threshold=spec.threshold,
+        traditional=spec.attack.games == "both",
     )
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
     summary["generator"] = spec.generator
