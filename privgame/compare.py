@@ -117,7 +117,10 @@ def paired_risks(before: RunFolder, after: RunFolder, threshold: float | None = 
     joined = a.merge(b, on="record_id", how="inner", suffixes=("_before", "_after"))
     gone = set(after.spec().left_out)
     left = a[a["record_id"].isin(gone)].rename(
-        columns={"risk_model_seeded": "risk_model_seeded_before", "verdict_model_seeded": "verdict_model_seeded_before"}
+        columns={
+            "risk_model_seeded": "risk_model_seeded_before",
+            "verdict_model_seeded": "verdict_model_seeded_before",
+        }
     )
     left = left.assign(risk_model_seeded_after=np.nan, verdict_model_seeded_after="left out")
     out = pd.concat([joined, left], ignore_index=True).rename(

@@ -844,7 +844,9 @@ def _summarize_model_seeded(r_ms: ArrayLike, t: float, cutoff: float) -> dict[st
         "at_risk_traditional": None,
         "mean_model_seeded": float(np.mean(ms)) if n else None,
         "mean_traditional": None,
-        "percentiles_model_seeded": {f"p{k}": _json_number(x) for k, x in percentiles(ms, (10, 50, 90)).items()},
+        "percentiles_model_seeded": {
+            f"p{k}": _json_number(x) for k, x in percentiles(ms, (10, 50, 90)).items()
+        },
         "percentiles_traditional": none,
         "percentiles_abs_difference": dict(none),
         "max_abs_difference": None,

@@ -206,7 +206,10 @@ def _coarsened(
     names = {c.name: c for c in schema.used}
     out = table.copy()
     columns = list(schema.columns)
-    for option, pairs, role in (("--merge-rare", remedy.merge_rare, CATEGORICAL), ("--bin", remedy.bins, CONTINUOUS)):
+    for option, pairs, role in (
+        ("--merge-rare", remedy.merge_rare, CATEGORICAL),
+        ("--bin", remedy.bins, CONTINUOUS),
+    ):
         for name, _ in pairs:
             col = names.get(name)
             if col is None:

@@ -550,7 +550,10 @@ def _summary_rows(
             (f"records at risk (R > {t:g}), model-seeded game", summary["at_risk_model_seeded"]),
             ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
             ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
-            ("traditional game, RMSD and miss rate", "not run (this re-audit played the model-seeded game alone)"),
+            (
+                "traditional game, RMSD and miss rate",
+                "not run (this re-audit played the model-seeded game alone)",
+            ),
         ]
     rows: list[tuple[str, Any]] = [
         ("records evaluated", summary["records"]),

@@ -51,7 +51,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="merge the categories seen fewer than MIN_COUNT (10) times in D; repeatable",
     )
     parser.add_argument(
-        "--bin", action="append", default=[], metavar="COLUMN:BINS", help="cut a continuous column into quantile bins; repeatable"
+        "--bin",
+        action="append",
+        default=[],
+        metavar="COLUMN:BINS",
+        help="cut a continuous column into quantile bins; repeatable",
     )
     parser.add_argument(
         "--games",
@@ -92,11 +96,19 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     else:
-        print("the generator or the columns change: every shadow dataset and attack is recomputed.", file=sys.stderr)
+        print(
+            "the generator or the columns change: every shadow dataset and attack is recomputed.",
+            file=sys.stderr,
+        )
     if args.no_run:
         print(folder.path)
         return 0
-    execute(folder, workers=args.workers, scheduler=scheduler_address(args.scheduler), progress=ProgressBar(args.quiet))
+    execute(
+        folder,
+        workers=args.workers,
+        scheduler=scheduler_address(args.scheduler),
+        progress=ProgressBar(args.quiet),
+    )
     state = folder.status().get("state")
     if state != "done":
         print(f"cancelled; finish it with: python -m privgame resume {folder.path}", file=sys.stderr)

@@ -62,7 +62,9 @@ def run_split(spec: RunSpec, n_rows: int) -> Split:
     if setup.kind != "release":
         # A leave-out remedy's sizes count D without its left-out records; the split is its parent's.
         gone = len(spec.left_out)
-        sizes = Sizes(**{**spec.sizes, "target": spec.sizes["target"] + gone, "eval": spec.sizes["eval"] + gone})
+        sizes = Sizes(
+            **{**spec.sizes, "target": spec.sizes["target"] + gone, "eval": spec.sizes["eval"] + gone}
+        )
         check_sizes(n_rows, sizes)
         split = split_indices(n_rows, sizes, spec.seed)
     else:
