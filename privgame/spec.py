@@ -16,12 +16,12 @@ from typing import Any, Literal
 from privgame.errors import ParameterError
 
 __all__ = [
+    "GAMES",
     "MAX_N_EVAL",
     "MAX_N_SHADOW",
     "SETUP_KINDS",
     "TARGET_MODES",
     "TRADITIONAL_MODES",
-    "GAMES",
     "AttackSettings",
     "RunSpec",
     "Setup",

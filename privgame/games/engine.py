@@ -19,11 +19,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from math import nan
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from math import nan
 from typing import Any
 
 import numpy as np
