@@ -464,6 +464,8 @@ def _execute(
         phase="done",
         finished=time.time(),
         seconds=time.time() - started,
+        # Fits this call made (not those checkpointed before it, nor a reused parent's).
+        fits_made=fits_done_now + (model_fits if model is not None else 0),
         # Pool units' generator and feature seconds count with the targets' (they are their runs).
         unit_seconds={
             "generator": float(timings[0] + pool_timings[0]),
