@@ -182,3 +182,30 @@ def test_old_specs_serialise_as_before() -> None:
         spec, left_out=(3, 1), parent={"run_id": "p"}, attack=replace(spec.attack, games="model-seeded")
     )
     assert RunSpec.from_json(child.to_json()) == child
+
+
+def _page(name: str, **query: str):  # type: ignore[no-untyped-def]
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120).run()
+    at.query_params.update(query)
+    return at.switch_page(f"pages/{name}.py").run()
+
+
+def test_the_pages_show_a_remedy_run_and_its_family(
+    parent: RunFolder, left: RunFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(parent.path.parent))
+    results = _page("3_Results", run=left.run_id)
+    assert not results.exception, [e.value for e in results.exception]
+    shown = "\n".join(str(m.value) for m in results.metric)
+    assert "not run" in shown
+    record = _page("4_Record", run=left.run_id)
+    assert not record.exception, [e.value for e in record.exception]
+    remedies = _page("9_Remedies", run=parent.run_id)
+    assert not remedies.exception, [e.value for e in remedies.exception]
+    assert remedies.get("plotly_chart") and remedies.dataframe
+    table = remedies.dataframe[0].value
+    assert set(table["run_id"]) >= {parent.run_id, left.run_id}
+    remedies.radio(key="remedy-leave").set_value("at-risk-and-undecided").run()
+    assert any("would leave D" in str(c.value) for c in remedies.caption)
