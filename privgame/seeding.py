@@ -34,6 +34,7 @@ class Role(IntEnum):
     STUDY = 11
     RELEASE = 12
     POOL = 13
+    UTILITY = 14
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

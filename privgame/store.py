@@ -15,6 +15,7 @@ Layout of a run folder::
     scores.parquet       every score: record_id, game, label, index, score
     records.parquet/csv  one row per evaluated record: values, risks, bounds, difference
     summary.json         the Table-1 style summary at the spec's threshold
+    utility.json         the utility figures (privgame.utility), once measured
     checksums.sha256     the SHA-256 of every file above except status.json, cancel and engine.lock
 
 Every file is written to a temporary name in the same folder, flushed, then renamed, so no
@@ -97,6 +98,7 @@ DAMAGED = "damaged"
 CHECKSUMS = "checksums.sha256"
 LOCK = "engine.lock"
 PLAN = "plan.json"
+UTILITY = "utility.json"
 _CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
 _SHARED_FILE = re.compile(r"^([a-z_]{1,32})-([0-9]{6,})\.npz$")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -728,6 +730,8 @@ class RunFolder(CheckedFolder):
                 f"{self.path / 'shared'} and resume the run, which makes them again (the targets' "
                 f"checkpoints are kept): python -m privgame resume {self.path}"
             )
+        if relative == UTILITY:
+            return f"measure it again: python -m privgame utility {self.path}"
         return super()._fix(relative)
 
     # -- spec and data -------------------------------------------------------------------
@@ -974,6 +978,31 @@ class RunFolder(CheckedFolder):
                 f"summary.json of run {self.run_id} is unreadable; resume the run to rewrite it: "
                 f"python -m privgame resume {self.path}"
             ) from None
+
+    # -- utility ------------------------------------------------------------------------
+    def write_utility(self, utility: Mapping[str, Any]) -> None:
+        """Write the run's utility figures (``utility.json``, checksummed; see :mod:`privgame.utility`)."""
+        _write_checked(self.path, UTILITY, json_bytes(dict(utility)))
+
+    def read_utility(self) -> dict[str, Any] | None:
+        """The stored utility figures, or None when none were measured.
+
+        Raises
+        ------
+        RunError
+            When ``utility.json`` does not match its checksum, has none, or is not a JSON object.
+        """
+        try:
+            data = self._read_checked(UTILITY)
+        except FileNotFoundError:
+            return None
+        try:
+            utility = json.loads(data)
+        except (ValueError, RecursionError):
+            utility = None
+        if not isinstance(utility, dict):
+            raise RunError(f"{UTILITY} of run {self.run_id} is unreadable; {self._fix(UTILITY)}")
+        return utility
 
     def damage(self) -> str | None:
         """What is wrong with the run's status or spec (the fix included), or None when both read."""
