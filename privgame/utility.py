@@ -513,7 +513,10 @@ def measure_utility(
     X = encode(table, schema)
     d = np.asarray(run_split(spec, len(table)).target)
     real = X[d]
-    holdout_rows = np.setdiff1d(np.arange(len(X)), d)
+    # A leave-out remedy's left-out records are not test records: the family keeps one test set.
+    holdout_rows = np.setdiff1d(
+        np.arange(len(X)), np.concatenate([d, np.asarray(spec.left_out, dtype=np.int64)])
+    )
     if len(holdout_rows) > MAX_TEST_ROWS:
         holdout_rows = np.sort(
             stream(spec.seed, 0, Role.UTILITY, 2).choice(holdout_rows, MAX_TEST_ROWS, replace=False)

@@ -209,3 +209,18 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     assert set(table["run_id"]) >= {parent.run_id, left.run_id}
     remedies.radio(key="remedy-leave").set_value("at-risk-and-undecided").run()
     assert any("would leave D" in str(c.value) for c in remedies.caption)
+
+
+def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
+    parent: RunFolder, left: RunFolder
+) -> None:
+    from privgame.figures import privacy_utility_chart
+    from privgame.utility import measure_utility
+
+    for folder in (parent, left):
+        measure_utility(folder, samples=2, target_column="income")
+    table = compare_runs([parent, left])
+    assert all(isinstance(v, float) for v in table["downstream"])
+    assert all(0.0 <= v <= 1.0 for v in table["fidelity"])
+    chart = privacy_utility_chart(table)
+    assert len(chart.data) == int(table["share_at_risk"].notna().sum())
