@@ -156,8 +156,14 @@ def _compare(folder: RunFolder, t: float) -> None:
         st.plotly_chart(chart.figure, key="paired-chart")
         st.caption(chart.caption)
     chart = privacy_utility_chart(table)
-    st.plotly_chart(chart.figure, key="privacy-utility-chart")
-    st.caption(chart.caption)
+    if len(chart.data):
+        st.plotly_chart(chart.figure, key="privacy-utility-chart")
+        st.caption(chart.caption)
+    else:
+        st.caption(
+            "The privacy–utility chart needs each run's downstream utility: measure it with "
+            "python -m privgame utility RUN_DIR --target-column COLUMN."
+        )
     for member in members:
         st.page_link(
             PAGES["release"],

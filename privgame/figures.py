@@ -876,7 +876,8 @@ def paired_risk_chart(pairs: pd.DataFrame, threshold: float) -> Chart:
     Returns
     -------
     Chart
-        One line per record from "before" to "after"; ``data`` holds the plotted pairs.
+        One line per record from "before" to "after", and a cross at "before" for each record
+        left out of D; ``data`` holds the pairs drawn as lines.
     """
     _require_columns(pairs, ["record_id", "risk_before", "risk_after"], "the paired risks")
     t = _threshold(threshold)
@@ -898,14 +899,29 @@ def paired_risk_chart(pairs: pd.DataFrame, threshold: float) -> Chart:
                 hovertemplate=f"record {int(row['record_id'])}: %{{y:.3f}}<extra></extra>",
             )
         )
+    left = pairs[pairs["risk_after"].isna()].dropna(subset=["risk_before"])
+    if len(left):
+        figure.add_trace(
+            go.Scatter(
+                x=["before"] * len(left),
+                y=left["risk_before"],
+                mode="markers",
+                marker={"symbol": "x", "size": 10, "color": _GREY},
+                name="left out of D",
+                text=[f"record {int(r)}" for r in left["record_id"]],
+                hovertemplate="%{text}: %{y:.3f}, left out of D<extra></extra>",
+            )
+        )
     figure.add_hline(y=t, line_dash="dot", line_color=_GREY, annotation_text=f"t = {t:g}")
     _layout(figure, "Risk of the same records before and after the remedy", "run", _RISK_MS)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=["before", "after"])
     figure.update_yaxes(range=[0.0, 1.02])
     rose = int((both["risk_after"] > both["risk_before"]).sum())
     caption = (
         f"Each line is one record audited in both runs ({len(both)} records): solid red lines with "
         f"upward triangles rose ({rose}), dotted green lines with downward triangles fell or stayed "
-        f"({len(both) - rose}). Records left out of D: {gone}, not drawn. The dotted line is t."
+        f"({len(both) - rose}). Grey crosses are records the remedy left out of D ({gone}), at their "
+        "risk before. The dotted line is t."
     )
     return Chart(figure=figure, data=both.reset_index(drop=True), caption=caption, title="Before → after")
 
