@@ -202,6 +202,9 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     assert "not run" in shown
     record = _page("4_Record", run=left.run_id)
     assert not record.exception, [e.value for e in record.exception]
+    export = _page("6_Export", run=left.run_id)
+    assert not export.exception, [e.value for e in export.exception]
+    assert any("traditional game was not run" in str(m.value) for m in export.markdown)
     remedies = _page("9_Remedies", run=parent.run_id)
     assert not remedies.exception, [e.value for e in remedies.exception]
     assert remedies.get("plotly_chart") and remedies.dataframe
