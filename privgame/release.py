@@ -301,6 +301,8 @@ def release_card(
             "share_at_risk": audit["share_at_risk"],
             "verdicts": audit["answer"]["counts"],
             "traditional_flags": audit["answer"]["traditional_flags"],
+            # "model-seeded": the traditional game was not run, so its figures above are null.
+            "games": spec.attack.games,
             "at_risk_record_ids": [
                 int(r)
                 for r in records.loc[
