@@ -100,6 +100,7 @@ navigation = st.navigation(
         st.Page(PAGES["results"], title="Results", icon=":material/bar_chart:"),
         st.Page(PAGES["record"], title="Record", icon=":material/person_search:"),
         st.Page(PAGES["release"], title="Release", icon=":material/publish:"),
+        st.Page(PAGES["remedies"], title="Remedies", icon=":material/healing:"),
         st.Page(PAGES["runs"], title="Runs", icon=":material/folder_open:"),
         st.Page(PAGES["export"], title="Export", icon=":material/download:"),
         st.Page(PAGES["studies"], title="Studies", icon=":material/science:"),

@@ -53,6 +53,7 @@ from privgame.utility import (
 )
 
 RISK_FORMAT = "%.3f"
+NOT_RUN = "not run"
 LEAD_COLUMNS = (
     "record_id",
     "audit_group",
@@ -126,6 +127,14 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         (st.warning if outlier["at_risk"] else st.success)(text)
     if folder.status().get("state") == "done" and extension_state(folder) == "none":
         _more_runs(folder, t)
+    counts = (summary.get("answer") or {}).get("counts") or {}
+    if counts.get("at risk") or counts.get("undecided"):
+        st.page_link(
+            PAGES["remedies"],
+            label="Fix what the audit found: leave records out, generalise, then re-audit",
+            icon=":material/healing:",
+            query_params={"run": folder.run_id},
+        )
     if folder.spec().setup.kind == "release":
         st.page_link(
             PAGES["release"],
@@ -221,7 +230,24 @@ def _extension_progress(run_id: str) -> None:
         folder.request_cancel()
 
 
+def _model_seeded_summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
+    """The summary of a run that played the model-seeded game alone (a remedy's re-audit)."""
+    cols = st.columns(3)
+    cols[0].metric("Records evaluated", f"{summary['records']:,}")
+    cols[1].metric("At risk in this dataset", summary.get("at_risk_model_seeded"))
+    cols[2].metric("Traditional game", NOT_RUN)
+    lineage = folder.spec().parent or {}
+    st.caption(
+        "The traditional game was not run: this re-audit played the model-seeded game alone, which "
+        "the verdict rests on, so the gap between the games and the miss rate are not measured"
+        + (f". A remedy of {plain(lineage['run_id'])}: {plain(lineage['description'])}." if lineage else ".")
+    )
+
+
 def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
+    if summary.get("games") == "model-seeded":
+        _model_seeded_summary(folder, summary, t)
+        return
     cols = st.columns(5)
     cols[0].metric("Records evaluated", f"{summary['records']:,}")
     cols[1].metric(
@@ -450,6 +476,12 @@ def _open_if_new(source: str, folder: RunFolder, record_id: int | None) -> None:
 
 def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Figures")
+    if folder.spec().attack.games == "model-seeded":
+        st.caption(
+            "The figures compare the two games; the traditional game was not run, so they are not "
+            "drawn. The Remedies page compares this run with its parent, record by record."
+        )
+        return
     left, right = st.columns(2)
     with left:
         event = _chart(risk_scatter(records, t), folder, "risk-scatter", select=True)
@@ -484,7 +516,9 @@ def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
 
 def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Records")
-    show = st.radio("Show", list(SHOW), format_func=SHOW.__getitem__, horizontal=True, key="show")
+    both = folder.spec().attack.games == "both"
+    options = list(SHOW) if both else [k for k in SHOW if k != "missed"]
+    show = st.radio("Show", options, format_func=SHOW.__getitem__, horizontal=True, key="show")
     view = _group_filter(records, folder.spec())
     if show in ("at_risk", "missed"):
         view = high_risk(view, t)

@@ -84,7 +84,8 @@ def _float(value: Any) -> float:
 def _risks(row: pd.Series, t: float) -> None:
     """Both risks with their intervals, and the record's three-way verdict at ``t``."""
     verdict = _verdict(row, "risk_model_seeded", t)
-    traditional = _verdict(row, "risk_traditional", t)
+    played = row.get("verdict_traditional") != "not run"
+    traditional = _verdict(row, "risk_traditional", t) if played else "not run"
     cols = st.columns(3)
     for col, (prefix, label, help) in zip(
         cols[:2],
@@ -102,11 +103,15 @@ def _risks(row: pd.Series, t: float) -> None:
         ),
         strict=True,
     ):
+        if prefix == "risk_traditional" and not played:
+            col.metric(label, "not run", help=help)
+            col.caption("This re-audit played the model-seeded game alone.")
+            continue
         col.metric(label, _fmt(row.get(prefix)), help=help)
         col.caption(f"95% interval {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
-    cols[2].metric("Difference", _fmt(row.get("difference")), help="R_MS − R_T")
+    cols[2].metric("Difference", _fmt(row.get("difference")) if played else "not run", help="R_MS − R_T")
     sentence = VERDICT_SENTENCES[verdict].format(t=t)
-    if verdict == "at risk" and traditional != "at risk":
+    if verdict == "at risk" and played and traditional != "at risk":
         sentence += f" The traditional game would not flag it (its verdict: {traditional})."
     show = {"at risk": st.warning, "undecided": st.info, "not at risk": st.success}[verdict]
     show(f"**{verdict.capitalize()}.** {sentence}")

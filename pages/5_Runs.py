@@ -21,6 +21,7 @@ from privgame.errors import RunError
 from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
 
 ACTIVE = ("created", "queued", "running")
+NOT_RUN = "not run"
 
 
 def _overview() -> bool:
@@ -127,7 +128,13 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
     pct_t = summary.get("percentiles_traditional") or {}
     params = ", ".join(f"{k}={v}" for k, v in spec_dict["generator_params"].items()) or "defaults"
     sizes = spec_dict["sizes"]
+    if summary.get("games") == "model-seeded":
+        # A re-audit without the traditional game: its figures were not measured, not undefined.
+        summary = {**summary, "rmsd": NOT_RUN, "miss_rate": NOT_RUN, "at_risk_traditional": NOT_RUN}
+        summary |= {"mean_traditional": NOT_RUN, "percentiles_traditional": {"p90": NOT_RUN}}
+        pct_t = summary["percentiles_traditional"]
     return {
+        "remedy of": (spec_dict.get("parent") or {}).get("run_id", "—"),
         "data": spec_dict["data_name"],
         "generator": f"{spec_dict['generator']} ({params})",
         "|D_aux| / |D_eval| / |D|": f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}",
@@ -146,6 +153,8 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
+    if isinstance(value, str):
+        return value
     return "undefined" if value is None else f"{value:.{digits}f}"
 
 
@@ -165,6 +174,12 @@ def _compare() -> None:
         columns[run_id] = _row(summary_at(folder, t), folder.spec().to_dict())
     table = pd.DataFrame(columns).astype(str)
     st.dataframe(table, width="stretch")
+    st.page_link(
+        PAGES["remedies"],
+        label="Compare a run with its remedies (record by record, privacy against utility)",
+        icon=":material/healing:",
+        query_params={"run": chosen[0]},
+    )
 
 
 def body() -> None:

@@ -30,10 +30,14 @@ def body() -> None:
     stem = f"{folder.run_id}"
 
     st.subheader("High-risk records")
-    missed = int(risky["missed_by_traditional"].sum()) if len(risky) else 0
+    if spec.attack.games == "both":
+        missed = int(risky["missed_by_traditional"].sum()) if len(risky) else 0
+        traditional = f"the traditional game would miss **{missed:,}** of them."
+    else:
+        traditional = "the traditional game was not run (this re-audit played the model-seeded game alone)."
     st.markdown(
         f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
-        f"t = {t:g}; the traditional game would miss **{missed:,}** of them."
+        f"t = {t:g}; {traditional}"
     )
     cols = st.columns(3)
     for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):

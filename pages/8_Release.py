@@ -35,7 +35,7 @@ def _settings(folder: RunFolder) -> tuple[int, int, Any]:
     rows = cols[0].number_input(
         "Synthetic rows",
         min_value=1,
-        value=int(spec.sizes["target"]),
+        value=int(spec.setup.synthetic_rows or spec.sizes["target"]),
         step=100,
         key=f"release-rows-{folder.run_id}",
         help="How many rows to sample; by default as many as D has.",

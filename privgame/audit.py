@@ -253,6 +253,9 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
             )
     text += "."
     n = counts["at risk"]
+    if spec.attack.games == "model-seeded":
+        text += " The traditional game was not run (this re-audit played the model-seeded game alone)."
+        return {"counts": counts, "audited": len(records), "traditional_flags": None, "text": text}
     if n:
         text += f" The traditional game flags {flagged:,} of {'this one' if n == 1 else f'these {n:,}'}."
     return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
@@ -283,6 +286,8 @@ def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     out = records.copy()
     for column, risk in VERDICT_COLUMNS.items():
         low, high = f"{risk}_low", f"{risk}_high"
+        if column in out.columns and (out[column].astype(str) == "not run").all():
+            continue  # a game the run did not play has no verdict at any t
         if low in out.columns and high in out.columns:
             out[column] = metrics.verdicts(
                 pd.to_numeric(out[low], errors="coerce").to_numpy(float),
@@ -363,6 +368,7 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 
 _STORED_KEYS = (
     "twins",
+    "games",
     "generator",
     "generator_params",
     "sizes",
@@ -400,6 +406,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
         records["risk_model_seeded"].to_numpy(float),
         records["risk_traditional"].to_numpy(float),
         threshold=t,
+        traditional=spec.attack.games == "both",
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
     summary.update(audit_summary(records, spec, t))

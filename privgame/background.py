@@ -11,10 +11,14 @@ import os
 import subprocess
 import sys
 import time
+from typing import TYPE_CHECKING
 
 from privgame.store import RunFolder
 
-__all__ = ["dismiss_extension", "extension_state", "launch", "launch_extend"]
+if TYPE_CHECKING:
+    from privgame.remedy import Remedy
+
+__all__ = ["dismiss_extension", "extension_state", "launch", "launch_extend", "launch_remedy"]
 
 
 def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | None = None) -> int:
@@ -74,6 +78,26 @@ def launch_extend(
     if folder.status().get("extending"):
         folder.write_status(extending=request | {"pid": pid})
     return pid
+
+
+def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> RunFolder:
+    """Create a remedy run of ``parent`` and start its re-audit in a detached process.
+
+    The folder is made here, as ``python -m privgame remedy --no-run`` makes it (with the
+    parent's reusable checkpoints, :func:`privgame.remedy.create_remedy`); the re-audit is then
+    ``python -m privgame resume`` on it, like any launched run, so its progress is the new run's
+    ``status.json``.
+
+    Raises
+    ------
+    ParameterError
+        For a remedy that cannot be made (see :func:`privgame.remedy.plan_remedy`).
+    """
+    from privgame.remedy import create_remedy
+
+    folder, _ = create_remedy(parent, remedy)
+    launch(folder, workers=workers)
+    return folder
 
 
 def extension_state(folder: RunFolder) -> str:

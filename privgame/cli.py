@@ -16,7 +16,19 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from privgame import __version__
-from privgame.commands import export, extend, release, report, run, schema, study, synth, utility
+from privgame.commands import (
+    compare,
+    export,
+    extend,
+    release,
+    remedy,
+    report,
+    run,
+    schema,
+    study,
+    synth,
+    utility,
+)
 from privgame.errors import PrivgameError
 from privgame.store import write_error
 from privgame.terminal import safe_output, terminal_safe
@@ -28,6 +40,8 @@ COMMANDS: list[ModuleType] = [
     synth,
     run,
     extend,
+    remedy,
+    compare,
     report,
     release,
     export,

@@ -41,6 +41,8 @@ __all__ = [
     "Chart",
     "difference_histogram",
     "miss_rate_chart",
+    "paired_risk_chart",
+    "privacy_utility_chart",
     "risk_cdfs",
     "risk_scatter",
     "roc_curves",
@@ -853,3 +855,122 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
         "easier the record is to single out in that game."
     )
     return Chart(figure=figure, data=data, caption=caption, title=f"Attack scores, record {int(record_id)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Remedies: a record before and after, and a family's privacy against its utility
+# --------------------------------------------------------------------------------------------
+
+
+def paired_risk_chart(pairs: pd.DataFrame, threshold: float) -> Chart:
+    """Each record's model-seeded risk before and after a remedy (the same record ids).
+
+    Parameters
+    ----------
+    pairs : DataFrame
+        :func:`privgame.compare.paired_risks`: ``record_id``, ``risk_before``, ``risk_after``
+        (NaN for a record the remedy left out of D).
+    threshold : float
+        t, drawn as a dotted line.
+
+    Returns
+    -------
+    Chart
+        One line per record from "before" to "after", and a cross at "before" for each record
+        left out of D; ``data`` holds the pairs drawn as lines.
+    """
+    _require_columns(pairs, ["record_id", "risk_before", "risk_after"], "the paired risks")
+    t = _threshold(threshold)
+    both = pairs.dropna(subset=["risk_before", "risk_after"])
+    gone = int(pairs["risk_after"].isna().sum())
+    figure = go.Figure()
+    for _, row in both.iterrows():
+        up = row["risk_after"] > row["risk_before"]
+        colour = OKABE_ITO["vermillion"] if up else OKABE_ITO["bluish_green"]
+        figure.add_trace(
+            go.Scatter(
+                x=["before", "after"],
+                y=[row["risk_before"], row["risk_after"]],
+                mode="lines+markers",
+                line={"color": colour, "dash": "solid" if up else "dot"},
+                marker={"symbol": "triangle-up" if up else "triangle-down", "size": 8, "color": colour},
+                name=f"record {int(row['record_id'])}",
+                showlegend=False,
+                hovertemplate=f"record {int(row['record_id'])}: %{{y:.3f}}<extra></extra>",
+            )
+        )
+    left = pairs[pairs["risk_after"].isna()].dropna(subset=["risk_before"])
+    if len(left):
+        figure.add_trace(
+            go.Scatter(
+                x=["before"] * len(left),
+                y=left["risk_before"],
+                mode="markers",
+                marker={"symbol": "x", "size": 10, "color": _GREY},
+                name="left out of D",
+                text=[f"record {int(r)}" for r in left["record_id"]],
+                hovertemplate="%{text}: %{y:.3f}, left out of D<extra></extra>",
+            )
+        )
+    figure.add_hline(y=t, line_dash="dot", line_color=_GREY, annotation_text=f"t = {t:g}")
+    _layout(figure, "Risk of the same records before and after the remedy", "run", _RISK_MS)
+    figure.update_xaxes(type="category", categoryorder="array", categoryarray=["before", "after"])
+    figure.update_yaxes(range=[0.0, 1.02])
+    rose = int((both["risk_after"] > both["risk_before"]).sum())
+    caption = (
+        f"Each line is one record audited in both runs ({len(both)} records): solid red lines with "
+        f"upward triangles rose ({rose}), dotted green lines with downward triangles fell or stayed "
+        f"({len(both) - rose}). Grey crosses are records the remedy left out of D ({gone}), at their "
+        "risk before. The dotted line is t."
+    )
+    return Chart(figure=figure, data=both.reset_index(drop=True), caption=caption, title="Before → after")
+
+
+def privacy_utility_chart(table: pd.DataFrame) -> Chart:
+    """A remedy family's share of D at risk against its downstream utility, one point per run.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`privgame.compare.compare_runs`: ``run_id``, ``remedy``, ``share_at_risk`` and
+        ``downstream`` (a number, or "not measured").
+
+    Returns
+    -------
+    Chart
+        ``data`` holds the runs drawn; the caption names the runs left out (no share estimate
+        or no downstream utility measured).
+    """
+    _require_columns(table, ["run_id", "remedy", "share_at_risk", "downstream"], "the comparison")
+    utility = pd.to_numeric(table["downstream"], errors="coerce")
+    share = pd.to_numeric(table["share_at_risk"], errors="coerce")
+    drawn = table.assign(share_at_risk=share, downstream=utility).dropna(
+        subset=["share_at_risk", "downstream"]
+    )
+    figure = go.Figure(
+        go.Scatter(
+            x=drawn["downstream"],
+            y=drawn["share_at_risk"],
+            mode="markers+text",
+            text=drawn["remedy"],
+            textposition="top center",
+            marker={"symbol": "diamond", "size": 12, "color": OKABE_ITO["blue"]},
+            hovertemplate="%{text}: utility %{x:.3f}, share at risk %{y:.0%}<extra></extra>",
+        )
+    )
+    _layout(
+        figure,
+        "Privacy against utility",
+        "downstream utility (train on synthetic, test on real)",
+        "estimated share of D at risk",
+    )
+    figure.update_yaxes(range=[-0.02, 1.02], tickformat=".0%")
+    missing = len(table) - len(drawn)
+    caption = (
+        "Each point is one run of the family: lower is more private, further right more useful; a good "
+        "remedy moves down without moving far left."
+        + (f" Runs without a share estimate or a measured utility, not drawn: {missing}." if missing else "")
+    )
+    return Chart(
+        figure=figure, data=drawn.reset_index(drop=True), caption=caption, title="Privacy vs utility"
+    )

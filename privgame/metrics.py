@@ -740,7 +740,12 @@ def _json_number(value: float) -> float | None:
 
 
 def summarize(
-    r_ms: ArrayLike, r_t: ArrayLike, *, threshold: float = 0.8, difference: float = 0.1
+    r_ms: ArrayLike,
+    r_t: ArrayLike,
+    *,
+    threshold: float = 0.8,
+    difference: float = 0.1,
+    traditional: bool = True,
 ) -> dict[str, Any]:
     """A Table-1 style comparison of model-seeded and traditional risks, ready for ``json.dumps``.
 
@@ -752,6 +757,10 @@ def summarize(
         High-risk threshold ``t`` for the miss rate and the at-risk counts.
     difference : float, default 0.1
         Cut-off for the share of records whose risks differ by more than it (Section 5).
+    traditional : bool, default True
+        False for a run that played the model-seeded game alone (``r_t`` is then ignored): the
+        model-seeded figures use every record with a defined risk, and every figure that needs
+        the traditional game (RMSD, miss rate, differences) is ``None``, its text "not run".
 
     Returns
     -------
@@ -778,6 +787,8 @@ def summarize(
     """
     t = _threshold(threshold)
     cutoff = _probability(difference, "difference", open_low=False, open_high=False)
+    if not traditional:
+        return _summarize_model_seeded(r_ms, t, cutoff)
     ms, tr, excluded = _risk_pairs(r_ms, r_t)
     n = int(ms.size)
     mr = _miss_rate_of_pairs(ms, tr, t, excluded)
@@ -809,4 +820,36 @@ def summarize(
         "max_abs_difference": float(diff.max()) if n else None,
         "difference_cutoff": cutoff,
         "share_abs_difference_above": float(np.mean(diff > cutoff)) if n else None,
+    }
+
+
+def _summarize_model_seeded(r_ms: ArrayLike, t: float, cutoff: float) -> dict[str, Any]:
+    """:func:`summarize` of a run without the traditional game."""
+    risks = _risk_vector(r_ms, "r_ms")
+    ms = risks[~np.isnan(risks)]
+    n = int(ms.size)
+    at_risk = int(np.count_nonzero(ms > t))
+    none = {"p10": None, "p50": None, "p90": None}
+    return {
+        "records": int(risks.size),
+        "records_with_defined_risk": n,
+        "records_excluded": int(risks.size) - n,
+        "threshold": t,
+        "rmsd": None,
+        "miss_rate": None,
+        "missed": None,
+        "at_risk": at_risk,
+        "miss_rate_text": "Miss rate not run: the traditional game was not played in this run.",
+        "at_risk_model_seeded": at_risk,
+        "at_risk_traditional": None,
+        "mean_model_seeded": float(np.mean(ms)) if n else None,
+        "mean_traditional": None,
+        "percentiles_model_seeded": {
+            f"p{k}": _json_number(x) for k, x in percentiles(ms, (10, 50, 90)).items()
+        },
+        "percentiles_traditional": none,
+        "percentiles_abs_difference": dict(none),
+        "max_abs_difference": None,
+        "difference_cutoff": cutoff,
+        "share_abs_difference_above": None,
     }

@@ -203,7 +203,8 @@ def make_release(
     table, d = _audited_d(folder, spec)
     if data is not None:
         _check_data(spec, table, d, data)
-    n = len(d) if rows is None else rows
+    # A leave-out remedy audited releases of its parent's size (``synthetic_rows``).
+    n = (spec.setup.synthetic_rows or len(d)) if rows is None else rows
     seed = spec.seed if seed is None else seed
     bad = []
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -269,6 +270,7 @@ def release_card(
         "privgame_version": privgame.__version__,
         "run_id": folder.run_id,
         "release": {"rows": rows, "seed": seed, "csv_sha256": csv_sha256},
+        "remedy_of": dict(spec.parent) if spec.parent else None,
         "generator": {
             "name": spec.generator,
             "params": spec.to_dict()["generator_params"],
@@ -280,6 +282,7 @@ def release_card(
             "population": setup.population,
             "population_name": setup.population_name,
             "d_rows": spec.sizes["target"],
+            "left_out": list(spec.left_out),
             "d_fingerprint": setup.data_fingerprint,
             "population_rows": setup.population_rows if setup.kind == "release" else None,
             "population_fingerprint": setup.population_fingerprint,
@@ -298,6 +301,8 @@ def release_card(
             "share_at_risk": audit["share_at_risk"],
             "verdicts": audit["answer"]["counts"],
             "traditional_flags": audit["answer"]["traditional_flags"],
+            # "model-seeded": the traditional game was not run, so its figures above are null.
+            "games": spec.attack.games,
             "at_risk_record_ids": [
                 int(r)
                 for r in records.loc[

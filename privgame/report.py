@@ -127,7 +127,12 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     ms = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
     tr = pd.to_numeric(records["risk_traditional"], errors="coerce").to_numpy(np.float64)
     out = records_at(records.loc[ms > t], t)
-    out["missed_by_traditional"] = tr[ms > t] <= t
+    chosen = tr[ms > t]
+    if "verdict_traditional" in records.columns and (records["verdict_traditional"] == "not run").all():
+        # A re-audit without the traditional game: it missed nothing and caught nothing.
+        out["missed_by_traditional"] = pd.Series(["not run"] * len(out), index=out.index, dtype=object)
+    else:
+        out["missed_by_traditional"] = chosen <= t
     out = out.sort_values(
         ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
@@ -540,8 +545,22 @@ def _pct(p: Mapping[str, Any] | None) -> str:
     return "  ".join(f"{k} {_fmt(p.get(k))}" for k in ("p10", "p50", "p90"))
 
 
-def _summary_rows(summary: Mapping[str, Any], stored: Mapping[str, Any]) -> list[tuple[str, Any]]:
+def _summary_rows(
+    summary: Mapping[str, Any], stored: Mapping[str, Any], *, traditional: bool = True
+) -> list[tuple[str, Any]]:
     t = summary["threshold"]
+    if not traditional:
+        return [
+            ("records evaluated", summary["records"]),
+            ("high-risk threshold t", f"{t:g}"),
+            (f"records at risk (R > {t:g}), model-seeded game", summary["at_risk_model_seeded"]),
+            ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
+            ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
+            (
+                "traditional game, RMSD and miss rate",
+                "not run (this re-audit played the model-seeded game alone)",
+            ),
+        ]
     rows: list[tuple[str, Any]] = [
         ("records evaluated", summary["records"]),
     ]
@@ -602,6 +621,8 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
     head = "".join(f"<th scope='col'>{_e(h)}</th>" for h in headers)
 
     def risk(row: pd.Series, prefix: str) -> str:
+        if prefix == "risk_traditional" and row.get("verdict_traditional") == "not run":
+            return "not run"
         low, high = row.get(f"{prefix}_low"), row.get(f"{prefix}_high")
         text = _fmt(row[prefix])
         if low is not None and high is not None:
@@ -619,7 +640,7 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
             ),
             f"<td class='num'>{_e(risk(row, 'risk_model_seeded'))}</td>",
             f"<td class='num'>{_e(risk(row, 'risk_traditional'))}</td>",
-            f"<td>{_e(_fmt(bool(row['missed_by_traditional'])))}</td>",
+            f"<td>{_e(_missed_cell(row['missed_by_traditional']))}</td>",
             *(f"<td>{_e(_value_text(row[c]))}</td>" for c in values),
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
@@ -634,6 +655,10 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
         f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
         f"</table></div>{note}"
     )
+
+
+def _missed_cell(value: Any) -> str:
+    return value if isinstance(value, str) else _fmt(bool(value))
 
 
 def html_report(folder: RunFolder, threshold: float | None = None) -> str:
@@ -677,17 +702,24 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     records = folder.records()
     stored = folder.summary()
     audit = audit_summary(records, spec, t)
+    both = spec.attack.games == "both"
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(np.float64),
         records["risk_traditional"].to_numpy(np.float64),
         threshold=t,
+        traditional=both,
     )
-    charts = [
-        figures.risk_scatter(records, t),
-        figures.difference_histogram(records),
-        figures.miss_rate_chart(records, current=t),
-        figures.risk_cdfs(records),
-    ]
+    # The figures compare the two games: a run without the traditional game has nothing to draw.
+    charts = (
+        [
+            figures.risk_scatter(records, t),
+            figures.difference_histogram(records),
+            figures.miss_rate_chart(records, current=t),
+            figures.risk_cdfs(records),
+        ]
+        if both
+        else []
+    )
     config = {"displaylogo": False, "responsive": True}
     chart_html = []
     for i, chart in enumerate(charts):
@@ -720,9 +752,13 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         _kv_table(_spec_rows(folder)),
         "<h2>Summary</h2>",
         note_html,
-        _kv_table(_summary_rows(summary, stored)),
+        _kv_table(_summary_rows(summary, stored, traditional=both)),
         f"<p class='caption'>{_e(summary['miss_rate_text'])}</p>",
         *chart_html,
+        ""
+        if both
+        else "<p class='note'>The traditional game was not run (this re-audit played the model-seeded "
+        "game alone), so the figures comparing the two games are not drawn.</p>",
         f"<h2>High-risk records (model-seeded risk above t={t:g})</h2>",
         _high_risk_table(records, t),
         _release_card_section(folder, t),

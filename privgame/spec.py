@@ -16,6 +16,7 @@ from typing import Any, Literal
 from privgame.errors import ParameterError
 
 __all__ = [
+    "GAMES",
     "MAX_N_EVAL",
     "MAX_N_SHADOW",
     "SETUP_KINDS",
@@ -36,6 +37,8 @@ MAX_N_SHADOW = 100_000
 MAX_N_EVAL = 100_000
 """The most evaluation runs per game (a hard limit; the paper's convergence study goes to 2,000)."""
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
+GAMES: tuple[str, ...] = ("both", "model-seeded")
+"""Which games a run plays: both, or the model-seeded game alone (the verdict rests on it)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +126,10 @@ class Setup:
         fewer rows than a shadow dataset needs).
     data_fingerprint, population_fingerprint : str or None
         SHA-256 of D and of the population part (see :func:`privgame.data.fingerprint_table`).
+    synthetic_rows : int or None
+        Rows of every synthetic dataset the attack sees, and of the release; ``None`` means
+        ``|D|``. A leave-out remedy keeps its parent's size, so the release stays as large and
+        the parent's trained attacks stay exactly valid (see :mod:`privgame.remedy`).
     """
 
     kind: Literal["paper", "release"] = "paper"
@@ -134,6 +141,7 @@ class Setup:
     shadow_replace: bool = False
     data_fingerprint: str | None = None
     population_fingerprint: str | None = None
+    synthetic_rows: int | None = None
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -148,6 +156,12 @@ class Setup:
             or self.shadow_size < 2
         ):
             out.append(f"--shadow-size must be a whole number of at least 2; got {self.shadow_size!r}.")
+        if self.synthetic_rows is not None and (
+            isinstance(self.synthetic_rows, bool)
+            or not isinstance(self.synthetic_rows, int)
+            or self.synthetic_rows < 2
+        ):
+            out.append(f"synthetic_rows must be a whole number of at least 2; got {self.synthetic_rows!r}.")
         return out
 
 
@@ -166,6 +180,10 @@ class AttackSettings:
     each target's game is exactly the same (see :mod:`privgame.games.pool`). ``"per-target"``
     draws and trains every target's datasets separately. Specs written before the option existed
     read as ``"per-target"``, so their runs resume unchanged.
+
+    ``games`` is ``"both"`` (the default) or ``"model-seeded"``: a remedy's re-audit plays the
+    model-seeded game alone unless asked for both, since the verdict rests on it; the traditional
+    game's columns then read "not run".
     """
 
     n_shadow: int = 1000
@@ -173,6 +191,7 @@ class AttackSettings:
     classifier: Literal["random_forest", "logistic"] = "random_forest"
     max_exact_columns: int = 20
     traditional: Literal["pooled", "per-target"] = "pooled"
+    games: Literal["both", "model-seeded"] = "both"
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -199,6 +218,8 @@ class AttackSettings:
                 f"--traditional {self.traditional!r} is unknown; use 'pooled' (one pool of datasets "
                 "serves every target, the default) or 'per-target'."
             )
+        if self.games not in GAMES:
+            out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
         return out
 
 
@@ -248,6 +269,12 @@ class RunSpec:
     setup : Setup
         The paper's set-up or the release set-up (specs written before set-ups existed read as
         the paper's).
+    left_out : tuple of int
+        Record ids taken out of D by a leave-out remedy: they are in neither D nor D_eval, so
+        neither the audit nor the release uses them (record ids stay the rows of the table).
+    parent : dict or None
+        A remedy run's lineage: ``{"run_id", "path", "remedies": [...], "description"}`` of the
+        run it was made from (see :mod:`privgame.remedy`); None for an ordinary run.
     """
 
     data_name: str
@@ -262,6 +289,8 @@ class RunSpec:
     seed: int = 0
     versions: dict[str, str] = field(default_factory=package_versions)
     setup: Setup = field(default_factory=Setup)
+    left_out: tuple[int, ...] = ()
+    parent: dict[str, Any] | None = None
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
@@ -288,6 +317,16 @@ class RunSpec:
         data = asdict(self)
         data["targets"]["ids"] = list(self.targets.ids)
         data["generator_params"] = {k: _json_number(v) for k, v in self.generator_params.items()}
+        # Written only when set, so the specs of existing runs serialise exactly as before.
+        for key, default in (("left_out", ()), ("parent", None)):
+            if getattr(self, key) == default:
+                del data[key]
+            elif key == "left_out":
+                data[key] = list(self.left_out)
+        if self.attack.games == "both":
+            del data["attack"]["games"]
+        if self.setup.synthetic_rows is None:
+            del data["setup"]["synthetic_rows"]
         return data
 
     def to_json(self) -> str:
@@ -314,6 +353,8 @@ class RunSpec:
             seed=int(data.get("seed", 0)),
             versions=dict(data.get("versions", {})),
             setup=Setup(**dict(data.get("setup", {}))),
+            left_out=tuple(int(i) for i in data.get("left_out", ())),
+            parent=dict(data["parent"]) if data.get("parent") is not None else None,
         )
 
     @classmethod

@@ -11,6 +11,7 @@ Layout of a run folder::
     shared/              checkpoints of the shared synthetic datasets (shadow 'out', model-seeded 'in')
     targets/             one checkpoint per evaluated target record: scores and labels of both games
     pool/                checkpoints of the pooled traditional game (see privgame.games.pool)
+    attacks/             a remedy run's trained attacks, copied from its parent (see privgame.remedy)
     scores.parquet       every score: record_id, game, label, index, score
     records.parquet/csv  one row per evaluated record: values, risks, bounds, difference
     summary.json         the Table-1 style summary at the spec's threshold
@@ -294,6 +295,10 @@ def _shared_name(role: str, start: int) -> str:
 
 def _target_name(record_id: int) -> str:
     return f"targets/{int(record_id):09d}.npz"
+
+
+def _attack_name(record_id: int) -> str:
+    return f"attacks/{int(record_id):09d}.npz"
 
 
 def _pool_name(name: str) -> str:
@@ -825,6 +830,10 @@ class RunFolder(CheckedFolder):
             made += len(datasets)
         return np.concatenate(parts)
 
+    def load_shared_chunk(self, role: str, start: int) -> np.ndarray:
+        """The datasets of one checkpointed chunk of ``role`` (checked against its checksum)."""
+        return self._load_npz(_shared_name(role, start))["datasets"]
+
     def save_target(self, record_id: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one evaluated target."""
         _write_checked(self.path, _target_name(record_id), _npz_bytes(arrays))
@@ -856,6 +865,17 @@ class RunFolder(CheckedFolder):
                 f"{relative} of run {self.run_id} is unreadable ({type(exc).__name__}); resume the "
                 f"run to recompute it after deleting the file: python -m privgame resume {self.path}"
             ) from None
+
+    def save_attack(self, record_id: int, classifier: np.ndarray) -> None:
+        """Store a target's trained attack (pickled meta-classifier bytes) for the engine to reuse."""
+        _write_checked(self.path, _attack_name(record_id), _npz_bytes({"classifier": classifier}))
+
+    def load_attack(self, record_id: int) -> np.ndarray | None:
+        """A stored attack of ``record_id``, or None when there is none or it fails its checksum
+        (the engine then trains it, which gives the same classifier)."""
+        if not self._intact(_attack_name(record_id)):
+            return None
+        return self._load_npz(_attack_name(record_id))["classifier"]
 
     def save_pool(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one unit of the pooled traditional game as ``pool/<name>.npz``."""

@@ -550,7 +550,8 @@ def measure_utility(
             "utility cannot be measured. Start a new run from the original data file."
         )
     X = encode(table, schema)
-    d, test_rows = utility_split(spec, len(table))
+    # A leave-out remedy's left-out records are not test records: the family keeps one test set.
+    d, test_rows = utility_split(spec, len(table), exclude=spec.left_out)
     real, holdout = X[d], X[test_rows]
     real_associations = association_matrix(real, schema)
     fidelity, association, downstream = [], [], []

@@ -412,7 +412,7 @@ def test_evaluate_keeps_its_settings_when_the_user_comes_back(runs_root: Path, d
     assert at.number_input(key="workers").value == 1
     assert at.radio(key="target_mode").value == "random"
     assert at.number_input(key="target_k").value == 2
-    assert "37 generator fits" in _texts(at.info)
+    assert "32 generator fits" in _texts(at.info)
 
 
 def test_the_identity_generator_is_offered_to_developers_only(

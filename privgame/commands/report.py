@@ -30,6 +30,9 @@ def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, A
     return run_summary(folder, threshold)
 
 
+NOT_RUN = "not run"
+
+
 def _fmt(value: Any, digits: int = 3) -> str:
     if value is None:
         return "undefined"
@@ -51,13 +54,14 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"audited             {line}" if i == 0 else f"                    {line}"
         for i, line in enumerate(summary.get("setup_text") or [])
     ]
+    both = summary.get("games", "both") == "both"
     lines += [
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
-        f"RMSD                {_fmt(summary.get('rmsd'))}",
+        f"RMSD                {_fmt(summary.get('rmsd')) if both else NOT_RUN}",
         f"miss rate (t={t})   {summary.get('miss_rate_text')}{_interval(summary.get('miss_rate_interval'))}",
         f"at risk (R > t)     model-seeded {summary.get('at_risk_model_seeded')}, "
-        f"traditional {summary.get('at_risk_traditional')}",
+        f"traditional {summary.get('at_risk_traditional') if both else NOT_RUN}",
     ]
     for name, label in (
         ("model_seeded", "model-seeded risk"),
@@ -65,7 +69,9 @@ def format_summary(summary: dict[str, Any]) -> str:
         ("abs_difference", "|R_MS - R_T|"),
     ):
         p = summary.get(f"percentiles_{name}")
-        if p:
+        if not both and name != "model_seeded":
+            lines.append(f"{label:<20}{NOT_RUN} (this run played the model-seeded game alone)")
+        elif p:
             lines.append(
                 f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"
             )

@@ -23,6 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from math import nan
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ from privgame.targets import audit_groups, outlier_scores
 
 __all__ = [
     "CHUNK",
+    "NOT_RUN",
     "Progress",
     "build_audit",
     "build_context",
@@ -59,6 +61,9 @@ __all__ = [
     "plan_summary",
     "record_results",
 ]
+
+NOT_RUN = "not run"
+"""The traditional verdict of a run that played the model-seeded game alone."""
 
 CHUNK = 16
 """Datasets per shared unit in runs whose status records no unit plan (started before units were
@@ -127,6 +132,8 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         seed=spec.seed,
         shadow_size=setup.shadow_size,
         shadow_replace=setup.shadow_replace,
+        synthetic_rows=setup.synthetic_rows,
+        games=spec.attack.games,
     )
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
     _remember_pool_inputs(spec, ctx, _union(groups))
@@ -301,7 +308,7 @@ def _execute(
         sizes = _unit_plan(folder, ctx, len(targets))
         ms_starts = list(range(0, half_eval, sizes["ms_in"]))
         model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, ms_starts, folder)
-        if spec.attack.traditional == "pooled":
+        if spec.attack.traditional == "pooled" and ctx.plays_traditional:
             pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             folder.write_status(pool=pool.describe_pool(pool_plan))
             catalogue = pool.pool_catalogue(folder)
@@ -319,11 +326,17 @@ def _execute(
             fits = chunk_fits(start, stop) if name == "ms_in" else stop - start
             shared_units.append((name, start, stop, fits))
 
+    # A remedy's re-audit reuses the attacks its parent trained (privgame.remedy).
+    attacks = {r: a for r in waiting if (a := folder.load_attack(r)) is not None}
+
     def fits_of(record_id: int) -> int:
         """Generator fits of one target's unit."""
+        shadow = 0 if record_id in attacks else half_shadow
+        if not ctx.plays_traditional:
+            return shadow + half_eval
         if pool_plan is None:
-            return half_shadow + 3 * half_eval
-        return half_shadow + half_eval + pool_plan.extra_fits(record_id)
+            return shadow + 3 * half_eval
+        return shadow + half_eval + pool_plan.extra_fits(record_id)
 
     total_units = len(shared_units) + len(catalogue) + len(pool_units) + len(targets)
     fits_total = (
@@ -408,7 +421,14 @@ def _execute(
                 (
                     tuple(batch),
                     _evaluate_targets,
-                    (ctx, tuple(batch), shadow_out, ms_in, tuple(runs.get(r) for r in batch)),
+                    (
+                        ctx,
+                        tuple(batch),
+                        shadow_out,
+                        ms_in,
+                        tuple(runs.get(r) for r in batch),
+                        tuple(attacks.get(r) for r in batch),
+                    ),
                 )
                 for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
             ]
@@ -445,6 +465,8 @@ def _execute(
         phase="done",
         finished=time.time(),
         seconds=time.time() - started,
+        # Fits this call made (not those checkpointed before it, nor a reused parent's).
+        fits_made=fits_done_now + (model_fits if model is not None else 0),
         # Pool units' generator and feature seconds count with the targets' (they are their runs).
         unit_seconds={
             "generator": float(timings[0] + pool_timings[0]),
@@ -586,11 +608,14 @@ def _extend_runs(
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
     previous = {r: folder.load_target(r) for r in todo}
     done_runs = {r: len(previous[r]["ms_scores"]) // 2 for r in todo}
-    pool_plan = pool.plan_pool(ctx, todo, n_eval) if spec.attack.traditional == "pooled" else None
+    pooled = spec.attack.traditional == "pooled" and ctx.plays_traditional
+    pool_plan = pool.plan_pool(ctx, todo, n_eval) if pooled else None
 
     def fits_of(record_id: int) -> int:
         """Generator fits of one target's new runs."""
         new_runs = half - done_runs[record_id]
+        if not ctx.plays_traditional:
+            return new_runs
         if pool_plan is None:
             return 3 * new_runs
         return new_runs + pool_plan.extra_fits(record_id, done_runs[record_id])
@@ -711,12 +736,14 @@ def _evaluate_targets(
     shadow_out: np.ndarray,
     ms_in: np.ndarray,
     traditional: tuple[pool.TraditionalRuns | None, ...] | None = None,
+    attacks: tuple[np.ndarray | None, ...] | None = None,
 ) -> list[tuple[int, dict[str, np.ndarray]]]:
     """One task: :func:`~privgame.games.work.evaluate_target` for each of a few targets."""
     runs = traditional or (None,) * len(record_ids)
+    trained = attacks or (None,) * len(record_ids)
     return [
-        (rid, evaluate_target(ctx, rid, shadow_out, ms_in, t))
-        for rid, t in zip(record_ids, runs, strict=True)
+        (rid, evaluate_target(ctx, rid, shadow_out, ms_in, t, a))
+        for rid, t, a in zip(record_ids, runs, trained, strict=True)
     ]
 
 
@@ -947,6 +974,10 @@ def record_results(
         row.update({value_column(name): value for name, value in table.iloc[rid].to_dict().items()})
         for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
             scores, labels = data[f"{game}_scores"], data[f"{game}_labels"]
+            if len(labels) == 0:  # the traditional game was not played (a remedy's re-audit)
+                row.update({prefix: nan, f"{prefix}_low": nan, f"{prefix}_high": nan})
+                row.update({f"{prefix}_tpr_at_fpr_0.01": nan, f"{prefix}_tpr_at_fpr_0.1": nan})
+                continue
             low, high = metrics.auc_ci(scores, labels)
             row[prefix] = metrics.auc(scores, labels)
             row[f"{prefix}_low"] = low
@@ -976,11 +1007,14 @@ def record_results(
             records[f"{prefix}_high"].to_numpy(float),
             spec.threshold,
         )
+    if spec.attack.games == "model-seeded":
+        records["verdict_traditional"] = NOT_RUN
     scores_df = pd.concat(score_frames, ignore_index=True)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(float),
         records["risk_traditional"].to_numpy(float),
         threshold=spec.threshold,
+        traditional=spec.attack.games == "both",
     )
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
     summary["generator"] = spec.generator
@@ -988,6 +1022,7 @@ def record_results(
     summary["sizes"] = dict(spec.sizes)
     summary["n_shadow"] = spec.attack.n_shadow
     summary["n_eval"] = spec.attack.n_eval
+    summary["games"] = spec.attack.games
     summary["generator_metadata"] = _generator_metadata(ctx)
     summary["queries"] = ctx.queries().describe()
     summary["twins"] = _twins(ctx, targets)

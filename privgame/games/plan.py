@@ -27,6 +27,7 @@ sees keep |D| rows either way.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,6 +45,7 @@ __all__ = [
     "shadow_out_rows",
     "t_in_rows",
     "t_out_rows",
+    "without_records",
 ]
 
 
@@ -56,18 +58,42 @@ def run_split(spec: RunSpec, n_rows: int) -> Split:
     n_rows : int
         Rows of the run's (prepared) table.
     """
-    sizes = Sizes(**spec.sizes)
     setup = spec.setup
     if setup.kind != "release":
+        # A leave-out remedy's sizes count D without its left-out records; the split is its parent's.
+        gone = len(spec.left_out)
+        sizes = Sizes(
+            **{**spec.sizes, "target": spec.sizes["target"] + gone, "eval": spec.sizes["eval"] + gone}
+        )
         check_sizes(n_rows, sizes)
-        return split_indices(n_rows, sizes, spec.seed)
-    return release_split(
-        setup.data_rows,
-        setup.population_rows,
-        aux=sizes.aux,
-        seed=spec.seed,
-        separate_population=setup.population == "table",
-    )
+        split = split_indices(n_rows, sizes, spec.seed)
+    else:
+        split = release_split(
+            setup.data_rows,
+            setup.population_rows,
+            aux=spec.sizes["aux"],
+            seed=spec.seed,
+            separate_population=setup.population == "table",
+        )
+    return without_records(split, spec.left_out)
+
+
+def without_records(split: Split, left_out: Sequence[int]) -> Split:
+    """``split`` with the records ``left_out`` taken out of D and D_eval (a leave-out remedy).
+
+    D_aux and the reference records are unchanged, so every record id keeps its role and every
+    stream that depends only on them (shadow datasets, trained attacks) is the parent run's.
+    """
+    if len(left_out) == 0:
+        return split
+    gone = np.asarray(sorted(int(i) for i in left_out), dtype=np.int64)
+
+    def keep(ids: np.ndarray) -> np.ndarray:
+        out = ids[~np.isin(ids, gone)]
+        out.flags.writeable = False
+        return out
+
+    return Split(aux=split.aux, eval=keep(split.eval), target=keep(split.target), reference=split.reference)
 
 
 def shadow_in_rows(

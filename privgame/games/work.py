@@ -74,6 +74,10 @@ class Context:
         Rows of each shadow training dataset (``None``: |D|, as in the paper).
     shadow_replace : bool
         Whether shadow datasets are drawn from D_aux with replacement.
+    synthetic_rows : int or None
+        Rows of every synthetic dataset (``None``: |D|); see :attr:`privgame.spec.Setup.synthetic_rows`.
+    games : {"both", "model-seeded"}
+        Which games the target units play.
     """
 
     X: np.ndarray
@@ -91,11 +95,23 @@ class Context:
     seed: int = 0
     shadow_size: int | None = None
     shadow_replace: bool = False
+    synthetic_rows: int | None = None
+    games: str = "both"
 
     @property
     def n(self) -> int:
-        """|D|: the size of every synthetic dataset, and of every training dataset but the shadows."""
+        """|D|: the size of every training dataset but the shadows."""
         return len(self.target)
+
+    @property
+    def n_synthetic(self) -> int:
+        """Rows of every synthetic dataset: |D| unless the spec fixes them."""
+        return self.n if self.synthetic_rows is None else int(self.synthetic_rows)
+
+    @property
+    def plays_traditional(self) -> bool:
+        """Whether the target units play the traditional game too."""
+        return self.games == "both"
 
     @property
     def n_shadow_rows(self) -> int:
@@ -116,8 +132,8 @@ class Context:
 
 
 def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Train the generator under audit on ``rows`` and sample |D| rows, both with ``rng``."""
-    return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
+    """Train the generator under audit on ``rows`` and sample ``ctx.n_synthetic`` rows, both with ``rng``."""
+    return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n_synthetic, rng=rng)
 
 
 def shared_chunk(
@@ -137,7 +153,7 @@ def shared_chunk(
     -------
     ndarray of shape (stop - start, n, d)
     """
-    out = np.empty((stop - start, ctx.n, ctx.X.shape[1]))
+    out = np.empty((stop - start, ctx.n_synthetic, ctx.X.shape[1]))
     if role == Role.SHADOW_OUT:
         for k, i in enumerate(range(start, stop)):
             rng = stream(ctx.seed, SHARED, role, i)
@@ -151,7 +167,7 @@ def shared_chunk(
             if model is None:
                 generator.fit(ctx.X[rows], ctx.schema, rng=stream(ctx.seed, SHARED, role, start))
             for k, i in enumerate(range(start, stop)):
-                out[k] = generator.sample(ctx.n, rng=stream(ctx.seed, SHARED, role, i))
+                out[k] = generator.sample(ctx.n_synthetic, rng=stream(ctx.seed, SHARED, role, i))
         else:
             for k, i in enumerate(range(start, stop)):
                 out[k] = synthesise(ctx, rows, stream(ctx.seed, SHARED, role, i))
@@ -282,7 +298,11 @@ def play_games(
         rng = stream(ctx.seed, key, Role.MS_OUT, i)
         rows, references[k] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
         ms_out.append(_features(ctx, queries, x, rows, rng, clock))
-    if traditional is None:
+    t_in: list[np.ndarray]
+    t_out: list[np.ndarray]
+    if not ctx.plays_traditional:
+        t_in = t_out = []
+    elif traditional is None:
         t_in = _traditional_runs(ctx, queries, record_id, Role.T_IN, indices, clock)
         t_out = _traditional_runs(ctx, queries, record_id, Role.T_OUT, indices, clock)
     else:
@@ -299,9 +319,10 @@ def play_games(
         extra_out = range(traditional.out_extra, traditional.out_extra + n_extra_out)
         t_in = [*pool_in, *_traditional_runs(ctx, queries, record_id, Role.T_IN, extra_in, clock)]
         t_out = [*pool_out, *_traditional_runs(ctx, queries, record_id, Role.T_OUT, extra_out, clock)]
-    features = np.concatenate(
-        [_features_of(queries, x, ms_in, clock), np.stack(ms_out), np.stack(t_in), np.stack(t_out)]
-    )
+    parts = [_features_of(queries, x, ms_in, clock), np.stack(ms_out)]
+    if t_in:
+        parts += [np.stack(t_in), np.stack(t_out)]
+    features = np.concatenate(parts)
     t0 = time.perf_counter()
     scores = classifier.score(features).astype(np.float64)
     clock.classifier += time.perf_counter() - t0
@@ -309,6 +330,7 @@ def play_games(
     block = {
         "ms_in": scores[:m],
         "ms_out": scores[m : 2 * m],
+        # Empty when the traditional game is not played.
         "t_in": scores[2 * m : 3 * m],
         "t_out": scores[3 * m :],
         "ms_reference_ids": references,
@@ -383,6 +405,7 @@ def evaluate_target(
     shadow_out: np.ndarray,
     ms_in: np.ndarray,
     traditional: TraditionalRuns | None = None,
+    attack: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
     """Train the attack on target ``record_id`` and play both games with it.
 
@@ -395,6 +418,10 @@ def evaluate_target(
         The shared shadow 'out' synthetic datasets.
     ms_in : ndarray (N_eval/2, n, d)
         The shared model-seeded 'in' synthetic datasets.
+    attack : ndarray of uint8, optional
+        The target's meta-classifier already trained by a run with the same D_aux, seed and
+        dataset sizes (pickled, as a checkpoint holds it): a remedy's re-audit reuses it instead
+        of training it again, which gives the same classifier (see :mod:`privgame.remedy`).
 
     Returns
     -------
@@ -409,11 +436,15 @@ def evaluate_target(
     """
     started = time.perf_counter()
     clock = _Clock()
-    classifier = train_attack(ctx, record_id, shadow_out, clock)
+    if attack is None:
+        classifier = train_attack(ctx, record_id, shadow_out, clock)
+        pickled = _pickled(classifier)
+    else:
+        classifier, pickled = pickle.loads(attack.tobytes()), attack
     half = ctx.n_eval // 2
     block = play_games(ctx, record_id, classifier, ms_in[:half], 0, half, clock, traditional)
     timings = np.array([clock.generator, clock.features, clock.classifier, time.perf_counter() - started])
-    return _checkpoint([block], _pickled(classifier), timings)
+    return _checkpoint([block], pickled, timings)
 
 
 def extend_target(

@@ -430,3 +430,70 @@ def test_a_bookmarked_page_opens_inside_the_navigation(browser, tmp_path: Path) 
         nav.get_by_role("link", name="Home").wait_for()
         assert nav.get_by_role("link", name="app").count() == 0
         tab.get_by_text("There are no runs").wait_for()
+
+
+def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A finished audit -> Results offers remedies -> leave records out -> re-audit in the
+    background -> compare the family -> release from the new run."""
+    from privgame.data import load_dataset
+    from privgame.games.engine import start_run
+    from privgame.setups import release_inputs
+    from privgame.spec import AttackSettings, RunSpec, TargetSelection
+
+    root = tmp_path / "runs"
+    csv = tmp_path / "adult300.csv"
+    pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300).to_csv(csv, index=False)
+    data = load_dataset(csv)
+    inputs = release_inputs(data, seed=2, holdout=0.3)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator="marginals",
+        attack=AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection.plan(outliers=2, random=2),
+        threshold=0.6,
+        seed=2,
+        setup=inputs.setup,
+    )
+    parent = start_run(root, spec, inputs.table, workers=1)
+    with _dashboard(root) as url, _browser_tab(browser, f"{url}/Results?run={parent.run_id}") as page:
+        # A first visit compiles the page: on a busy machine it takes longer than a step.
+        page.get_by_text("Verdict.").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        _settle(page)
+        _shot(page, "m0-results-offers-remedies")
+        page.get_by_text("Fix what the audit found").click()
+        page.get_by_role("heading", name="Remedies", exact=True).first.wait_for()
+        _settle(page)
+        page.get_by_text("the records at risk and the undecided ones").click()
+        _settle(page)
+        page.get_by_text("would leave D").wait_for()
+        _shot(page, "m1-remedies")
+        page.get_by_role("button", name="Start the remedy").click()
+        # The family's comparison appears once the re-audit is done: one release link per run.
+        page.get_by_role("link", name="Release from", exact=False).nth(1).wait_for(timeout=RUN_TIMEOUT_MS)
+        (child,) = [info for info in list_runs(root) if info.run_id != parent.run_id]
+        assert child.state == "done"
+        page.get_by_role("heading", name="Compare the family").wait_for()
+        # Before -> after (the left-out records as crosses); no utility measured: no second chart.
+        assert page.locator(".js-plotly-plot").count() == 1
+        page.get_by_text("The privacy–utility chart needs each run's downstream utility").wait_for()
+        _shot(page, "m2-compare")
+        remedy = RunFolder(root / child.run_id)
+        assert remedy.spec().parent["run_id"] == parent.run_id and remedy.spec().left_out
+
+        page.get_by_role("link", name=f"Release from {child.run_id}").click()
+        page.get_by_role("heading", name="Release", exact=True).first.wait_for()
+        _settle(page)
+        _number(page, "Synthetic rows", 40)
+        page.get_by_role("button", name="Make the release").click()
+        page.get_by_role("button", name="Release card (JSON)").wait_for()
+        _shot(page, "m3-release-remedy")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Release card (JSON)").click()
+        card_file = tmp_path / "card.json"
+        download.value.save_as(card_file)
+        card = json.loads(card_file.read_text())
+        assert card["run_id"] == child.run_id and card["remedy_of"]["run_id"] == parent.run_id
+        assert card["data"]["left_out"] == list(remedy.spec().left_out)

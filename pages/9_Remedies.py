@@ -1,0 +1,203 @@
+"""Remedies: fix what an audit found in a new run, follow its re-audit, compare the family.
+
+The remedy is :class:`privgame.remedy.Remedy`, made and started by
+:func:`privgame.background.launch_remedy` (the folder as ``python -m privgame remedy --no-run``
+makes it, then ``python -m privgame resume`` in the background). The comparison is
+:func:`privgame.compare.compare_runs` (as ``python -m privgame compare`` prints it), and the
+charts :func:`privgame.figures.paired_risk_chart` and :func:`privgame.figures.privacy_utility_chart`.
+Any run of the family is released on the Release page.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from pages import (
+    PAGES,
+    duration,
+    guarded,
+    plain,
+    runs_root,
+    select_run,
+    show_error,
+    show_verdict,
+    threshold_slider,
+)
+from privgame.audit import run_summary
+from privgame.background import launch_remedy
+from privgame.compare import compare_runs, paired_risks
+from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
+from privgame.errors import PrivgameError
+from privgame.figures import paired_risk_chart, privacy_utility_chart
+from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, Remedy, family, leave_out_ids
+from privgame.store import RunFolder, open_run
+
+# Session key of the remedy run started here, followed until it ends.
+STARTED_KEY = "_remedy_started"
+LEAVE_LABELS = {
+    "none": "keep every record",
+    "at-risk": "the records at risk",
+    "at-risk-and-undecided": "the records at risk and the undecided ones",
+}
+GENERALISE_LABELS = {
+    "min-leaf": "larger minimum leaf size (Synthpop)",
+    "epsilon": "smaller ε (PrivBayes)",
+    "bins": "fewer bins (Bayesian networks)",
+}
+
+
+def _form(folder: RunFolder, t: float) -> Remedy:
+    """The remedy the owner chooses, with what each choice would do."""
+    spec = folder.spec()
+    schema = Schema.from_dict(spec.schema)
+    leave = st.radio(
+        "Leave records out of D",
+        ["none", *LEAVE_OUT],
+        format_func=LEAVE_LABELS.__getitem__,
+        horizontal=True,
+        key="remedy-leave",
+    )
+    if leave != "none":
+        ids = leave_out_ids(folder, leave, t)
+        st.caption(
+            f"{len(ids)} record(s) would leave D at t = {t:g}"
+            + (f": {', '.join(str(i) for i in ids[:20])}" if ids else "; choose a lower t or another remedy.")
+        )
+    cols = st.columns(2)
+    kind = cols[0].selectbox(
+        "Generalise the generator",
+        ["none", *GENERALISE_PARAMS],
+        format_func=lambda k: "keep its settings" if k == "none" else GENERALISE_LABELS[k],
+        key="remedy-generalise",
+    )
+    generalise = None
+    if kind != "none":
+        current = spec.generator_params.get(GENERALISE_PARAMS[kind])
+        value = cols[1].number_input(
+            f"New {GENERALISE_PARAMS[kind]} (now {current if current is not None else 'the default'})",
+            min_value=0.01 if kind == "epsilon" else 1.0,
+            value=0.5 if kind == "epsilon" else 20.0,
+            key="remedy-generalise-value",
+        )
+        generalise = (kind, float(value) if kind == "epsilon" else int(value))
+    categorical = [c.name for c in schema.used if c.role == CATEGORICAL]
+    continuous = [c.name for c in schema.used if c.role == CONTINUOUS]
+    cols = st.columns(2)
+    merge = cols[0].multiselect("Merge rare categories of", categorical, key="remedy-merge")
+    min_count = cols[1].number_input("…seen fewer times in D than", min_value=2, value=10, key="remedy-min")
+    cols = st.columns(2)
+    binned = cols[0].multiselect("Cut into quantile bins", continuous, key="remedy-bin")
+    n_bins = cols[1].number_input("Bins", min_value=2, value=5, key="remedy-bins")
+    games = st.radio(
+        "Games of the re-audit",
+        ["model-seeded", "both"],
+        format_func=lambda g: (
+            "model-seeded only (the verdict rests on it; faster)" if g == "model-seeded" else "both games"
+        ),
+        horizontal=True,
+        key="remedy-games",
+    )
+    return Remedy(
+        leave_out=None if leave == "none" else leave,
+        threshold=t,
+        generalise=generalise,
+        merge_rare=tuple((c, int(min_count)) for c in merge),
+        bins=tuple((c, int(n_bins)) for c in binned),
+        games=games,
+    )
+
+
+def _follow_body(run_id: str) -> None:
+    guarded(lambda: _progress(run_id))
+
+
+_follow = st.fragment(_follow_body, run_every=1)
+
+
+def _progress(run_id: str) -> None:
+    """The re-audit's progress; the page reruns once it ends."""
+    folder = open_run(runs_root(), run_id)
+    status = folder.status()
+    state = status.get("state")
+    if state == "done":
+        st.session_state.pop(STARTED_KEY, None)
+        st.rerun()
+    if state in ("failed", "cancelled", "damaged"):
+        st.error(f"The re-audit of {run_id} is {state}: {plain(str(status.get('error') or ''))}")
+        return
+    done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
+    eta = status.get("eta")
+    left = duration(eta) if eta is not None else "being measured"
+    text = f"{done:,} of {total:,} generator fits · time left {left}" if total else "starting…"
+    st.info(f"Re-auditing the remedy run {run_id}.")
+    st.progress(min(1.0, done / total) if total else 0.0, text=text)
+
+
+def _compare(folder: RunFolder, t: float) -> None:
+    """The family's table, the paired chart against the parent, and the privacy-utility chart."""
+    members = [f for f in family(folder) if f.status().get("state") == "done" and f.has_results()]
+    st.subheader("Compare the family")
+    if len(members) < 2:
+        st.caption("This run has no finished remedy yet: start one above.")
+        return
+    table = compare_runs(members, t)
+    st.dataframe(table, hide_index=True, key="compare-table")
+    st.caption(
+        'RMSD and miss rate need both games ("not run" when a re-audit played the model-seeded game '
+        'alone); utility is "not measured" until the run\'s utility is measured.'
+    )
+    child = folder if folder.spec().parent else members[-1]
+    parent_id = (child.spec().parent or {}).get("run_id")
+    parent = next((f for f in members if f.run_id == parent_id), None)
+    if parent is not None:
+        chart = paired_risk_chart(paired_risks(parent, child, t), t)
+        st.plotly_chart(chart.figure, key="paired-chart")
+        st.caption(chart.caption)
+    chart = privacy_utility_chart(table)
+    if len(chart.data):
+        st.plotly_chart(chart.figure, key="privacy-utility-chart")
+        st.caption(chart.caption)
+    else:
+        st.caption(
+            "The privacy–utility chart needs each run's downstream utility: measure it with "
+            "python -m privgame utility RUN_DIR --target-column COLUMN."
+        )
+    for member in members:
+        st.page_link(
+            PAGES["release"],
+            label=f"Release from {member.run_id}",
+            icon=":material/publish:",
+            query_params={"run": member.run_id},
+        )
+
+
+def body() -> None:
+    st.title("Remedies")
+    folder = select_run("Run to remedy")
+    if folder is None:
+        return
+    lineage = folder.spec().parent
+    if lineage:
+        st.caption(f"A remedy of {plain(lineage['run_id'])}: {plain(lineage['description'])}.")
+    t = threshold_slider(folder, key="remedy-t", help="The verdicts that choose the records to leave out.")
+    summary: dict[str, Any] = run_summary(folder, t)
+    show_verdict(summary)
+    started = st.session_state.get(STARTED_KEY)
+    if started:
+        _follow(started)
+    st.subheader("Choose a remedy")
+    remedy = _form(folder, t)
+    if st.button("Start the remedy", type="primary", key="start-remedy", disabled=bool(started)):
+        try:
+            made = launch_remedy(folder, remedy)
+        except PrivgameError as error:
+            show_error(error)
+        else:
+            st.session_state[STARTED_KEY] = made.run_id
+            st.rerun()
+    _compare(folder, t)
+
+
+guarded(body)

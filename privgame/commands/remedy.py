@@ -1,0 +1,117 @@
+"""``python -m privgame remedy``: fix what an audit found in a new run, linked to its parent."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from privgame.commands._progress import ProgressBar
+from privgame.execution import scheduler_address
+from privgame.games.engine import execute
+from privgame.remedy import (
+    LEAVE_OUT,
+    Remedy,
+    create_remedy,
+    parse_bin,
+    parse_generalise,
+    parse_merge_rare,
+)
+from privgame.store import RunFolder
+from privgame.terminal import terminal_safe
+
+__all__ = ["add_parser", "remedy_from_args", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "remedy",
+        help="leave records out, generalise or coarsen, then re-audit in a new run",
+        description=(
+            "Make a new run from a finished one with one or more remedies, linked to it (its spec "
+            "names the parent run and the remedies), and re-audit it. Leaving records out reuses "
+            "the parent's shadow datasets and trained attacks, which do not depend on D; a "
+            "generator or column change recomputes them. Compare the runs with `privgame compare`."
+        ),
+    )
+    parser.add_argument("run_dir", help="a finished run's folder")
+    parser.add_argument(
+        "--leave-out", choices=list(LEAVE_OUT), help="take these records (model-seeded verdict at t) out of D"
+    )
+    parser.add_argument("--threshold", type=float, help="t for --leave-out (default: the run's)")
+    parser.add_argument(
+        "--generalise",
+        metavar="min-leaf=N|epsilon=E|bins=B",
+        help="a stronger generator setting (Synthpop, PrivBayes, Bayesian networks)",
+    )
+    parser.add_argument(
+        "--merge-rare",
+        action="append",
+        default=[],
+        metavar="COLUMN[:MIN_COUNT]",
+        help="merge the categories seen fewer than MIN_COUNT (10) times in D; repeatable",
+    )
+    parser.add_argument(
+        "--bin",
+        action="append",
+        default=[],
+        metavar="COLUMN:BINS",
+        help="cut a continuous column into quantile bins; repeatable",
+    )
+    parser.add_argument(
+        "--games",
+        choices=["model-seeded", "both"],
+        default="model-seeded",
+        help="games the re-audit plays (default: model-seeded, which the verdict rests on)",
+    )
+    parser.add_argument("--out", help="folder for the new run (default: beside the parent)")
+    parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
+    parser.add_argument("--no-run", action="store_true", help="create the new run without running it")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def remedy_from_args(args: argparse.Namespace) -> Remedy:
+    """The :class:`~privgame.remedy.Remedy` the command line asks for."""
+    return Remedy(
+        leave_out=args.leave_out,
+        threshold=args.threshold,
+        generalise=parse_generalise(args.generalise) if args.generalise else None,
+        merge_rare=tuple(parse_merge_rare(v) for v in args.merge_rare),
+        bins=tuple(parse_bin(v) for v in args.bin),
+        games=args.games,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    parent = RunFolder(args.run_dir)
+    folder, reuse = create_remedy(parent, remedy_from_args(args), args.out)
+    spec = folder.spec()
+    description = (spec.parent or {}).get("description", "")
+    print(f"remedy of {parent.run_id}: {terminal_safe(description, one_line=True)}", file=sys.stderr)
+    if reuse["attacks"] or reuse["shadow_out"]:
+        print(
+            f"reused from the parent: {reuse['attacks']} trained attacks and {reuse['shadow_out']} "
+            "checkpoints of shadow datasets.",
+            file=sys.stderr,
+        )
+    else:
+        print(
+            "the generator or the columns change: every shadow dataset and attack is recomputed.",
+            file=sys.stderr,
+        )
+    if args.no_run:
+        print(folder.path)
+        return 0
+    execute(
+        folder,
+        workers=args.workers,
+        scheduler=scheduler_address(args.scheduler),
+        progress=ProgressBar(args.quiet),
+    )
+    state = folder.status().get("state")
+    if state != "done":
+        print(f"cancelled; finish it with: python -m privgame resume {folder.path}", file=sys.stderr)
+        return 3
+    print(folder.path)
+    return 0

@@ -1,0 +1,420 @@
+"""Remedies: fix what an audit found, in a new run linked to its parent, and compare the family.
+
+A remedy run is an ordinary run folder whose spec carries its lineage (``RunSpec.parent``: the
+parent's run id and folder, the remedies applied and a one-line description). Remedies combine:
+
+*Leave records out* (``leave_out``)
+    D without the records at risk at t (optionally also the undecided ones). The run's table is
+    the parent's, unchanged, and the ids go to ``RunSpec.left_out``: record ids stay row numbers,
+    D_aux and the reference records are the parent's, and the left-out records are in neither D
+    nor D_eval, so neither the re-audit nor the release (:func:`privgame.release.make_release`)
+    uses them. The re-audit plays the parent's audit plan on the new D exactly as a fresh run
+    would: the outliers of the new D (the remaining outliers plus a fresh pick) and a uniform
+    random sample of the new D. The sample is drawn afresh, from the same seeded stream: the
+    parent's sample without its records at risk would no longer be a uniform sample of the new
+    D (its records at risk are exactly the ones removed), so the share-at-risk estimate would be
+    biased low.
+
+*Generalise* (``generalise``)
+    A stronger generator setting: Synthpop's ``min_samples_leaf`` (``min-leaf=N``), PrivBayes'
+    ``epsilon`` (``epsilon=E``), the Bayesian networks' ``bins`` (``bins=B``).
+
+*Coarsen* (``merge_rare``, ``bins``)
+    Merge the categories of a column seen fewer than ``MIN_COUNT`` times in D into one, or cut a
+    continuous column into quantile bins (categorical from then on). Rows keep their ids.
+
+Every remedy keeps the parent's seed and table rows, so records audited by both runs are paired.
+
+Speed. Shadow datasets and trained attacks depend only on D_aux, the seed, the generator, the
+columns and the dataset sizes, never on D itself. A leave-out remedy keeps the parent's dataset
+sizes (``Setup.synthetic_rows`` and ``Setup.shadow_size`` fixed at the parent's), so the parent's
+shadow 'out' checkpoints and every trained attack (the meta-classifier in each target
+checkpoint) are exactly those a fresh run of the remedy's spec would make; they are copied into
+the new folder and the engine trains only the attacks of records the parent did not audit. A
+generalise or coarsen remedy changes the generator or the columns, so its shadows and attacks
+change too and are all recomputed. A re-audit plays the model-seeded game alone by default
+(``games="model-seeded"``); the traditional game's results then read "not run".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privgame.audit import records_at
+from privgame.data import fingerprint_table
+from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
+from privgame.errors import ParameterError
+from privgame.games.plan import run_split
+from privgame.spec import GAMES, RunSpec
+from privgame.store import RunFolder, create_run
+
+__all__ = [
+    "GENERALISE_PARAMS",
+    "LEAVE_OUT",
+    "Remedy",
+    "create_remedy",
+    "describe",
+    "family",
+    "leave_out_ids",
+    "parse_bin",
+    "parse_generalise",
+    "parse_merge_rare",
+]
+
+LEAVE_OUT: dict[str, tuple[str, ...]] = {
+    "at-risk": ("at risk",),
+    "at-risk-and-undecided": ("at risk", "undecided"),
+}
+"""The ``--leave-out`` choices and the model-seeded verdicts whose records each leaves out."""
+
+GENERALISE_PARAMS: dict[str, str] = {"min-leaf": "min_samples_leaf", "epsilon": "epsilon", "bins": "bins"}
+"""``--generalise`` names and the generator parameter each sets."""
+
+MERGED = "(rare)"
+"""The category that rare categories are merged into."""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """One or more remedies to apply to a finished run.
+
+    Attributes
+    ----------
+    leave_out : {"at-risk", "at-risk-and-undecided"} or None
+        Which records to take out of D (see :data:`LEAVE_OUT`).
+    threshold : float or None
+        t for the verdicts that choose the records; the parent's by default.
+    generalise : tuple of (str, float) or None
+        A ``--generalise`` name of :data:`GENERALISE_PARAMS` and its new value.
+    merge_rare : tuple of (str, int)
+        Columns whose categories seen fewer than the count in D are merged into :data:`MERGED`.
+    bins : tuple of (str, int)
+        Continuous columns cut into that many quantile bins.
+    games : {"model-seeded", "both"}
+        The games the re-audit plays.
+    """
+
+    leave_out: str | None = None
+    threshold: float | None = None
+    generalise: tuple[str, float] | None = None
+    merge_rare: tuple[tuple[str, int], ...] = ()
+    bins: tuple[tuple[str, int], ...] = ()
+    games: str = "model-seeded"
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings that needs no run to see, one sentence each."""
+        out: list[str] = []
+        if self.leave_out is not None and self.leave_out not in LEAVE_OUT:
+            out.append(f"--leave-out {self.leave_out!r} is unknown; use one of {list(LEAVE_OUT)}.")
+        if self.threshold is not None and not 0.0 <= float(self.threshold) <= 1.0:
+            out.append(f"the threshold t must be between 0 and 1; got {self.threshold}.")
+        if self.games not in GAMES:
+            out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
+        if self.leave_out is None and self.generalise is None and not self.merge_rare and not self.bins:
+            out.append("no remedy given; give --leave-out, --generalise, --merge-rare or --bin.")
+        return out
+
+
+def parse_generalise(text: str) -> tuple[str, float]:
+    """Parse ``min-leaf=N``, ``epsilon=E`` or ``bins=B``."""
+    name, _, value = text.partition("=")
+    name = name.strip()
+    if name not in GENERALISE_PARAMS or not value.strip():
+        raise ParameterError(
+            f"--generalise {text!r} is not understood; give min-leaf=N (Synthpop), epsilon=E (PrivBayes) "
+            "or bins=B (Bayesian networks)."
+        )
+    try:
+        number = float(value)
+    except ValueError:
+        raise ParameterError(f"--generalise {text!r}: {value!r} is not a number.") from None
+    if name != "epsilon":
+        if not number.is_integer() or number < 1:
+            raise ParameterError(f"--generalise {text!r}: {name} must be a whole number of at least 1.")
+        return name, int(number)
+    if not number > 0:
+        raise ParameterError(f"--generalise {text!r}: epsilon must be above 0.")
+    return name, number
+
+
+def _column_count(text: str, option: str, default: int | None) -> tuple[str, int]:
+    name, sep, count = text.rpartition(":") if ":" in text else (text, "", "")
+    if not sep:
+        name = text
+    if not name:
+        raise ParameterError(f"{option} {text!r} names no column; give COLUMN{'[:N]' if default else ':N'}.")
+    if not count:
+        if default is None:
+            raise ParameterError(f"{option} {text!r} gives no count; write it as COLUMN:N.")
+        return name, default
+    if not re.fullmatch(r"[0-9]+", count) or int(count) < 2:
+        raise ParameterError(f"{option} {text!r}: the count must be a whole number of at least 2.")
+    return name, int(count)
+
+
+def parse_merge_rare(text: str) -> tuple[str, int]:
+    """Parse ``COLUMN[:MIN_COUNT]`` (the count defaults to 10)."""
+    return _column_count(text, "--merge-rare", 10)
+
+
+def parse_bin(text: str) -> tuple[str, int]:
+    """Parse ``COLUMN:BINS``."""
+    return _column_count(text, "--bin", None)
+
+
+def leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> list[int]:
+    """The ids of the parent's audited records whose model-seeded verdict ``choice`` leaves out.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown choice or a threshold outside [0, 1].
+    """
+    if choice not in LEAVE_OUT:
+        raise ParameterError(f"--leave-out {choice!r} is unknown; use one of {list(LEAVE_OUT)}.")
+    records = records_at(parent.records(), threshold)
+    chosen = records["verdict_model_seeded"].astype(str).isin(LEAVE_OUT[choice])
+    return sorted(int(r) for r in records.loc[chosen, "record_id"])
+
+
+def describe(remedy: Remedy, left_out: Sequence[int], generator: str) -> str:
+    """The remedy in one line, e.g. ``leave out 3 records at risk at t = 0.8; bin age into 4``."""
+    parts = []
+    if remedy.leave_out is not None:
+        what = "at risk" if remedy.leave_out == "at-risk" else "at risk or undecided"
+        parts.append(f"leave out {len(left_out)} record{'s' * (len(left_out) != 1)} {what}")
+    if remedy.generalise is not None:
+        name, value = remedy.generalise
+        parts.append(f"{generator} {GENERALISE_PARAMS[name]} = {value:g}")
+    parts += [f"merge categories of {c} seen < {k} times" for c, k in remedy.merge_rare]
+    parts += [f"bin {c} into {k}" for c, k in remedy.bins]
+    return "; ".join(parts)
+
+
+def _coarsened(
+    table: pd.DataFrame, schema: Schema, d: np.ndarray, remedy: Remedy
+) -> tuple[pd.DataFrame, Schema, list[str]]:
+    """The table and schema with rare categories merged and continuous columns binned."""
+    problems: list[str] = []
+    names = {c.name: c for c in schema.used}
+    out = table.copy()
+    columns = list(schema.columns)
+    for option, pairs, role in (
+        ("--merge-rare", remedy.merge_rare, CATEGORICAL),
+        ("--bin", remedy.bins, CONTINUOUS),
+    ):
+        for name, _ in pairs:
+            col = names.get(name)
+            if col is None:
+                problems.append(f"{option}: {name!r} is not a used column; use one of {sorted(names)}.")
+            elif col.role != role:
+                problems.append(f"{option}: {name!r} is {col.role}; {option} needs a {role} column.")
+    if problems:
+        return out, schema, problems
+    for name, min_count in remedy.merge_rare:
+        counts = out[name].iloc[d].value_counts()
+        rare = set(counts[counts < min_count].index) | (set(out[name].unique()) - set(counts.index))
+        if not rare:
+            problems.append(f"--merge-rare {name}:{min_count}: no category of {name} is that rare in D.")
+            continue
+        values = out[name].astype(object).where(~out[name].isin(rare), MERGED)
+        out[name] = values.astype(str)
+    for name, n_bins in remedy.bins:
+        numeric = pd.to_numeric(out[name], errors="coerce")
+        edges = np.unique(np.quantile(numeric.iloc[d].to_numpy(float), np.linspace(0, 1, n_bins + 1)))
+        edges[0], edges[-1] = -np.inf, np.inf
+        codes = np.clip(np.searchsorted(edges, numeric.to_numpy(float), side="right") - 1, 0, len(edges) - 2)
+        labels = [_bin_label(edges[i], edges[i + 1]) for i in range(len(edges) - 1)]
+        out[name] = pd.Series([labels[c] for c in codes], index=out.index, dtype=object).astype(str)
+    changed = {n for n, _ in remedy.merge_rare} | {n for n, _ in remedy.bins}
+    for i, col in enumerate(columns):
+        if col.name in changed:
+            values = out[col.name]
+            categories = tuple(sorted(pd.unique(values).tolist()))
+            columns[i] = Column(
+                name=col.name,
+                role=CATEGORICAL,
+                dtype=str(values.dtype),
+                distinct=len(categories),
+                missing=0,
+                reason="coarsened by a remedy",
+                categories=categories,
+            )
+    return out, replace(schema, columns=tuple(columns)), problems
+
+
+def _bin_label(low: float, high: float) -> str:
+    left = "-inf" if np.isinf(low) else f"{low:g}"
+    right = "inf" if np.isinf(high) else f"{high:g}"
+    return f"[{left}, {right})"
+
+
+def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFrame, bool]:
+    """The remedy run's spec and table, and whether the parent's attacks are exactly valid.
+
+    Raises
+    ------
+    ParameterError
+        Listing every problem: bad settings, a parent not finished, an unknown column, nothing to
+        leave out, or a generator without the parameter to generalise.
+    """
+    from privgame.games.engine import require_done
+
+    problems = remedy.problems()
+    if problems:
+        raise ParameterError("The remedy cannot be made.", problems)
+    require_done(parent)
+    spec = parent.spec()
+    table = parent.load_table()
+    t = spec.threshold if remedy.threshold is None else float(remedy.threshold)
+    split = run_split(spec, len(table))
+    schema = Schema.from_dict(spec.schema)
+    left_out: list[int] = []
+    if remedy.leave_out is not None:
+        left_out = leave_out_ids(parent, remedy.leave_out, t)
+        if not left_out:
+            problems.append(
+                f"no audited record is {' or '.join(LEAVE_OUT[remedy.leave_out])} at t = {t:g}; there is "
+                "nothing to leave out (choose a lower t, or another remedy)."
+            )
+        elif len(split.target) - len(left_out) < 2:
+            problems.append("leaving these records out would leave D with fewer than 2 records.")
+    params = dict(spec.generator_params)
+    if remedy.generalise is not None:
+        name, value = remedy.generalise
+        key = GENERALISE_PARAMS[name]
+        from privgame.generators import resolve
+
+        accepted = _init_params(resolve(spec.generator))
+        if key not in accepted:
+            problems.append(
+                f"--generalise {name}: the generator {spec.generator!r} has no parameter {key!r}; "
+                "min-leaf is for synthpop, epsilon for privbayes, bins for the Bayesian networks."
+            )
+        params[key] = value
+    new_table, new_schema, coarse_problems = _coarsened(table, schema, split.target, remedy)
+    problems += coarse_problems
+    if problems:
+        raise ParameterError("The remedy cannot be made.", problems)
+    same_inputs = new_table is table or new_table.equals(table)
+    exact = params == dict(spec.generator_params) and (not (remedy.merge_rare or remedy.bins))
+    setup = spec.setup
+    d_new = np.setdiff1d(split.target, np.asarray(left_out, dtype=np.int64))
+    if left_out:
+        # The parent's dataset sizes, so that its shadows and attacks stay exactly valid.
+        setup = replace(
+            setup,
+            synthetic_rows=setup.synthetic_rows or len(split.target),
+            shadow_size=setup.shadow_size or len(split.target),
+        )
+    setup = replace(
+        setup,
+        data_fingerprint=fingerprint_table(new_table.iloc[d_new].reset_index(drop=True))
+        if setup.kind == "release"
+        else setup.data_fingerprint,
+    )
+    sizes = dict(spec.sizes)
+    sizes["target"] -= len(left_out)
+    sizes["eval"] -= len(left_out)
+    lineage = {
+        "run_id": parent.run_id,
+        "path": str(parent.path),
+        "root": (spec.parent or {}).get("root", parent.run_id),
+        "description": describe(remedy, left_out, spec.generator),
+        "remedies": {
+            "leave_out": remedy.leave_out,
+            "threshold": t,
+            "generalise": list(remedy.generalise) if remedy.generalise else None,
+            "merge_rare": [list(p) for p in remedy.merge_rare],
+            "bins": [list(p) for p in remedy.bins],
+            "games": remedy.games,
+        },
+    }
+    new_spec = replace(
+        spec,
+        data_fingerprint=spec.data_fingerprint if same_inputs else fingerprint_table(new_table),
+        schema=new_schema.to_dict(),
+        sizes=sizes,
+        generator_params=params,
+        attack=replace(spec.attack, games=remedy.games),
+        setup=setup,
+        left_out=tuple(sorted({*spec.left_out, *left_out})),
+        parent=lineage,
+    )
+    return new_spec.validate(), new_table, exact
+
+
+def _init_params(cls: type) -> set[str]:
+    import inspect
+
+    return set(inspect.signature(cls.__init__).parameters) - {"self"}
+
+
+def create_remedy(
+    parent: RunFolder, remedy: Remedy, root: str | Path | None = None
+) -> tuple[RunFolder, dict[str, Any]]:
+    """Create the remedy run's folder (not yet executed), with the parent's reusable checkpoints.
+
+    Parameters
+    ----------
+    parent : RunFolder
+        A finished run.
+    remedy : Remedy
+    root : path, optional
+        Where the new run folder goes; beside the parent by default.
+
+    Returns
+    -------
+    folder : RunFolder
+        The new run, ready for :func:`privgame.games.engine.execute`.
+    reuse : dict
+        ``shadow_out`` (shared checkpoints copied), ``attacks`` (trained attacks copied) and
+        ``exact`` (whether anything could be reused: False when the generator or columns change).
+    """
+    spec, table, exact = plan_remedy(parent, remedy)
+    folder = create_run(root if root is not None else parent.path.parent, spec, table)
+    reuse: dict[str, Any] = {"exact": exact, "shadow_out": 0, "attacks": 0}
+    parent_spec = parent.spec()
+    # The parent's shared 'out' datasets were made with its own |D| rows: valid when the remedy keeps it.
+    sizes_kept = (spec.setup.synthetic_rows or spec.sizes["target"]) == (
+        parent_spec.setup.synthetic_rows or parent_spec.sizes["target"]
+    )
+    if exact and sizes_kept:
+        plan = parent.unit_plan()
+        if plan is not None:
+            folder.write_unit_plan(plan)
+            for start in parent.shared_starts("shadow_out"):
+                if parent.shared_done("shadow_out", start):
+                    folder.save_shared("shadow_out", start, parent.load_shared_chunk("shadow_out", start))
+                    reuse["shadow_out"] += 1
+        for record_id in parent.finished_targets():
+            if record_id in spec.left_out:
+                continue
+            folder.save_attack(record_id, parent.load_target(record_id)["classifier"])
+            reuse["attacks"] += 1
+    folder.write_status(remedy_reuse=reuse)
+    return folder, reuse
+
+
+def family(folder: RunFolder) -> list[RunFolder]:
+    """Every run beside ``folder`` that shares its family root (the run remedies started from),
+    the root first, then in the order they were made (folder names start with the time)."""
+    root = (folder.spec().parent or {}).get("root", folder.run_id)
+    members = []
+    for path in sorted(p for p in folder.path.parent.iterdir() if p.is_dir() and not p.is_symlink()):
+        try:
+            other = RunFolder(path)
+            other_root = (other.spec().parent or {}).get("root", other.run_id)
+        except ValueError:
+            continue
+        if other_root == root:
+            members.append(other)
+    members.sort(key=lambda f: (f.run_id != root, f.run_id))
+    return members

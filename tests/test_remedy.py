@@ -1,0 +1,229 @@
+"""Remedies: leave-out runs linked to their parent, exact reuse, paired re-audits, compare, errors."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame.cli import main
+from privgame.compare import NOT_MEASURED, NOT_RUN, compare_runs, paired_risks
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.errors import ParameterError
+from privgame.games.engine import execute, start_run
+from privgame.games.plan import run_split
+from privgame.release import make_release
+from privgame.remedy import Remedy, create_remedy, family, parse_bin, parse_generalise, parse_merge_rare
+from privgame.setups import release_inputs
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder
+
+# t low enough that several records of a tiny run are at risk or undecided.
+T = 0.6
+
+
+@pytest.fixture(scope="module")
+def parent(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
+    root = tmp_path_factory.mktemp("remedy")
+    adult = pd.read_csv(BUNDLED_ADULT, nrows=400).dropna().drop_duplicates()
+    adult = adult[["age", "workclass", "education", "race", "gender", "hours-per-week", "income"]]
+    adult.to_csv(root / "owner.csv", index=False)
+    data = load_dataset(root / "owner.csv")
+    inputs = release_inputs(data, seed=3, holdout=0.3)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator="synthpop",
+        attack=AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection.plan(outliers=3, random=3),
+        threshold=T,
+        seed=3,
+        setup=inputs.setup,
+    )
+    return start_run(root / "runs", spec, inputs.table, workers=1)
+
+
+@pytest.fixture(scope="module")
+def left(parent: RunFolder) -> RunFolder:
+    # A t that leaves out some audited records (upper bound above t) and keeps others.
+    highs = np.sort(parent.records()["risk_model_seeded_high"].to_numpy(float))
+    assert highs[0] < highs[-1]
+    t = float((highs[0] + highs[-1]) / 2)
+    folder, reuse = create_remedy(parent, Remedy(leave_out="at-risk-and-undecided", threshold=t))
+    assert reuse["attacks"] > 0 and reuse["shadow_out"] > 0
+    return execute(folder, workers=1)
+
+
+def test_a_left_out_record_is_in_neither_the_new_d_nor_its_release(
+    parent: RunFolder, left: RunFolder
+) -> None:
+    spec = left.spec()
+    assert spec.left_out and spec.parent is not None and spec.parent["run_id"] == parent.run_id
+    table = left.load_table()
+    split = run_split(spec, len(table))
+    assert not set(spec.left_out) & set(split.target.tolist())
+    assert not set(spec.left_out) & set(split.eval.tolist())
+    # D_aux and the reference records are the parent's.
+    old = run_split(parent.spec(), len(parent.load_table()))
+    assert np.array_equal(split.aux, old.aux) and np.array_equal(split.reference, old.reference)
+    assert len(split.target) == len(old.target) - len(spec.left_out)
+    release = make_release(left)
+    # The release is the generator fitted on the new D: none of the left-out rows is in it as trained data.
+    assert release.card["data"]["left_out"] == list(spec.left_out)
+    assert release.card["remedy_of"]["run_id"] == parent.run_id
+    assert len(release.table) == len(old.target)  # the audited release size is the parent's
+    assert not set(spec.left_out) & set(left.records()["record_id"].tolist())
+
+
+def test_the_re_audit_plays_the_model_seeded_game_alone_and_says_so(left: RunFolder) -> None:
+    records = left.records()
+    assert (records["verdict_traditional"] == NOT_RUN).all()
+    assert records["risk_traditional"].isna().all() and records["risk_model_seeded"].notna().all()
+    assert left.summary()["games"] == "model-seeded"
+
+
+def test_reuse_is_exact_a_fresh_run_of_the_same_spec_gives_the_same_scores(
+    left: RunFolder, tmp_path: Path
+) -> None:
+    spec = replace(left.spec(), parent=None)
+    fresh = start_run(tmp_path, spec, left.load_table(), workers=1)
+    a, b = left.records(), fresh.records()
+    assert a["record_id"].tolist() == b["record_id"].tolist()
+    for rid in a["record_id"]:
+        mine, theirs = left.load_target(int(rid)), fresh.load_target(int(rid))
+        assert np.array_equal(mine["ms_scores"], theirs["ms_scores"])
+        assert np.array_equal(mine["classifier"], theirs["classifier"])
+
+
+def test_paired_re_audits_share_record_ids_and_seeds(parent: RunFolder, left: RunFolder) -> None:
+    assert left.spec().seed == parent.spec().seed
+    pairs = paired_risks(parent, left)
+    both = pairs.dropna(subset=["risk_after"])
+    assert len(both) >= 1
+    assert set(both["record_id"]) <= set(parent.records()["record_id"]) & set(left.records()["record_id"])
+    gone = pairs[pairs["verdict_after"] == "left out"]
+    assert set(gone["record_id"]) == set(left.spec().left_out)
+
+
+def test_a_generalise_remedy_keeps_ids_and_seed_and_recomputes_everything(
+    parent: RunFolder, tmp_path: Path
+) -> None:
+    folder, reuse = create_remedy(parent, Remedy(generalise=("min-leaf", 20), games="both"), tmp_path)
+    assert reuse == {"exact": False, "shadow_out": 0, "attacks": 0}
+    spec = folder.spec()
+    assert spec.generator_params["min_samples_leaf"] == 20 and spec.seed == parent.spec().seed
+    assert run_split(spec, len(folder.load_table())) == run_split(parent.spec(), len(parent.load_table()))
+
+
+def test_coarsening_merges_rare_categories_and_bins_a_column(parent: RunFolder, tmp_path: Path) -> None:
+    folder, _ = create_remedy(parent, Remedy(merge_rare=(("workclass", 30),), bins=(("age", 4),)), tmp_path)
+    table = folder.load_table()
+    assert "(rare)" in set(table["workclass"])
+    assert table["age"].nunique() <= 4 and str(table["age"].iloc[0]).startswith("[")
+    schema = {c["name"]: c for c in folder.spec().schema["columns"]}
+    assert schema["age"]["role"] == "categorical"
+    assert len(table) == len(parent.load_table())  # rows keep their ids
+
+
+def test_compare_two_runs_of_a_family(
+    parent: RunFolder, left: RunFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = compare_runs([parent, left])
+    assert table["run_id"].tolist() == [parent.run_id, left.run_id]
+    assert table.loc[1, "parent"] == parent.run_id
+    assert table.loc[1, "rmsd"] == NOT_RUN and table.loc[0, "rmsd"] != NOT_RUN
+    assert table.loc[0, "downstream"] == NOT_MEASURED
+    assert table.loc[1, "audited"] == len(left.records())
+    assert [f.run_id for f in family(left)][:1] == [parent.run_id]
+    assert main(["compare", str(parent.path), str(left.path), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[1]["remedy"].startswith("leave out")
+
+
+def test_bad_input_gives_clear_errors(parent: RunFolder, tmp_path: Path) -> None:
+    with pytest.raises(ParameterError, match="not a used column"):
+        create_remedy(parent, Remedy(bins=(("no such column", 3),)), tmp_path)
+    with pytest.raises(ParameterError, match="between 0 and 1"):
+        create_remedy(parent, Remedy(leave_out="at-risk", threshold=1.5), tmp_path)
+    with pytest.raises(ParameterError, match="nothing to leave out"):
+        create_remedy(parent, Remedy(leave_out="at-risk", threshold=1.0), tmp_path)
+    with pytest.raises(ParameterError, match="no remedy given"):
+        create_remedy(parent, Remedy(), tmp_path)
+    with pytest.raises(ParameterError, match="has no parameter 'epsilon'"):
+        create_remedy(parent, Remedy(generalise=("epsilon", 0.5)), tmp_path)
+    with pytest.raises(ParameterError, match="min-leaf=N"):
+        parse_generalise("leaf=3")
+    with pytest.raises(ParameterError, match="whole number"):
+        parse_merge_rare("workclass:x")
+    with pytest.raises(ParameterError, match="COLUMN:N"):
+        parse_bin("age")
+    assert main(["remedy", str(parent.path), "--bin", "nope:3", "--no-run"]) == 2
+
+
+def test_old_specs_serialise_as_before() -> None:
+    spec = RunSpec(
+        data_name="x",
+        data_fingerprint="f",
+        schema={},
+        sizes={"aux": 1, "eval": 2, "target": 1},
+        generator="identity",
+    )
+    data = json.loads(spec.to_json())
+    assert "left_out" not in data and "parent" not in data and "games" not in data["attack"]
+    again = RunSpec.from_json(spec.to_json())
+    assert again == spec
+    child = replace(
+        spec, left_out=(3, 1), parent={"run_id": "p"}, attack=replace(spec.attack, games="model-seeded")
+    )
+    assert RunSpec.from_json(child.to_json()) == child
+
+
+def _page(name: str, **query: str):  # type: ignore[no-untyped-def]
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[1] / "app.py"), default_timeout=120).run()
+    at.query_params.update(query)
+    return at.switch_page(f"pages/{name}.py").run()
+
+
+def test_the_pages_show_a_remedy_run_and_its_family(
+    parent: RunFolder, left: RunFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(parent.path.parent))
+    results = _page("3_Results", run=left.run_id)
+    assert not results.exception, [e.value for e in results.exception]
+    shown = "\n".join(str(m.value) for m in results.metric)
+    assert "not run" in shown
+    record = _page("4_Record", run=left.run_id)
+    assert not record.exception, [e.value for e in record.exception]
+    export = _page("6_Export", run=left.run_id)
+    assert not export.exception, [e.value for e in export.exception]
+    assert any("traditional game was not run" in str(m.value) for m in export.markdown)
+    remedies = _page("9_Remedies", run=parent.run_id)
+    assert not remedies.exception, [e.value for e in remedies.exception]
+    assert remedies.get("plotly_chart") and remedies.dataframe
+    table = remedies.dataframe[0].value
+    assert set(table["run_id"]) >= {parent.run_id, left.run_id}
+    remedies.radio(key="remedy-leave").set_value("at-risk-and-undecided").run()
+    assert any("would leave D" in str(c.value) for c in remedies.caption)
+
+
+def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
+    parent: RunFolder, left: RunFolder
+) -> None:
+    from privgame.figures import privacy_utility_chart
+    from privgame.utility import measure_utility
+
+    for folder in (parent, left):
+        measure_utility(folder, samples=2, target_column="income")
+    table = compare_runs([parent, left])
+    assert all(isinstance(v, float) for v in table["downstream"])
+    assert all(0.0 <= v <= 1.0 for v in table["fidelity"])
+    chart = privacy_utility_chart(table)
+    assert len(chart.data) == int(table["share_at_risk"].notna().sum())
