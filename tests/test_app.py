@@ -247,13 +247,27 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     _no_failures(at)
     assert at.session_state["dataset"].schema.column("age").role == "excluded"
     assert "age → excluded" in _texts(at.caption)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["age", "why"] == "excluded by the user" and grid.loc["age", "domain"] == ""
+    assert grid.loc["workclass", "domain"].endswith("categories")
 
     edits[rows.index("workclass")] = {"role": "continuous"}
     at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
     assert "'workclass'" in _texts(at.error) and "cannot be continuous" in _texts(at.error)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["workclass", "why"] == "cannot be continuous: see the problem below"
     assert "dataset" not in at.session_state
+
+    edits[rows.index("hours-per-week")] = {"role": "categorical"}
+    edits.pop(rows.index("workclass"))
+    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    _no_failures(at)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["hours-per-week", "why"] == "set by the user"
+    assert grid.loc["hours-per-week", "domain"].endswith(" categories")
 
 
 def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
