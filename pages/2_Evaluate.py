@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from pages import (
@@ -44,13 +45,14 @@ from pages import (
 from privgame.audit import describe_setup
 from privgame.background import launch
 from privgame.commands._options import generator_params
-from privgame.data import encode
+from privgame.data import Dataset, encode
 from privgame.errors import PrivgameError
 from privgame.estimate import Calibration, calibrate, check_cost, cost_warning, estimate_seconds
 from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
+from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, open_run
@@ -228,7 +230,119 @@ def _plan(n_d: int) -> TargetSelection:
     return TargetSelection.plan(outliers=int(outliers), random=int(random))
 
 
-def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSelection:
+PICK_WAYS = {
+    "rows": "by the file's row number",
+    "value": "by a column's value",
+    "table": "by clicking rows in a table of D",
+}
+# The most rows of D the clickable table shows at once (search narrows it).
+PICK_TABLE_ROWS = 2_000
+
+
+def _d_table(dataset: Dataset, members: np.ndarray) -> pd.DataFrame:
+    """D's records as the user knows them: the file's row number first, then every column."""
+    rows = dataset.table.iloc[members]
+    return pd.concat(
+        [pd.DataFrame({"row of the file": dataset.file_rows()[members]}, index=rows.index), rows], axis=1
+    )
+
+
+def _pick_by_rows(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    text = st.text_input(
+        "Row numbers of the file",
+        key="target_rows",
+        placeholder="3, 17, 120-125",
+        help="1 is the first row after the header line, as a spreadsheet shows the data rows.",
+    )
+    if not text.strip():
+        return ()
+    rows = parse_row_numbers(text)
+    n_file = len(dataset.table) + dataset.dropped_rows
+    return record_ids_for_rows(rows, dataset.file_rows(), members, n_file_rows=n_file)
+
+
+def _pick_by_value(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    excluded = [c.name for c in dataset.schema.columns if c.role == "excluded"]
+    names = [*excluded, *(c for c in dataset.table.columns if c not in excluded)]
+    keep("target_column", names[0], options=names)
+    column = st.selectbox(
+        "Column",
+        names,
+        key="target_column",
+        help="The columns the generator does not use (identifiers) come first.",
+    )
+    values = dataset.table[column].iloc[members].astype(str)
+    picked = st.multiselect(
+        f"Values of {column} among the records of D",
+        sorted(values.unique().tolist()),
+        key=f"target_values:{column}",
+    )
+    return record_ids_for_values(dataset.table, column, picked, members) if picked else ()
+
+
+def _pick_by_table(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    frame = _d_table(dataset, members)
+    search = st.text_input(
+        "Search D", key="target_search", placeholder="any value, e.g. P1042 or Lyon"
+    ).strip()
+    if search:
+        text = frame.astype(str)
+        hit = np.zeros(len(frame), dtype=bool)
+        for column in text.columns:
+            hit |= text[column].str.contains(search, case=False, regex=False).to_numpy()
+        frame = frame[hit]
+    shown = frame.head(PICK_TABLE_ROWS)
+    st.caption(
+        f"{len(frame):,} of {len(members):,} records of D"
+        + (
+            f"; the first {PICK_TABLE_ROWS:,} are shown, search to narrow them"
+            if len(frame) > len(shown)
+            else ""
+        )
+        + ". Tick the rows to audit (a new search clears the ticks)."
+    )
+    event = st.dataframe(
+        shown,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="multi-row",
+        height=300,
+        key=f"target_table:{search}",
+    )
+    return tuple(int(shown.index[i]) for i in event.selection.rows)
+
+
+def _pick(dataset: Dataset, members: Callable[[], np.ndarray]) -> TargetSelection | None:
+    """Records the user picks; None, with a hint, until at least one is picked."""
+    keep("target_pick", next(iter(PICK_WAYS)), options=list(PICK_WAYS))
+    way = st.radio(
+        "Pick records",
+        list(PICK_WAYS),
+        format_func=PICK_WAYS.__getitem__,
+        key="target_pick",
+        horizontal=True,
+    )
+    d = np.sort(members())
+    try:
+        ids = {"rows": _pick_by_rows, "value": _pick_by_value, "table": _pick_by_table}[way](dataset, d)
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    if not ids:
+        st.info("Pick at least one record of D to audit.")
+        return None
+    rows = dataset.file_rows()[list(ids)]
+    st.caption(
+        f"{len(ids):,} record(s) picked: row(s) {', '.join(f'{r:,}' for r in rows[:20])}"
+        + (" …" if len(ids) > 20 else "")
+        + " of the file."
+    )
+    return TargetSelection(mode="ids", k=None, ids=ids)
+
+
+def _targets(
+    mode: str, n_d: int, dataset: Dataset, members: Callable[[], np.ndarray]
+) -> TargetSelection | None:
     if mode == "plan":
         return _plan(n_d)
     if mode in ("random", "outliers"):
@@ -243,12 +357,7 @@ def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSe
     if mode == "all":
         st.markdown(f"All **{n_d:,}** records of D.")
         return TargetSelection(mode="all", k=None)
-    ids = st.multiselect(
-        "Record ids (row numbers of the prepared table); only records of D can be chosen",
-        sorted(int(i) for i in members()),
-        key="target_ids",
-    )
-    return TargetSelection(mode="ids", k=None, ids=tuple(int(i) for i in ids))
+    return _pick(dataset, members)
 
 
 def _ms(seconds: float) -> str:
@@ -429,7 +538,9 @@ def _form() -> None:
         return run_split(RunSpec(**spec_kwargs), len(inputs.table)).target
 
     with detail:
-        targets = _targets(mode, int(inputs.sizes["target"]), members)
+        targets = _targets(mode, int(inputs.sizes["target"]), dataset, members)
+    if targets is None:
+        return
 
     st.subheader("Execution")
     cols = st.columns(2)

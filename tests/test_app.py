@@ -441,14 +441,71 @@ def test_the_identity_generator_is_offered_to_developers_only(
     assert [label for label in at.selectbox(key="generator").options if "Identity" in label]
 
 
-def test_evaluate_target_ids_are_records_of_d(runs_root: Path, dataset) -> None:
+def test_evaluate_records_i_pick_by_file_row_and_by_value(runs_root: Path, dataset) -> None:
     at = _evaluate_with(dataset)
     at.radio(key="target_mode").set_value("ids").run()
-    picker = at.multiselect(key="target_ids")
-    assert len(picker.options) == 30
-    at.multiselect(key="target_ids").set_value([int(picker.options[0])]).run()
+    _no_failures(at)  # nothing picked yet: a hint, no error
+    assert "Pick at least one record of D to audit." in _texts(at.info)
+    assert at.radio(key="target_pick").value == "rows"
+
+    d = _members_of(dataset, at)
+    outside = next(i for i in range(len(dataset.table)) if i not in d)
+    at.text_input(key="target_rows").input(f"{d[0] + 1}, {outside + 1}").run()
+    assert not at.exception
+    assert f"row {outside + 1} is not in D" in _texts(at.error)
+    at.text_input(key="target_rows").input(f"{d[0] + 1}, {d[1] + 1}").run()
     _no_failures(at)
-    assert "for each of the 1 target records" in _texts(at.info)
+    assert "for each of the 2 target records" in _texts(at.info)
+
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("age").run()
+    ages = at.multiselect(key="target_values:age")
+    assert set(ages.options) == {str(a) for a in dataset.table["age"].iloc[d]}
+    ages.set_value([ages.options[0]]).run()
+    _no_failures(at)
+    assert "target records" in _texts(at.info)
+
+
+def _members_of(dataset, at: AppTest) -> list[int]:
+    """The record ids of D for the Evaluate page's paper set-up, as the engine splits them."""
+    from privgame.games.plan import run_split
+    from privgame.setups import paper_inputs
+
+    seed = int(at.number_input(key="seed").value)
+    inputs = paper_inputs(dataset, size=30, aux=150, eval_size=150)
+    spec = RunSpec(**with_setup({"data_name": "x", "generator": "marginals", "seed": seed}, inputs))
+    return sorted(int(i) for i in run_split(spec, len(inputs.table)).target)
+
+
+def test_records_picked_by_file_row_launch_the_spec_of_cli_target_ids(
+    runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame.background
+    from privgame.cli import build_parser
+    from privgame.commands.run import build_spec
+
+    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: None)
+    at = _evaluate_release(dataset)
+    at.radio(key="target_mode").set_value("ids").run()
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("fnlwgt").run()
+    values = at.multiselect(key="target_values:fnlwgt").options[:2]
+    ids = sorted(int(i) for i in dataset.table.index[dataset.table["fnlwgt"].astype(str).isin(values)])
+    at.radio(key="target_pick").set_value("rows").run()
+    at.text_input(key="target_rows").input(", ".join(str(i + 1) for i in ids)).run()
+    _no_failures(at)
+    at.button(key="launch").click().run()
+    assert not at.exception
+    (info,) = list_runs(runs_root)
+
+    csv = tmp_path / "adult300.csv"
+    csv.write_bytes(adult_csv)
+    args = build_parser().parse_args(
+        ["run", "--data", str(csv), "--generator", "marginals", "--n-shadow", "8", "--n-eval", "8",
+         "--target-ids", *map(str, ids), "--out", str(tmp_path / "cli")]
+    )  # fmt: skip
+    cli_spec, _, _ = build_spec(args)
+    assert open_run(runs_root, info.run_id).spec().to_dict() == cli_spec.to_dict()
 
 
 def test_evaluate_launches_in_the_background_and_follows_the_run(
@@ -534,9 +591,11 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
     assert "the audit plan is empty" in _texts(at.error)
 
     at.radio(key="target_mode").set_value("ids").run()  # D of the release set-up: the 210 rows kept
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("fnlwgt").run()
+    in_d = set(at.multiselect(key="target_values:fnlwgt").options)
+    assert in_d < {str(v) for v in dataset.table["fnlwgt"]}
     inputs = release_inputs(dataset, seed=0)
-    held_back = set(range(300)) - {int(i) for i in at.multiselect(key="target_ids").options}
-    assert len(held_back) == 90
     assert inputs.setup.population_rows == 90
 
 
