@@ -130,18 +130,22 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
     return {
         "data": spec_dict["data_name"],
         "generator": f"{spec_dict['generator']} ({params})",
-        "|D_aux| / |D_eval| / |D|": f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}",
-        "N_shadow / N_eval": f"{spec_dict['attack']['n_shadow']} / {spec_dict['attack']['n_eval']}",
+        "rows: attacker's data / evaluation pool / D": (
+            f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}"
+        ),
+        "shadow datasets / evaluation runs": (
+            f"{spec_dict['attack']['n_shadow']} / {spec_dict['attack']['n_eval']}"
+        ),
         "seed": spec_dict["seed"],
         "records evaluated": summary.get("records"),
-        "RMSD": _fmt(summary.get("rmsd")),
+        "gap between the games (RMSD)": _fmt(summary.get("rmsd")),
         "miss rate": _fmt(summary.get("miss_rate"), 2),
         "at risk, model-seeded": summary.get("at_risk_model_seeded"),
         "at risk, traditional": summary.get("at_risk_traditional"),
-        "mean R_MS": _fmt(summary.get("mean_model_seeded")),
-        "mean R_T": _fmt(summary.get("mean_traditional")),
-        "90th percentile R_MS": _fmt(pct_ms.get("p90")),
-        "90th percentile R_T": _fmt(pct_t.get("p90")),
+        "mean risk, model-seeded": _fmt(summary.get("mean_model_seeded")),
+        "mean risk, traditional": _fmt(summary.get("mean_traditional")),
+        "90th percentile of risk, model-seeded": _fmt(pct_ms.get("p90")),
+        "90th percentile of risk, traditional": _fmt(pct_t.get("p90")),
     }
 
 
@@ -164,7 +168,16 @@ def _compare() -> None:
         folder = open_run(runs_root(), run_id)
         columns[run_id] = _row(summary_at(folder, t), folder.spec().to_dict())
     table = pd.DataFrame(columns).astype(str)
-    st.dataframe(table, width="stretch")
+    # Every row and both runs in view: the default height clips the table after ten rows.
+    st.dataframe(
+        table,
+        width="stretch",
+        height=35 * (len(table) + 1) + 3,
+        column_config={
+            "_index": st.column_config.TextColumn("", width="large"),
+            **{run_id: st.column_config.TextColumn(run_id, width="large") for run_id in chosen},
+        },
+    )
 
 
 def body() -> None:

@@ -859,6 +859,9 @@ def test_runs_page_lists_compares_and_deletes(with_runs: Path) -> None:
     comparison = at.dataframe[-1].value
     assert list(comparison.columns) == [newest.run_id, oldest.run_id]
     assert comparison.loc["seed"].tolist() == ["1", "0"]
+    widths = {k: c["width"] for k, c in json.loads(at.dataframe[-1].proto.columns).items()}
+    assert widths == dict.fromkeys(["_index", newest.run_id, oldest.run_id], "large")  # no clipped column
+    assert not [label for label in comparison.index if re.search(r"R_MS|R_T|N_eval|D_aux", label)]
 
     at.selectbox(key="runs-picker").set_value(oldest.run_id).run()
     at.button(key="runs-delete").click().run()
