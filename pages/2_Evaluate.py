@@ -477,19 +477,20 @@ def _form() -> None:
     )
     keep("n_shadow", AttackSettings.n_shadow, low=4)
     n_shadow = cols[1].number_input(
-        "Shadow datasets N_shadow",
+        "Shadow datasets",
         min_value=4,
         step=2,
         key="n_shadow",
-        help="Synthetic datasets the attacker trains on, half with the target record.",
+        help="Synthetic datasets the attacker trains on, half with the target record (N_shadow in "
+        "the paper).",
     )
     keep("n_eval", AttackSettings.n_eval, low=4)
     n_eval = cols[2].number_input(
-        "Evaluation runs N_eval",
+        "Evaluation runs per game",
         min_value=4,
         step=2,
         key="n_eval",
-        help="Runs of each privacy game per record, half with the target record.",
+        help="Runs of each privacy game per record, half with the target record (N_eval in the paper).",
     )
     keep("classifier", "random_forest", options=["random_forest", "logistic"])
     classifier = cols[3].selectbox(
@@ -565,9 +566,6 @@ def _form() -> None:
     try:
         scheduler = scheduler_address(address.strip() or None)
         spec = RunSpec(**spec_kwargs, targets=targets).validate()
-        with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
-            _, target_ids = build_context(spec, inputs.table)
-        plan = plan_summary(spec, len(target_ids))
     except PrivgameError as error:
         show_error(error)
         return
@@ -576,42 +574,63 @@ def _form() -> None:
     if not _contract(spec, inputs):
         return
 
+    # The Launch button is drawn before the slow part (choosing the records, timing the generator)
+    # so that it shows at once; the cost fills the section above it. A run the cost refuses loses
+    # the button again, and a click launches only once the cost is known and allowed.
     st.subheader("Cost")
-    where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
-    try:
-        calibration = _calibration(spec, inputs.table)
-        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
-    except PrivgameError as error:
-        show_error(error)
+    cost = st.container()
+    slot = st.empty()
+    clicked = slot.button("Launch the audit", type="primary", key="launch")
+    with cost:
+        allowed = _cost(spec, inputs, workers=workers, scheduler=scheduler)
+    if not allowed:
+        slot.empty()
         return
-    except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
-        st.info(plan["text"])
-        st.warning(
-            "privgame could not time the generator on this machine, so there is no time estimate; "
-            f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
-        )
-    else:
-        st.info(
-            f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
-            f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
-        )
-        warning = cost_warning(seconds)
-        if warning:
-            st.warning(warning)
-        try:  # over the cost limit: refused unless the user says they mean it
-            check_cost(spec, inputs.table, workers=workers, calibration=calibration)
-        except PrivgameError as error:
-            show_error(error)
-            if not st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"):
-                return
-
-    if st.button("Launch the audit", type="primary", key="launch"):
+    if clicked:
         folder = create_run(runs_root(), spec, inputs.table)
         launch(folder, workers=workers, scheduler=scheduler)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _cost(spec: RunSpec, inputs: AuditInputs, *, workers: int, scheduler: str | None) -> bool:
+    """The plan and the time it will take; whether the audit may be launched as it is."""
+    try:
+        with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
+            _, target_ids = build_context(spec, inputs.table)
+        plan = plan_summary(spec, len(target_ids))
+    except PrivgameError as error:
+        show_error(error)
+        return False
+    where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
+    try:
+        calibration = _calibration(spec, inputs.table)
+        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+    except PrivgameError as error:
+        show_error(error)
+        return False
+    except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
+        st.info(plan["text"])
+        st.warning(
+            "privgame could not time the generator on this machine, so there is no time estimate; "
+            f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
+        )
+        return True
+    st.info(
+        f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
+        f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
+    )
+    warning = cost_warning(seconds)
+    if warning:
+        st.warning(warning)
+    try:  # over the cost limit: refused unless the user says they mean it
+        check_cost(spec, inputs.table, workers=workers, calibration=calibration)
+    except PrivgameError as error:
+        show_error(error)
+        return bool(st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"))
+    return True
 
 
 def _follow_body(run_id: str) -> None:

@@ -21,6 +21,8 @@ from privgame.errors import RunError
 from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
 
 ACTIVE = ("created", "queued", "running")
+# Where the work ran, by the engine's executor name.
+_WHERE = {"dask": "a Dask cluster", "loky": "worker processes of this machine", "in-process": "one process"}
 
 
 def _overview() -> bool:
@@ -73,7 +75,7 @@ def _details(folder: RunFolder) -> None:
     if state == "done":
         facts.append(f"took {duration(status.get('seconds'))}")
     if status.get("executor"):
-        facts.append(f"executor {status['executor']}")
+        facts.append(f"ran on {_WHERE.get(status['executor'], 'this machine')}")
     st.markdown(" · ".join(facts))
     if damage:
         st.error(plain(damage))
@@ -90,7 +92,7 @@ def _details(folder: RunFolder) -> None:
     can_cancel = state in ACTIVE and not stale and not folder.cancel_requested()
     if can_cancel and buttons[0].button("Cancel", key="runs-cancel"):
         folder.request_cancel()
-        st.toast("Cancel requested; the run stops after the units in flight.")
+        st.toast("Cancel requested; the run stops after the work in progress.")
     can_resume = (state in ("cancelled", "failed", DAMAGED) or stale) and spec is not None
     can_resume = can_resume and not folder.is_running()
     if can_resume and buttons[0].button(

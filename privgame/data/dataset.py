@@ -302,7 +302,8 @@ def inspect_dataset(
     if 0 < len(prepared.table) < MIN_ROWS:
         problems.append(
             f"only {len(prepared.table)} rows are left after the missing-value policy; an audit "
-            f"needs at least {MIN_ROWS}: add rows, or keep more with the policy 'category'."
+            f"needs at least {MIN_ROWS}: add rows, or keep more rows by making missing values a "
+            'category of their own (missing policy "category").'
         )
     return Inspection(
         source_name=name, table=table, schema=schema, prepared=prepared, problems=tuple(problems)
