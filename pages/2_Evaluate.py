@@ -646,6 +646,14 @@ _follow_ended = st.fragment(_follow_body)
 
 def _show_run(run_id: str) -> None:
     folder = open_run(runs_root(), run_id)
+    damage = folder.damage()
+    if damage:
+        st.markdown(f"`{run_id}` · **damaged**")
+        st.error(plain(damage))
+        st.page_link(
+            PAGES["runs"], label="Resume or delete it on the Runs page", icon=":material/folder_open:"
+        )
+        return
     status = folder.status()
     state = status.get("state", "created")
     st.markdown(

@@ -1020,3 +1020,29 @@ def test_data_page_declares_a_public_domain(runs_root: Path, adult_csv: bytes, d
     _no_failures(at)
     assert not at.session_state["dataset"].schema.column("age").domain_public
     assert "Public domain declared" not in _texts(at.success)
+
+
+@pytest.mark.parametrize(
+    ("damaged", "fix"),
+    [("spec.json", "start a new run from the original data file"), ("status.json", "Resume the run")],
+)
+def test_a_damaged_run_is_named_with_its_fix_on_evaluate_and_runs(
+    with_runs: Path, dataset, damaged: str, fix: str
+) -> None:
+    (latest, *_) = list_runs(with_runs)
+    (with_runs / latest.run_id / damaged).write_text("{ not json")
+    at = _app()
+    at.session_state["dataset"] = dataset
+    at.session_state["launched"] = latest.run_id
+    at.session_state["launched_from"] = dataset.fingerprint
+    at.switch_page("pages/2_Evaluate.py").run()
+    assert not at.exception
+    message = _plain(_texts(at.error))
+    assert message.startswith(f"{damaged} of run {latest.run_id}") and fix in message, message
+    assert "**damaged**" in _texts(at.markdown)
+
+    at.switch_page("pages/5_Runs.py").run()
+    assert not at.exception
+    overview = at.dataframe[0].value.set_index("run")
+    assert overview.loc[latest.run_id, "state"] == "damaged"
+    assert fix in overview.loc[latest.run_id, "problem"]
