@@ -114,15 +114,16 @@ def record_ids_for_rows(
             ids.append(record)
     problems = []
     if absent:
-        problems.append(f"the file has {last:,} rows, so it has no row {_listed(absent)}")
+        problems.append(f"the file has {last:,} rows, so it has no {_rows(absent)}")
     if dropped:
+        verb = "was" if len(dropped) == 1 else "were"
         problems.append(
-            f"row {_listed(dropped)} was dropped by the missing-value policy (a missing value in a "
-            "used column)"
+            f"{_rows(dropped)} {verb} dropped by the missing-value policy (a missing value in a used column)"
         )
     if outside:
+        verb = "is" if len(outside) == 1 else "are"
         problems.append(
-            f"row {_listed(outside)} is not in D, the records the synthetic data is made from (the "
+            f"{_rows(outside)} {verb} not in D, the records the synthetic data is made from (the "
             "other rows are the attacker's data or reference records)"
         )
     if problems:
@@ -168,6 +169,10 @@ def record_ids_for_values(
             f"No record of D has {column} = {_listed(missing)}; pick values of the records of D."
         )
     return tuple(int(i) for i in d[hits])
+
+
+def _rows(rows: Sequence[int]) -> str:
+    return f"{'row' if len(rows) == 1 else 'rows'} {_listed(rows)}"
 
 
 def _listed(values: Sequence[Any], most: int = 10) -> str:

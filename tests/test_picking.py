@@ -42,7 +42,7 @@ def test_rows_map_to_record_ids_of_d_and_refusals_say_why() -> None:
     dataset = _dataset()
     members = np.arange(0, 38, 2)  # D: every other record id
     assert record_ids_for_rows([4, 1], dataset.file_rows(), members, n_file_rows=40) == (2, 0)
-    with pytest.raises(ParameterError, match=r"has no row 41.*row 3, 10 was dropped.*row 2 is not in D"):
+    with pytest.raises(ParameterError, match=r"has no row 41.*rows 3, 10 were dropped.*row 2 is not in D"):
         record_ids_for_rows([41, 3, 10, 2, 1], dataset.file_rows(), members, n_file_rows=40)
 
 
