@@ -465,6 +465,16 @@ def test_evaluate_records_i_pick_by_file_row_and_by_value(runs_root: Path, datas
     _no_failures(at)
     assert "target records" in _texts(at.info)
 
+    at.radio(key="target_pick").set_value("table").run()
+    table = at.dataframe[-1].value
+    assert list(table["row of the file"]) == [i + 1 for i in d]  # D's records, as the file numbers them
+    at.session_state["target_table:"] = {"selection": {"rows": [0, 2], "columns": [], "cells": []}}
+    at.run()
+    _no_failures(at)
+    assert f"2 record(s) picked: row(s) {d[0] + 1}, {d[2] + 1} of the file." in _texts(at.caption)
+    at.text_input(key="target_search").input(str(dataset.table["fnlwgt"].iloc[d[5]])).run()
+    assert int(d[5]) + 1 in set(at.dataframe[-1].value["row of the file"])
+
 
 def _members_of(dataset, at: AppTest) -> list[int]:
     """The record ids of D for the Evaluate page's paper set-up, as the engine splits them."""
