@@ -64,6 +64,17 @@ ROLES_EDITOR = "roles_editor"
 DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
 
 
+def _content_key(source: Path | bytes, name: str) -> str:
+    """The file's identity: its name and a hash of its bytes (a path for the bundled data)."""
+    content = hashlib.blake2b(source).hexdigest() if isinstance(source, bytes) else str(source)
+    return hashlib.blake2b(f"{name}\0{content}".encode()).hexdigest()[:20]
+
+
+def _editor_key(source: Path | bytes, name: str) -> str:
+    """The role editor's key: its edits belong to one file, never re-applied to the next one."""
+    return f"{ROLES_EDITOR}:{_content_key(source, name)}"
+
+
 def _remembered(
     kind: str,
     source: Path | bytes,
@@ -169,9 +180,9 @@ def _schema_frame(base: Inspection, found: Inspection, overrides: Mapping[str, s
     return pd.DataFrame(rows)
 
 
-def _pending_roles(base: Inspection) -> dict[str, str]:
+def _pending_roles(base: Inspection, key: str) -> dict[str, str]:
     """The roles changed in the editor's last interaction, read before the editor is drawn."""
-    state = st.session_state.get(ROLES_EDITOR)
+    state = st.session_state.get(key)
     edited = state.get("edited_rows", {}) if isinstance(state, Mapping) else {}
     columns = base.schema.columns
     out: dict[str, str] = {}
@@ -183,12 +194,14 @@ def _pending_roles(base: Inspection) -> dict[str, str]:
     return out
 
 
-def _role_editor(base: Inspection, found: Inspection, overrides: Mapping[str, str]) -> dict[str, str]:
+def _role_editor(
+    base: Inspection, found: Inspection, overrides: Mapping[str, str], key: str
+) -> dict[str, str]:
     """The schema as an editable table; returns the roles the user changed."""
     frame = _schema_frame(base, found, overrides)
     edited = st.data_editor(
         frame,
-        key=ROLES_EDITOR,
+        key=key,
         hide_index=True,
         height=min(36 * (len(frame) + 1) + 3, 760),
         width="stretch",
@@ -490,9 +503,10 @@ def body() -> None:
 
     st.subheader(f"Columns of {plain(name)}")
     st.caption("Change a column's role in the role column; the table is checked again at once.")
-    pending = _pending_roles(base)
+    key = _editor_key(data, name)
+    pending = _pending_roles(base, key)
     found = _inspect(data, name, pending, policy) if pending else base
-    overrides = _role_editor(base, found, pending)
+    overrides = _role_editor(base, found, pending, key)
     if overrides != pending:  # the editor's state belonged to another table
         found = _inspect(data, name, overrides, policy) if overrides else base
     if overrides:

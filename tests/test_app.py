@@ -241,8 +241,10 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     at = _page("1_Data")
     at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
     rows = list(at.data_editor[0].value["column"])
+    key = at.data_editor[0].key
+    assert key.startswith("roles_editor:")  # one editor per file
     edits = {rows.index("age"): {"role": "excluded"}}
-    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     _no_failures(at)
     assert at.session_state["dataset"].schema.column("age").role == "excluded"
@@ -252,7 +254,7 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     assert grid.loc["workclass", "domain"].endswith("categories")
 
     edits[rows.index("workclass")] = {"role": "continuous"}
-    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
     assert "'workclass'" in _texts(at.error) and "cannot be continuous" in _texts(at.error)
@@ -262,12 +264,20 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
 
     edits[rows.index("hours-per-week")] = {"role": "categorical"}
     edits.pop(rows.index("workclass"))
-    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     _no_failures(at)
     grid = at.data_editor[0].value.set_index("column")
     assert grid.loc["hours-per-week", "why"] == "set by the user"
     assert grid.loc["hours-per-week", "domain"].endswith(" categories")
+
+    # Another file of the same shape: the edits of the first are not re-applied to it.
+    other = pd.read_csv(io.BytesIO(adult_csv)).iloc[::-1].to_csv(index=False).encode()
+    at.file_uploader[0].set_value(("reversed.csv", other, "text/csv")).run()
+    _no_failures(at)
+    assert at.data_editor[0].key != key
+    assert "Changed roles" not in _texts(at.caption)
+    assert at.session_state["dataset"].schema.column("age").role == "continuous"
 
 
 def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
