@@ -11,7 +11,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages import PAGES, guarded, plain, runs, runs_root, when
+from pages import PAGES, guarded, plain, runs, runs_root, warm_up, when
 
 
 def home() -> None:
@@ -107,3 +107,4 @@ navigation = st.navigation(
     ]
 )
 navigation.run()
+warm_up()

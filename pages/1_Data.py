@@ -40,7 +40,7 @@ from privgame.data import (
     load_dataset,
     parse_domain,
 )
-from privgame.data.schema import ROLES
+from privgame.data.schema import ROLES, Column
 from privgame.errors import ParameterError, PrivgameError
 from privgame.setups import DEFAULT_HOLDOUT, load_population, parse_holdout
 
@@ -60,7 +60,19 @@ POPULATIONS = {
     "table": "Upload a population table (same columns)",
 }
 DOMAIN_KEY = "public_domain"
+ROLES_EDITOR = "roles_editor"
 DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
+
+
+def _content_key(source: Path | bytes, name: str) -> str:
+    """The file's identity: its name and a hash of its bytes (a path for the bundled data)."""
+    content = hashlib.blake2b(source).hexdigest() if isinstance(source, bytes) else str(source)
+    return hashlib.blake2b(f"{name}\0{content}".encode()).hexdigest()[:20]
+
+
+def _editor_key(source: Path | bytes, name: str) -> str:
+    """The role editor's key: its edits belong to one file, never re-applied to the next one."""
+    return f"{ROLES_EDITOR}:{_content_key(source, name)}"
 
 
 def _remembered(
@@ -134,19 +146,26 @@ def _bound(value: float) -> str:
     return f"{value:,.6g}" if abs(value) < 1e6 else f"{value:,.2f}"
 
 
-def _schema_frame(inspection: Inspection) -> pd.DataFrame:
+def _domain(col: Column) -> str:
+    if col.role == "categorical":
+        return f"{len(col.categories or ())} categories"
+    if col.role == "continuous" and col.lower is not None and col.upper is not None:
+        return f"{_bound(col.lower)} to {_bound(col.upper)}"
+    return ""
+
+
+def _schema_frame(base: Inspection, found: Inspection, overrides: Mapping[str, str]) -> pd.DataFrame:
+    """The inferred roles, with the domain and the reason of the roles in force (``found``).
+
+    A column whose changed role does not fit keeps its inferred domain, and its reason says so
+    (the problem itself is listed below the table).
+    """
+    now = {col.name: col for col in found.schema.columns}
     rows = []
-    for col in inspection.schema.columns:
-        if col.role == "categorical":
-            domain = f"{len(col.categories or ())} categories"
-        elif col.role == "continuous":
-            domain = (
-                f"{_bound(col.lower)} to {_bound(col.upper)}"
-                if col.lower is not None and col.upper is not None
-                else ""
-            )
-        else:
-            domain = ""
+    for col in base.schema.columns:
+        wanted = overrides.get(col.name, col.role)
+        shown = now.get(col.name, col)
+        fits = shown.role == wanted
         rows.append(
             {
                 "column": col.name,
@@ -154,19 +173,35 @@ def _schema_frame(inspection: Inspection) -> pd.DataFrame:
                 "type": col.dtype,
                 "distinct": col.distinct,
                 "missing": col.missing,
-                "domain": domain,
-                "why": col.reason or "",
+                "domain": _domain(shown) if fits else "",
+                "why": (shown.reason or "") if fits else f"cannot be {wanted}: see the problem below",
             }
         )
     return pd.DataFrame(rows)
 
 
-def _role_editor(base: Inspection) -> dict[str, str]:
+def _pending_roles(base: Inspection, key: str) -> dict[str, str]:
+    """The roles changed in the editor's last interaction, read before the editor is drawn."""
+    state = st.session_state.get(key)
+    edited = state.get("edited_rows", {}) if isinstance(state, Mapping) else {}
+    columns = base.schema.columns
+    out: dict[str, str] = {}
+    for position, change in edited.items():
+        if isinstance(position, int) and 0 <= position < len(columns) and isinstance(change, Mapping):
+            role = change.get("role")
+            if role in ROLES and role != columns[position].role:
+                out[columns[position].name] = str(role)
+    return out
+
+
+def _role_editor(
+    base: Inspection, found: Inspection, overrides: Mapping[str, str], key: str
+) -> dict[str, str]:
     """The schema as an editable table; returns the roles the user changed."""
-    frame = _schema_frame(base)
+    frame = _schema_frame(base, found, overrides)
     edited = st.data_editor(
         frame,
-        key="roles_editor",
+        key=key,
         hide_index=True,
         height=min(36 * (len(frame) + 1) + 3, 760),
         width="stretch",
@@ -468,8 +503,12 @@ def body() -> None:
 
     st.subheader(f"Columns of {plain(name)}")
     st.caption("Change a column's role in the role column; the table is checked again at once.")
-    overrides = _role_editor(base)
-    found = _inspect(data, name, overrides, policy) if overrides else base
+    key = _editor_key(data, name)
+    pending = _pending_roles(base, key)
+    found = _inspect(data, name, pending, policy) if pending else base
+    overrides = _role_editor(base, found, pending, key)
+    if overrides != pending:  # the editor's state belonged to another table
+        found = _inspect(data, name, overrides, policy) if overrides else base
     if overrides:
         st.caption("Changed roles: " + ", ".join(plain(f"{k} → {v}") for k, v in overrides.items()))
     prepared = found.prepared

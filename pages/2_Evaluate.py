@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from pages import (
@@ -44,13 +45,14 @@ from pages import (
 from privgame.audit import describe_setup
 from privgame.background import launch
 from privgame.commands._options import generator_params
-from privgame.data import encode
+from privgame.data import Dataset, encode
 from privgame.errors import PrivgameError
 from privgame.estimate import Calibration, calibrate, check_cost, cost_warning, estimate_seconds
 from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
+from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run, open_run
@@ -228,7 +230,119 @@ def _plan(n_d: int) -> TargetSelection:
     return TargetSelection.plan(outliers=int(outliers), random=int(random))
 
 
-def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSelection:
+PICK_WAYS = {
+    "rows": "by the file's row number",
+    "value": "by a column's value",
+    "table": "by clicking rows in a table of D",
+}
+# The most rows of D the clickable table shows at once (search narrows it).
+PICK_TABLE_ROWS = 2_000
+
+
+def _d_table(dataset: Dataset, members: np.ndarray) -> pd.DataFrame:
+    """D's records as the user knows them: the file's row number first, then every column."""
+    rows = dataset.table.iloc[members]
+    return pd.concat(
+        [pd.DataFrame({"row of the file": dataset.file_rows()[members]}, index=rows.index), rows], axis=1
+    )
+
+
+def _pick_by_rows(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    text = st.text_input(
+        "Row numbers of the file",
+        key="target_rows",
+        placeholder="3, 17, 120-125",
+        help="1 is the first row after the header line, as a spreadsheet shows the data rows.",
+    )
+    if not text.strip():
+        return ()
+    rows = parse_row_numbers(text)
+    n_file = len(dataset.table) + dataset.dropped_rows
+    return record_ids_for_rows(rows, dataset.file_rows(), members, n_file_rows=n_file)
+
+
+def _pick_by_value(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    excluded = [c.name for c in dataset.schema.columns if c.role == "excluded"]
+    names = [*excluded, *(c for c in dataset.table.columns if c not in excluded)]
+    keep("target_column", names[0], options=names)
+    column = st.selectbox(
+        "Column",
+        names,
+        key="target_column",
+        help="The columns the generator does not use (identifiers) come first.",
+    )
+    values = dataset.table[column].iloc[members].astype(str)
+    picked = st.multiselect(
+        f"Values of {column} among the records of D",
+        sorted(values.unique().tolist()),
+        key=f"target_values:{column}",
+    )
+    return record_ids_for_values(dataset.table, column, picked, members) if picked else ()
+
+
+def _pick_by_table(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
+    frame = _d_table(dataset, members)
+    search = st.text_input(
+        "Search D", key="target_search", placeholder="any value, e.g. P1042 or Lyon"
+    ).strip()
+    if search:
+        text = frame.astype(str)
+        hit = np.zeros(len(frame), dtype=bool)
+        for column in text.columns:
+            hit |= text[column].str.contains(search, case=False, regex=False).to_numpy()
+        frame = frame[hit]
+    shown = frame.head(PICK_TABLE_ROWS)
+    st.caption(
+        f"{len(frame):,} of {len(members):,} records of D"
+        + (
+            f"; the first {PICK_TABLE_ROWS:,} are shown, search to narrow them"
+            if len(frame) > len(shown)
+            else ""
+        )
+        + ". Tick the rows to audit (a new search clears the ticks)."
+    )
+    event = st.dataframe(
+        shown,
+        hide_index=True,
+        on_select="rerun",
+        selection_mode="multi-row",
+        height=300,
+        key=f"target_table:{search}",
+    )
+    return tuple(int(shown.index[i]) for i in event.selection.rows)
+
+
+def _pick(dataset: Dataset, members: Callable[[], np.ndarray]) -> TargetSelection | None:
+    """Records the user picks; None, with a hint, until at least one is picked."""
+    keep("target_pick", next(iter(PICK_WAYS)), options=list(PICK_WAYS))
+    way = st.radio(
+        "Pick records",
+        list(PICK_WAYS),
+        format_func=PICK_WAYS.__getitem__,
+        key="target_pick",
+        horizontal=True,
+    )
+    d = np.sort(members())
+    try:
+        ids = {"rows": _pick_by_rows, "value": _pick_by_value, "table": _pick_by_table}[way](dataset, d)
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    if not ids:
+        st.info("Pick at least one record of D to audit.")
+        return None
+    rows = dataset.file_rows()[list(ids)]
+    st.caption(
+        f"{len(ids):,} record(s) picked: row(s) {', '.join(f'{r:,}' for r in rows[:20])}"
+        + (" …" if len(ids) > 20 else "")
+        + " of the file."
+    )
+    return TargetSelection(mode="ids", k=None, ids=ids)
+
+
+def _targets(
+    mode: str, n_d: int, dataset: Dataset, members: Callable[[], np.ndarray]
+) -> TargetSelection | None:
     if mode == "plan":
         return _plan(n_d)
     if mode in ("random", "outliers"):
@@ -243,12 +357,7 @@ def _targets(mode: str, n_d: int, members: Callable[[], np.ndarray]) -> TargetSe
     if mode == "all":
         st.markdown(f"All **{n_d:,}** records of D.")
         return TargetSelection(mode="all", k=None)
-    ids = st.multiselect(
-        "Record ids (row numbers of the prepared table); only records of D can be chosen",
-        sorted(int(i) for i in members()),
-        key="target_ids",
-    )
-    return TargetSelection(mode="ids", k=None, ids=tuple(int(i) for i in ids))
+    return _pick(dataset, members)
 
 
 def _ms(seconds: float) -> str:
@@ -368,19 +477,20 @@ def _form() -> None:
     )
     keep("n_shadow", AttackSettings.n_shadow, low=4)
     n_shadow = cols[1].number_input(
-        "Shadow datasets N_shadow",
+        "Shadow datasets",
         min_value=4,
         step=2,
         key="n_shadow",
-        help="Synthetic datasets the attacker trains on, half with the target record.",
+        help="Synthetic datasets the attacker trains on, half with the target record (N_shadow in "
+        "the paper).",
     )
     keep("n_eval", AttackSettings.n_eval, low=4)
     n_eval = cols[2].number_input(
-        "Evaluation runs N_eval",
+        "Evaluation runs per game",
         min_value=4,
         step=2,
         key="n_eval",
-        help="Runs of each privacy game per record, half with the target record.",
+        help="Runs of each privacy game per record, half with the target record (N_eval in the paper).",
     )
     keep("classifier", "random_forest", options=["random_forest", "logistic"])
     classifier = cols[3].selectbox(
@@ -429,7 +539,9 @@ def _form() -> None:
         return run_split(RunSpec(**spec_kwargs), len(inputs.table)).target
 
     with detail:
-        targets = _targets(mode, int(inputs.sizes["target"]), members)
+        targets = _targets(mode, int(inputs.sizes["target"]), dataset, members)
+    if targets is None:
+        return
 
     st.subheader("Execution")
     cols = st.columns(2)
@@ -454,9 +566,6 @@ def _form() -> None:
     try:
         scheduler = scheduler_address(address.strip() or None)
         spec = RunSpec(**spec_kwargs, targets=targets).validate()
-        with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
-            _, target_ids = build_context(spec, inputs.table)
-        plan = plan_summary(spec, len(target_ids))
     except PrivgameError as error:
         show_error(error)
         return
@@ -465,42 +574,63 @@ def _form() -> None:
     if not _contract(spec, inputs):
         return
 
+    # The Launch button is drawn before the slow part (choosing the records, timing the generator)
+    # so that it shows at once; the cost fills the section above it. A run the cost refuses loses
+    # the button again, and a click launches only once the cost is known and allowed.
     st.subheader("Cost")
-    where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
-    try:
-        calibration = _calibration(spec, inputs.table)
-        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
-    except PrivgameError as error:
-        show_error(error)
+    cost = st.container()
+    slot = st.empty()
+    clicked = slot.button("Launch the audit", type="primary", key="launch")
+    with cost:
+        allowed = _cost(spec, inputs, workers=workers, scheduler=scheduler)
+    if not allowed:
+        slot.empty()
         return
-    except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
-        st.info(plan["text"])
-        st.warning(
-            "privgame could not time the generator on this machine, so there is no time estimate; "
-            f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
-        )
-    else:
-        st.info(
-            f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
-            f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
-        )
-        warning = cost_warning(seconds)
-        if warning:
-            st.warning(warning)
-        try:  # over the cost limit: refused unless the user says they mean it
-            check_cost(spec, inputs.table, workers=workers, calibration=calibration)
-        except PrivgameError as error:
-            show_error(error)
-            if not st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"):
-                return
-
-    if st.button("Launch the audit", type="primary", key="launch"):
+    if clicked:
         folder = create_run(runs_root(), spec, inputs.table)
         launch(folder, workers=workers, scheduler=scheduler)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _cost(spec: RunSpec, inputs: AuditInputs, *, workers: int, scheduler: str | None) -> bool:
+    """The plan and the time it will take; whether the audit may be launched as it is."""
+    try:
+        with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
+            _, target_ids = build_context(spec, inputs.table)
+        plan = plan_summary(spec, len(target_ids))
+    except PrivgameError as error:
+        show_error(error)
+        return False
+    where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
+    try:
+        calibration = _calibration(spec, inputs.table)
+        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+    except PrivgameError as error:
+        show_error(error)
+        return False
+    except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
+        st.info(plan["text"])
+        st.warning(
+            "privgame could not time the generator on this machine, so there is no time estimate; "
+            f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
+        )
+        return True
+    st.info(
+        f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
+        f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
+    )
+    warning = cost_warning(seconds)
+    if warning:
+        st.warning(warning)
+    try:  # over the cost limit: refused unless the user says they mean it
+        check_cost(spec, inputs.table, workers=workers, calibration=calibration)
+    except PrivgameError as error:
+        show_error(error)
+        return bool(st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"))
+    return True
 
 
 def _follow_body(run_id: str) -> None:
@@ -516,6 +646,14 @@ _follow_ended = st.fragment(_follow_body)
 
 def _show_run(run_id: str) -> None:
     folder = open_run(runs_root(), run_id)
+    damage = folder.damage()
+    if damage:
+        st.markdown(f"`{run_id}` · **damaged**")
+        st.error(plain(damage))
+        st.page_link(
+            PAGES["runs"], label="Resume or delete it on the Runs page", icon=":material/folder_open:"
+        )
+        return
     status = folder.status()
     state = status.get("state", "created")
     st.markdown(

@@ -37,7 +37,7 @@ from privgame.commands.report import summary_at
 from privgame.data.schema import Schema
 from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
 from privgame.games.engine import undecided_records
-from privgame.records import value_columns, value_name
+from privgame.records import identifier_columns, value_columns, value_name
 from privgame.report import high_risk, to_bytes
 from privgame.spec import RunSpec
 from privgame.store import RunFolder, open_run
@@ -530,7 +530,9 @@ def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     labels = {c: COLUMN_LABELS[c] for c in view.columns if c in COLUMN_LABELS and c not in risk_cols}
     # The record's own values are stored as value:<column>; the table shows the column's name.
     labels |= {c: value_name(c) for c in value_columns(view.columns)}
+    # Who the record is (its identifiers, excluded from the generator) comes right after its id.
     first = [c for c in LEAD_COLUMNS if c in view.columns]
+    first[1:1] = identifier_columns(view, folder.spec().schema)
     order = first + [c for c in view.columns if c not in first]
     st.caption(
         f"{len(view):,} of {len(records):,} records. Click a column header to sort; select a row "

@@ -13,10 +13,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, RECORD_KEY, guarded, select_run, threshold_slider
+from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
 from privgame import metrics
 from privgame.duplicates import twin_note
 from privgame.figures import roc_curves, score_distributions
+from privgame.records import identifier_columns, value_name
 from privgame.report import record_profile, to_bytes
 from privgame.store import RunFolder
 
@@ -123,6 +124,20 @@ def _risks(row: pd.Series, t: float) -> None:
         )
 
 
+def _who(row: pd.Series, folder: RunFolder) -> None:
+    """Who the record is: its identifier columns (excluded from the generator, not the report)."""
+    names = identifier_columns(row.index, folder.spec().schema)
+    if names:
+        st.markdown(
+            "  \n".join(f"**{plain(value_name(c))}**: {plain(_text(row[c]))}" for c in names),
+            help="Columns the generator does not use (identifiers); they say who the record is.",
+        )
+
+
+def _text(value: Any) -> str:
+    return "missing" if value is None or (isinstance(value, float) and math.isnan(value)) else str(value)
+
+
 def body() -> None:
     st.title("Record")
     folder = select_run("Finished run")
@@ -134,6 +149,7 @@ def body() -> None:
         return
     t = threshold_slider(folder, key="record-t", help="The record's verdict below follows it.")
     row = records.loc[records["record_id"] == record_id].iloc[0]
+    _who(row, folder)
     _risks(row, t)
     note = twin_note(folder.summary().get("twins"), record_id)
     if note:

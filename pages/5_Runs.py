@@ -22,6 +22,8 @@ from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
 
 ACTIVE = ("created", "queued", "running")
 NOT_RUN = "not run"
+# Where the work ran, by the engine's executor name.
+_WHERE = {"dask": "a Dask cluster", "loky": "worker processes of this machine", "in-process": "one process"}
 
 
 def _overview() -> bool:
@@ -74,7 +76,7 @@ def _details(folder: RunFolder) -> None:
     if state == "done":
         facts.append(f"took {duration(status.get('seconds'))}")
     if status.get("executor"):
-        facts.append(f"executor {status['executor']}")
+        facts.append(f"ran on {_WHERE.get(status['executor'], 'this machine')}")
     st.markdown(" · ".join(facts))
     if damage:
         st.error(plain(damage))
@@ -91,7 +93,7 @@ def _details(folder: RunFolder) -> None:
     can_cancel = state in ACTIVE and not stale and not folder.cancel_requested()
     if can_cancel and buttons[0].button("Cancel", key="runs-cancel"):
         folder.request_cancel()
-        st.toast("Cancel requested; the run stops after the units in flight.")
+        st.toast("Cancel requested; the run stops after the work in progress.")
     can_resume = (state in ("cancelled", "failed", DAMAGED) or stale) and spec is not None
     can_resume = can_resume and not folder.is_running()
     if can_resume and buttons[0].button(
@@ -137,18 +139,22 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
         "remedy of": (spec_dict.get("parent") or {}).get("run_id", "—"),
         "data": spec_dict["data_name"],
         "generator": f"{spec_dict['generator']} ({params})",
-        "|D_aux| / |D_eval| / |D|": f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}",
-        "N_shadow / N_eval": f"{spec_dict['attack']['n_shadow']} / {spec_dict['attack']['n_eval']}",
+        "rows: attacker's data / evaluation pool / D": (
+            f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}"
+        ),
+        "shadow datasets / evaluation runs": (
+            f"{spec_dict['attack']['n_shadow']} / {spec_dict['attack']['n_eval']}"
+        ),
         "seed": spec_dict["seed"],
         "records evaluated": summary.get("records"),
-        "RMSD": _fmt(summary.get("rmsd")),
+        "gap between the games (RMSD)": _fmt(summary.get("rmsd")),
         "miss rate": _fmt(summary.get("miss_rate"), 2),
         "at risk, model-seeded": summary.get("at_risk_model_seeded"),
         "at risk, traditional": summary.get("at_risk_traditional"),
-        "mean R_MS": _fmt(summary.get("mean_model_seeded")),
-        "mean R_T": _fmt(summary.get("mean_traditional")),
-        "90th percentile R_MS": _fmt(pct_ms.get("p90")),
-        "90th percentile R_T": _fmt(pct_t.get("p90")),
+        "mean risk, model-seeded": _fmt(summary.get("mean_model_seeded")),
+        "mean risk, traditional": _fmt(summary.get("mean_traditional")),
+        "90th percentile of risk, model-seeded": _fmt(pct_ms.get("p90")),
+        "90th percentile of risk, traditional": _fmt(pct_t.get("p90")),
     }
 
 
@@ -173,7 +179,16 @@ def _compare() -> None:
         folder = open_run(runs_root(), run_id)
         columns[run_id] = _row(summary_at(folder, t), folder.spec().to_dict())
     table = pd.DataFrame(columns).astype(str)
-    st.dataframe(table, width="stretch")
+    # Every row and both runs in view: the default height clips the table after ten rows.
+    st.dataframe(
+        table,
+        width="stretch",
+        height=35 * (len(table) + 1) + 3,
+        column_config={
+            "_index": st.column_config.TextColumn("", width="large"),
+            **{run_id: st.column_config.TextColumn(run_id, width="large") for run_id in chosen},
+        },
+    )
     st.page_link(
         PAGES["remedies"],
         label="Compare a run with its remedies (record by record, privacy against utility)",

@@ -53,7 +53,8 @@ SEEDS = {
     ),
     "convergence": (
         "Every repeat keeps D and the records and redraws every other seed (shadow datasets, "
-        "attack, both games); a smaller N_eval uses the first N_eval/2 'in' and 'out' runs."
+        "attack, both games); fewer evaluation runs use the first half 'in' and half 'out' runs "
+        "of the most."
     ),
 }
 
@@ -197,7 +198,7 @@ def _status(folder: StudyFolder) -> None:
             st.rerun()
         if not folder.cancel_requested() and cols[1].button("Cancel", key="study-cancel"):
             folder.request_cancel()
-            st.toast("Cancel requested; the study stops after the units in flight.")
+            st.toast("Cancel requested; the study stops after the work in progress.")
     elif state == "failed":
         st.error(
             f"The study failed: {status.get('error') or 'no message'}. After fixing the cause, resume "
@@ -313,8 +314,8 @@ def body() -> None:
     st.title("Studies")
     st.markdown(
         "The paper's studies, each a set of runs that changes one thing: the size of the target "
-        "dataset (Fig. 3), PrivBayes' privacy budget ε (Fig. 4), the dataset a record sits in "
-        "(Fig. 5), and the number of evaluation runs (Fig. 6)."
+        "dataset, PrivBayes' privacy budget ε, the dataset a record sits in, and the number of "
+        "evaluation runs (the paper's Figures 3 to 6)."
     )
     _start()
     folder = _pick()

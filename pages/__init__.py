@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import importlib
 import json
 import re
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -244,6 +246,33 @@ def _use_the_router() -> None:
         if not st.session_state.get("_routed"):
             st.session_state["_routed"] = True
             st.rerun()
+
+
+# The modules the Evaluate page needs beyond the others (the engine, the attack's scikit-learn,
+# the generators): seconds to import on a busy machine.
+_WARM_MODULES = ("privgame.games.engine", "privgame.estimate", "privgame.generators", "privgame.background")
+_warm_started = threading.Event()
+
+
+def warm_up() -> None:
+    """Import the Evaluate page's modules in the background, once per server process.
+
+    The first visit to Evaluate would otherwise import them while the user waits for the Launch
+    button; started from the router on the first page the user opens, the import is done by the
+    time they have chosen their data.
+    """
+    if _warm_started.is_set():
+        return
+    _warm_started.set()
+
+    def work() -> None:
+        for name in _WARM_MODULES:
+            try:
+                importlib.import_module(name)
+            except Exception:  # the page imports it again and shows the error there
+                return
+
+    threading.Thread(target=work, name="privgame-warm-up", daemon=True).start()
 
 
 def guarded(body: Callable[[], None]) -> None:

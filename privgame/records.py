@@ -18,7 +18,7 @@ applies it. A table is in the current layout when any of its columns starts with
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -26,6 +26,8 @@ import pandas as pd
 __all__ = [
     "RESULT_COLUMNS",
     "VALUE_PREFIX",
+    "identifier_columns",
+    "identifiers_first",
     "is_value_column",
     "normalise_records",
     "value_column",
@@ -96,3 +98,45 @@ def normalise_records(records: pd.DataFrame) -> pd.DataFrame:
         return records
     renamed = {c: value_column(c) for c in records.columns if c not in RESULT_COLUMNS}
     return records.rename(columns=renamed) if renamed else records
+
+
+# Excluded columns that say nothing about who a record is: they are not shown first.
+_UNINFORMATIVE = ("constant", "every value is missing")
+
+
+def identifier_columns(columns: pd.DataFrame | Iterable[Any], schema: Mapping[str, Any]) -> list[str]:
+    """The value columns that tell who a record is: the data's columns the generator excluded.
+
+    Identifiers (a person id, a name) are excluded from the generator and the attack, not from the
+    report: they are how the data owner recognises a record. Constant and empty columns, though
+    excluded too, say nothing about the record and are left out.
+
+    Parameters
+    ----------
+    columns : DataFrame or iterable
+        A records table, or its column names.
+    schema : mapping
+        The run's schema, as stored in its spec (:meth:`privgame.data.Schema.to_dict`).
+
+    Returns
+    -------
+    list of str
+        The ``value:<name>`` columns of those data columns present in ``columns``, in table order.
+    """
+    present = set(value_columns(columns))
+    out = []
+    for column in schema.get("columns", ()):
+        if column.get("role") != "excluded":
+            continue
+        if str(column.get("reason") or "").startswith(_UNINFORMATIVE):
+            continue
+        name = value_column(column["name"])
+        if name in present:
+            out.append(name)
+    return out
+
+
+def identifiers_first(records: pd.DataFrame, schema: Mapping[str, Any]) -> pd.DataFrame:
+    """``records`` with ``record_id`` first, then the :func:`identifier_columns`, then the rest."""
+    lead = [c for c in ("record_id",) if c in records.columns] + identifier_columns(records, schema)
+    return records[lead + [c for c in records.columns if c not in lead]]

@@ -323,7 +323,8 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .caption { color: #333; font-size: 0.95rem; max-width: 60rem; }
 .note { background: #fff6e0; border-left: 4px solid #E69F00; padding: 0.5rem 0.8rem; }
 .muted { color: #666; font-size: 0.9rem; }
-.wide { overflow-x: auto; }
+.wide { overflow-x: auto; max-width: 100%; }
+td { overflow-wrap: anywhere; max-width: 28rem; }
 .share { background: #eef5fb; border-left: 4px solid #0072B2; padding: 0.5rem 0.8rem; }
 td.num { white-space: nowrap; }
 """
@@ -352,7 +353,7 @@ def _value_text(value: Any) -> str:
 
 def _kv_table(rows: list[tuple[str, Any]]) -> str:
     body = "".join(f"<tr><th scope='row'>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
-    return f"<table>{body}</table>"
+    return f"<div class='wide'><table>{body}</table></div>"
 
 
 def _require_results(folder: RunFolder) -> None:
@@ -465,7 +466,10 @@ def _audit_section(records: pd.DataFrame, audit: Mapping[str, Any], t: float) ->
             f"<td>{_e(_GROUP_NOTES[name])}</td></tr>"
             for name, group in rows
         )
-        parts.append(f"<table class='groups'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        parts.append(
+            f"<div class='wide'><table class='groups'><thead><tr>{head}</tr></thead><tbody>{body}"
+            "</tbody></table></div>"
+        )
         if groups.get("outlier", {}).get("records") and groups.get("random", {}).get("records"):
             parts.append(
                 "<p class='muted'>A record can be in both groups; it is counted in each. The share "

@@ -75,9 +75,9 @@ class TargetSelection:
         if self.mode in ("random", "outliers") and (self.k is None or self.k < 1):
             out.append(f"the number of target records must be at least 1 (got {self.k}).")
         if self.mode == "ids" and not self.ids:
-            out.append("target selection 'ids' needs at least one record id.")
+            out.append("no record was chosen: pick at least one record of D to audit.")
         if self.mode == "ids" and len(set(self.ids)) != len(self.ids):
-            out.append("the target record ids contain duplicates; list each id once.")
+            out.append("a record was chosen twice: list each record once.")
         if self.mode == "plan":
             for name in ("outliers", "random"):
                 value = getattr(self, name)

@@ -242,19 +242,43 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     at = _page("1_Data")
     at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
     rows = list(at.data_editor[0].value["column"])
+    key = at.data_editor[0].key
+    assert key.startswith("roles_editor:")  # one editor per file
     edits = {rows.index("age"): {"role": "excluded"}}
-    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     _no_failures(at)
     assert at.session_state["dataset"].schema.column("age").role == "excluded"
     assert "age → excluded" in _texts(at.caption)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["age", "why"] == "excluded by the user" and grid.loc["age", "domain"] == ""
+    assert grid.loc["workclass", "domain"].endswith("categories")
 
     edits[rows.index("workclass")] = {"role": "continuous"}
-    at.session_state["roles_editor"] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
     at.run()
     assert not at.exception
     assert "'workclass'" in _texts(at.error) and "cannot be continuous" in _texts(at.error)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["workclass", "why"] == "cannot be continuous: see the problem below"
     assert "dataset" not in at.session_state
+
+    edits[rows.index("hours-per-week")] = {"role": "categorical"}
+    edits.pop(rows.index("workclass"))
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    at.run()
+    _no_failures(at)
+    grid = at.data_editor[0].value.set_index("column")
+    assert grid.loc["hours-per-week", "why"] == "set by the user"
+    assert grid.loc["hours-per-week", "domain"].endswith(" categories")
+
+    # Another file of the same shape: the edits of the first are not re-applied to it.
+    other = pd.read_csv(io.BytesIO(adult_csv)).iloc[::-1].to_csv(index=False).encode()
+    at.file_uploader[0].set_value(("reversed.csv", other, "text/csv")).run()
+    _no_failures(at)
+    assert at.data_editor[0].key != key
+    assert "Changed roles" not in _texts(at.caption)
+    assert at.session_state["dataset"].schema.column("age").role == "continuous"
 
 
 def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
@@ -428,14 +452,81 @@ def test_the_identity_generator_is_offered_to_developers_only(
     assert [label for label in at.selectbox(key="generator").options if "Identity" in label]
 
 
-def test_evaluate_target_ids_are_records_of_d(runs_root: Path, dataset) -> None:
+def test_evaluate_records_i_pick_by_file_row_and_by_value(runs_root: Path, dataset) -> None:
     at = _evaluate_with(dataset)
     at.radio(key="target_mode").set_value("ids").run()
-    picker = at.multiselect(key="target_ids")
-    assert len(picker.options) == 30
-    at.multiselect(key="target_ids").set_value([int(picker.options[0])]).run()
+    _no_failures(at)  # nothing picked yet: a hint, no error
+    assert "Pick at least one record of D to audit." in _texts(at.info)
+    assert at.radio(key="target_pick").value == "rows"
+
+    d = _members_of(dataset, at)
+    outside = next(i for i in range(len(dataset.table)) if i not in d)
+    at.text_input(key="target_rows").input(f"{d[0] + 1}, {outside + 1}").run()
+    assert not at.exception
+    assert f"row {outside + 1} is not in D" in _texts(at.error)
+    at.text_input(key="target_rows").input(f"{d[0] + 1}, {d[1] + 1}").run()
     _no_failures(at)
-    assert "for each of the 1 target records" in _texts(at.info)
+    assert "for each of the 2 target records" in _texts(at.info)
+
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("age").run()
+    ages = at.multiselect(key="target_values:age")
+    assert set(ages.options) == {str(a) for a in dataset.table["age"].iloc[d]}
+    ages.set_value([ages.options[0]]).run()
+    _no_failures(at)
+    assert "target records" in _texts(at.info)
+
+    at.radio(key="target_pick").set_value("table").run()
+    table = at.dataframe[-1].value
+    assert list(table["row of the file"]) == [i + 1 for i in d]  # D's records, as the file numbers them
+    at.session_state["target_table:"] = {"selection": {"rows": [0, 2], "columns": [], "cells": []}}
+    at.run()
+    _no_failures(at)
+    assert f"2 record(s) picked: row(s) {d[0] + 1}, {d[2] + 1} of the file." in _texts(at.caption)
+    at.text_input(key="target_search").input(str(dataset.table["fnlwgt"].iloc[d[5]])).run()
+    assert int(d[5]) + 1 in set(at.dataframe[-1].value["row of the file"])
+
+
+def _members_of(dataset, at: AppTest) -> list[int]:
+    """The record ids of D for the Evaluate page's paper set-up, as the engine splits them."""
+    from privgame.games.plan import run_split
+    from privgame.setups import paper_inputs
+
+    seed = int(at.number_input(key="seed").value)
+    inputs = paper_inputs(dataset, size=30, aux=150, eval_size=150)
+    spec = RunSpec(**with_setup({"data_name": "x", "generator": "marginals", "seed": seed}, inputs))
+    return sorted(int(i) for i in run_split(spec, len(inputs.table)).target)
+
+
+def test_records_picked_by_file_row_launch_the_spec_of_cli_target_ids(
+    runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame.background
+    from privgame.cli import build_parser
+    from privgame.commands.run import build_spec
+
+    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: None)
+    at = _evaluate_release(dataset)
+    at.radio(key="target_mode").set_value("ids").run()
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("fnlwgt").run()
+    values = at.multiselect(key="target_values:fnlwgt").options[:2]
+    ids = sorted(int(i) for i in dataset.table.index[dataset.table["fnlwgt"].astype(str).isin(values)])
+    at.radio(key="target_pick").set_value("rows").run()
+    at.text_input(key="target_rows").input(", ".join(str(i + 1) for i in ids)).run()
+    _no_failures(at)
+    at.button(key="launch").click().run()
+    assert not at.exception
+    (info,) = list_runs(runs_root)
+
+    csv = tmp_path / "adult300.csv"
+    csv.write_bytes(adult_csv)
+    args = build_parser().parse_args(
+        ["run", "--data", str(csv), "--generator", "marginals", "--n-shadow", "8", "--n-eval", "8",
+         "--target-ids", *map(str, ids), "--out", str(tmp_path / "cli")]
+    )  # fmt: skip
+    cli_spec, _, _ = build_spec(args)
+    assert open_run(runs_root, info.run_id).spec().to_dict() == cli_spec.to_dict()
 
 
 def test_evaluate_launches_in_the_background_and_follows_the_run(
@@ -521,9 +612,11 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
     assert "the audit plan is empty" in _texts(at.error)
 
     at.radio(key="target_mode").set_value("ids").run()  # D of the release set-up: the 210 rows kept
+    at.radio(key="target_pick").set_value("value").run()
+    at.selectbox(key="target_column").set_value("fnlwgt").run()
+    in_d = set(at.multiselect(key="target_values:fnlwgt").options)
+    assert in_d < {str(v) for v in dataset.table["fnlwgt"]}
     inputs = release_inputs(dataset, seed=0)
-    held_back = set(range(300)) - {int(i) for i in at.multiselect(key="target_ids").options}
-    assert len(held_back) == 90
     assert inputs.setup.population_rows == 90
 
 
@@ -813,6 +906,9 @@ def test_runs_page_lists_compares_and_deletes(with_runs: Path) -> None:
     comparison = at.dataframe[-1].value
     assert list(comparison.columns) == [newest.run_id, oldest.run_id]
     assert comparison.loc["seed"].tolist() == ["1", "0"]
+    widths = {k: c["width"] for k, c in json.loads(at.dataframe[-1].proto.columns).items()}
+    assert widths == dict.fromkeys(["_index", newest.run_id, oldest.run_id], "large")  # no clipped column
+    assert not [label for label in comparison.index if re.search(r"R_MS|R_T|N_eval|D_aux", label)]
 
     at.selectbox(key="runs-picker").set_value(oldest.run_id).run()
     at.button(key="runs-delete").click().run()
@@ -971,3 +1067,29 @@ def test_data_page_declares_a_public_domain(runs_root: Path, adult_csv: bytes, d
     _no_failures(at)
     assert not at.session_state["dataset"].schema.column("age").domain_public
     assert "Public domain declared" not in _texts(at.success)
+
+
+@pytest.mark.parametrize(
+    ("damaged", "fix"),
+    [("spec.json", "start a new run from the original data file"), ("status.json", "Resume the run")],
+)
+def test_a_damaged_run_is_named_with_its_fix_on_evaluate_and_runs(
+    with_runs: Path, dataset, damaged: str, fix: str
+) -> None:
+    (latest, *_) = list_runs(with_runs)
+    (with_runs / latest.run_id / damaged).write_text("{ not json")
+    at = _app()
+    at.session_state["dataset"] = dataset
+    at.session_state["launched"] = latest.run_id
+    at.session_state["launched_from"] = dataset.fingerprint
+    at.switch_page("pages/2_Evaluate.py").run()
+    assert not at.exception
+    message = _plain(_texts(at.error))
+    assert message.startswith(f"{damaged} of run {latest.run_id}") and fix in message, message
+    assert "**damaged**" in _texts(at.markdown)
+
+    at.switch_page("pages/5_Runs.py").run()
+    assert not at.exception
+    overview = at.dataframe[0].value.set_index("run")
+    assert overview.loc[latest.run_id, "state"] == "damaged"
+    assert fix in overview.loc[latest.run_id, "problem"]

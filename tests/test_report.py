@@ -420,3 +420,12 @@ def test_exports_carry_the_audit_group(release_run: RunFolder) -> None:
     assert set(records["audit_group"]) <= {"outlier", "random", "outlier+random"}
     risky = pd.read_csv(io.BytesIO(export_bytes(release_run, "high-risk", threshold=0.0)))
     assert "audit_group" in risky.columns and len(risky) == len(records)
+
+
+def test_every_table_of_the_html_report_scrolls_inside_the_page(release_run: RunFolder) -> None:
+    page = report.html_report(release_run, 0.5)
+    tables = re.findall(r"(.{0,40})<table", page)
+    assert len(tables) >= 3  # the summary, the audit groups and the high-risk records
+    assert all(before.endswith("<div class='wide'>") for before in tables), tables
+    style = re.search(r"\.wide \{([^}]*)\}", page)
+    assert style is not None and "overflow-x: auto" in style.group(1)

@@ -28,6 +28,7 @@ from pathlib import Path
 from privgame.audit import records_at
 from privgame.errors import ParameterError, RunError
 from privgame.outputs import check_output_path, write_output
+from privgame.records import identifiers_first
 from privgame.report import EXPORT_FORMATS, high_risk, html_report, to_bytes
 from privgame.store import RunFolder
 from privgame.terminal import raw_stream, terminal_safe
@@ -116,9 +117,10 @@ def export_bytes(
     _require_done(folder)
     records = folder.records()
     t = folder.spec().threshold if threshold is None else threshold
+    schema = folder.spec().schema
     if what == "high-risk":
-        return to_bytes(high_risk(records, t), fmt or "csv")
-    return to_bytes(records_at(records, t), fmt or "csv")
+        return to_bytes(identifiers_first(high_risk(records, t), schema), fmt or "csv")
+    return to_bytes(identifiers_first(records_at(records, t), schema), fmt or "csv")
 
 
 def _require_done(folder: RunFolder) -> None:

@@ -69,12 +69,16 @@ class PreparedTable:
         Rows of the input that were dropped.
     notes : tuple of str
         What the policy did, in sentences for the user (also appended to ``schema.notes``).
+    source_rows : ndarray of int64
+        For each row kept, its 0-based position in the input table (the file's data rows, in
+        order): row ``i`` of ``table`` is data row ``source_rows[i] + 1`` of the file.
     """
 
     table: pd.DataFrame
     schema: Schema
     dropped_rows: int
     notes: tuple[str, ...]
+    source_rows: np.ndarray
 
 
 def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
@@ -140,7 +144,13 @@ def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
         for col in schema.columns
     )
     new_schema = replace(schema, columns=columns, notes=schema.notes + tuple(notes))
-    return PreparedTable(table=kept, schema=new_schema, dropped_rows=dropped, notes=tuple(notes))
+    return PreparedTable(
+        table=kept,
+        schema=new_schema,
+        dropped_rows=dropped,
+        notes=tuple(notes),
+        source_rows=np.flatnonzero(~drop).astype(np.int64),
+    )
 
 
 def _whole_floats_to_int(values: pd.Series) -> pd.Series:
@@ -200,6 +210,9 @@ class Dataset:
         sha256 hex digest of the prepared table (see :func:`fingerprint_table`).
     source_name : str
         The file's name, for messages and reports.
+    source_rows : ndarray of int64 or None
+        For each row of ``table`` (each record id), its 0-based data row in the file; None when
+        no row was dropped (record id ``i`` is then data row ``i``). See :meth:`file_rows`.
     """
 
     table: pd.DataFrame
@@ -207,6 +220,13 @@ class Dataset:
     dropped_rows: int
     fingerprint: str
     source_name: str
+    source_rows: np.ndarray | None = None
+
+    def file_rows(self) -> np.ndarray:
+        """The file's row number of every record id: 1 for the first data row after the header."""
+        if self.source_rows is None:
+            return np.arange(1, len(self.table) + 1, dtype=np.int64)
+        return np.asarray(self.source_rows, dtype=np.int64) + 1
 
 
 @dataclass(frozen=True, eq=False)
@@ -282,7 +302,8 @@ def inspect_dataset(
     if 0 < len(prepared.table) < MIN_ROWS:
         problems.append(
             f"only {len(prepared.table)} rows are left after the missing-value policy; an audit "
-            f"needs at least {MIN_ROWS}: add rows, or keep more with the policy 'category'."
+            f"needs at least {MIN_ROWS}: add rows, or keep more rows by making missing values a "
+            'category of their own (missing policy "category").'
         )
     return Inspection(
         source_name=name, table=table, schema=schema, prepared=prepared, problems=tuple(problems)
@@ -351,4 +372,5 @@ def load_dataset(
         dropped_rows=prepared.dropped_rows,
         fingerprint=fingerprint_table(prepared.table),
         source_name=found.source_name,
+        source_rows=prepared.source_rows,
     )

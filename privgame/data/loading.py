@@ -4,7 +4,9 @@ CSV files are sniffed: gzip compression (by its magic bytes), the text encoding 
 without a byte-order mark, UTF-16 with one, else Windows-1252 / Latin-1), the delimiter (comma,
 semicolon, tab or pipe) and the quote character. String cells are stripped of surrounding spaces
 and the usual missing markers (:data:`MISSING_MARKERS`) become missing, so Adult-style ``" ?"``
-is missing. A CSV column whose non-missing cells are all numbers becomes numeric.
+is missing. A CSV column whose non-missing cells are all numbers becomes numeric; in a file not
+separated by commas, numbers may have a decimal comma and thousands grouped by spaces
+(``25 983,54``).
 
 Every problem with the file itself (empty, binary, too large, no header, duplicate column names,
 ragged rows) is collected and raised together as one :class:`~privgame.errors.DataError`.
@@ -69,6 +71,10 @@ _BINARY_MAGIC: dict[bytes, str] = {
 }
 _DELIMITER_NAMES = {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}
 _DECIMAL_COMMA = re.compile(r"[+-]?(\d+(,\d*)?|,\d+)")
+# With a decimal comma, thousands are grouped by a space (French: 25 983,54), a no-break space or
+# a narrow no-break space; a dot would be ambiguous with a decimal point.
+_GROUPED_DECIMAL_COMMA = re.compile(r"[+-]?\d{1,3}([ \u00a0\u202f]\d{3})+(,\d*)?")
+_GROUP_SPACES = re.compile(r"[ \u00a0\u202f]")
 # A valid multi-byte UTF-8 sequence: in a file that is not valid UTF-8 as a whole, its presence
 # means the file may mix UTF-8 lines with lines in a one-byte encoding.
 _UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
@@ -571,11 +577,14 @@ def _to_numeric_if_possible(values: pd.Series, *, decimal_comma: bool) -> pd.Ser
         # Whole numbers beyond 64 bits come back as Python ints, which no column type holds:
         # they stay text (they are codes or identifiers; as floats they would lose digits).
         return values if numbers.dtype == object else numbers
-    if (
-        decimal_comma
-        and uniques.str.contains(",", regex=False).any()
-        and uniques.str.fullmatch(_DECIMAL_COMMA).all()
-    ):
+    if not decimal_comma:
+        return values
+    plain = uniques.str.fullmatch(_DECIMAL_COMMA)
+    grouped = uniques.str.fullmatch(_GROUPED_DECIMAL_COMMA)
+    if grouped.any() and (plain | grouped).all():
+        ungrouped = values.str.replace(_GROUP_SPACES, "", regex=True)
+        return pd.to_numeric(ungrouped.str.replace(",", ".", regex=False))
+    if uniques.str.contains(",", regex=False).any() and plain.all():
         return pd.to_numeric(values.str.replace(",", ".", regex=False))
     return values
 

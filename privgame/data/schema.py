@@ -44,6 +44,13 @@ ROLES: tuple[Role, ...] = (CATEGORICAL, CONTINUOUS, EXCLUDED)
 
 DEFAULT_MAX_CODE_DISTINCT = 15
 _ID_NAME = re.compile(r"(^|[_\-\s.])(id|uuid|guid|key|index|idx)$|^(id|uuid|guid|row|rowid|index)$|Id$")
+# Calendar dates as files write them, with an optional time: 2021-03-04, 2021/03/04, 04/03/2021,
+# 04.03.2021, 2021-03-04T10:00:00. Each pattern is tried with the formats that read it.
+_DATE_FORMATS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"\d{4}-\d{1,2}-\d{1,2}([ T]\d{1,2}:\d{2}(:\d{2}(\.\d+)?)?)?"), ("ISO8601",)),
+    (re.compile(r"\d{4}/\d{1,2}/\d{1,2}"), ("%Y/%m/%d",)),
+    (re.compile(r"\d{1,2}[/.\-]\d{1,2}[/.\-]\d{4}"), ("%d/%m/%Y", "%m/%d/%Y", "%d.%m.%Y", "%d-%m-%Y")),
+)
 
 
 @dataclass(frozen=True)
@@ -337,6 +344,24 @@ def _categorical_column(name: str, raw: pd.Series, reason: str | None) -> Column
     )
 
 
+def _date_span(raw: pd.Series) -> tuple[str, str] | None:
+    """The first and last date of a text column whose every value is a calendar date, else None."""
+    if pd.api.types.is_numeric_dtype(raw.dtype) or pd.api.types.is_bool_dtype(raw.dtype):
+        return None
+    text = pd.Series(pd.unique(raw.dropna()), dtype=object).astype(str).str.strip()
+    if text.empty:
+        return None
+    for pattern, formats in _DATE_FORMATS:
+        # The first value rules most text columns out before the whole column is matched.
+        if not pattern.fullmatch(text.iloc[0]) or not text.str.fullmatch(pattern).all():
+            continue
+        for fmt in formats:
+            parsed = pd.to_datetime(text, format=fmt, errors="coerce")
+            if parsed.notna().all():
+                return str(text[parsed.idxmin()]), str(text[parsed.idxmax()])
+    return None
+
+
 def infer_schema(
     table: pd.DataFrame,
     *,
@@ -347,11 +372,20 @@ def infer_schema(
     """Infer one role per column of ``table``.
 
     Rules, in order: a column with every value missing, or a single distinct value, is excluded;
-    a column named like an identifier (``id``, ``user_id``, ``uuid``, ...) or whose text or integer
+    a column of calendar dates is excluded, with its first and last date in the reason; a column
+    named like an identifier (``id``, ``user_id``, ``uuid``, ...) or whose text or whole-number
     values are unique on every row (20 rows or more) is excluded; booleans and strings are
     categorical; integer columns with at most ``max_code_distinct`` distinct values are
     categorical (they are usually codes); other numbers are continuous. ``roles`` overrides any
     of these choices.
+
+    Numbers with a fractional part that are unique on every row (an income, a height) are
+    measurements, not identifiers: they are continuous. Dates are excluded rather than turned
+    into numbers of days: as text, each date would become a category of its own (hundreds of
+    levels a generator cannot learn), and as days the synthetic data and the Record page would
+    show day counts that nobody reads as dates, while the generator never releases an excluded
+    column. The reason tells the user how to audit a date: add it to the file as a number (days
+    since a reference date) and that column is continuous.
 
     Parameters
     ----------
@@ -381,6 +415,14 @@ def infer_schema(
             continue
         if distinct == 1:
             columns.append(Column(role=EXCLUDED, reason="constant: a single distinct value", **base))
+            continue
+        span = _date_span(raw)
+        if span is not None:
+            reason = (
+                f"dates ({span[0]} to {span[1]}): excluded, since privgame models numbers and "
+                "categories; to audit it, add it to the file as a number of days"
+            )
+            columns.append(Column(role=EXCLUDED, reason=reason, **base))
             continue
         if _ID_NAME.search(name.strip()) and not pd.api.types.is_float_dtype(raw.dtype):
             columns.append(Column(role=EXCLUDED, reason="named like an identifier", **base))

@@ -161,25 +161,28 @@ def check_sizes(n_rows: int, sizes: Sizes) -> None:
     a, e, t = sizes.aux, sizes.eval, sizes.target
     problems: list[str] = []
     if t < 2:
-        problems.append(f"target = {t:,}: the target dataset D needs at least 2 records; choose target >= 2.")
+        problems.append(f"the target dataset D has {t:,} record(s); it needs at least 2.")
     if a < t:
         problems.append(
-            f"aux = {a:,} is smaller than target = {t:,}: shadow datasets of |D| records are drawn "
-            f"from D_aux; choose aux >= {t:,}."
+            f"the attacker's data ({a:,} rows) is smaller than the target dataset D ({t:,} rows): "
+            f"the attacker's shadow datasets of |D| rows are drawn from it; give it at least {t:,} rows."
         )
     if e <= t:
         problems.append(
-            f"eval = {e:,} is not larger than target = {t:,}: D is drawn from D_eval and at least "
-            f"one reference record must remain outside D; choose eval >= {t + 1:,}."
+            f"the evaluation pool ({e:,} rows) is not larger than the target dataset D ({t:,} rows): "
+            f"D is drawn from the pool and at least one reference record must remain outside D; "
+            f"give the pool at least {t + 1:,} rows."
         )
     if a + e > n_rows:
         problems.append(
-            f"aux + eval = {a + e:,} is more than the table's {n_rows:,} rows: D_aux and D_eval "
-            f"are disjoint; choose sizes with aux + eval <= {n_rows:,}."
+            f"the attacker's data and the evaluation pool ({a + e:,} rows together) are more than "
+            f"the table's {n_rows:,} rows: they share no row; choose sizes that add up to at most "
+            f"{n_rows:,}."
         )
     if problems:
         raise SizeError(
-            f"The sizes aux={a:,}, eval={e:,}, target={t:,} do not fit a table of {n_rows:,} rows; "
+            f"The sizes (attacker's data {a:,}, evaluation pool {e:,}, D {t:,} rows) do not fit a "
+            f"table of {n_rows:,} rows; "
             f"they need at least {_rows_needed(sizes):,} rows.",
             problems,
         )

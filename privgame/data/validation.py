@@ -102,7 +102,10 @@ def _no_rows_left(table: pd.DataFrame, schema: Schema, used: list[Column]) -> li
     else:
         checked = [c.name for c in used]
         where = "a used column"
-        fix = "use the missing-value policy 'category', or set the role of the emptiest columns to excluded"
+        fix = (
+            'make missing values a category of their own (missing policy "category"), or set the '
+            "role of the emptiest columns to excluded"
+        )
     if not checked:
         return []
     missing = table[checked].isna()

@@ -163,7 +163,8 @@ def test_too_few_rows_after_the_policy_is_a_problem() -> None:
     found = inspect_dataset(b"a,b\n1,x\n2,y\n3,x\n", filename="tiny.csv")
     assert found.problems == (
         "only 3 rows are left after the missing-value policy; an audit needs at least 10: add "
-        "rows, or keep more with the policy 'category'.",
+        "rows, or keep more rows by making missing values a category of their own (missing policy "
+        '"category").',
     )
     assert len(found.table) == 3
 

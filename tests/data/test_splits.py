@@ -48,21 +48,26 @@ def test_check_sizes_lists_every_violated_constraint_and_the_rows_needed() -> No
         check_sizes(100, Sizes(aux=1, eval=1, target=1))
     assert "they need at least 5 rows" in error.value.summary
     assert [p.split(":")[0] for p in error.value.problems] == [
-        "target = 1",
-        "eval = 1 is not larger than target = 1",
+        "the target dataset D has 1 record(s); it needs at least 2.",
+        "the evaluation pool (1 rows) is not larger than the target dataset D (1 rows)",
     ]
     with pytest.raises(SizeError) as error:
         check_sizes(1_000, Sizes(aux=900, eval=200, target=300))
     problems = error.value.problems
     assert len(problems) == 2
-    assert problems[0].startswith("eval = 200 is not larger than target = 300")
-    assert "choose eval >= 301" in problems[0]
-    assert problems[1].startswith("aux + eval = 1,100 is more than the table's 1,000 rows")
+    assert problems[0].startswith(
+        "the evaluation pool (200 rows) is not larger than the target dataset D (300 rows)"
+    )
+    assert "give the pool at least 301 rows" in problems[0]
+    assert problems[1].startswith("the attacker's data and the evaluation pool (1,100 rows together)")
+    assert "more than the table's 1,000 rows" in problems[1]
     assert "they need at least 1,201 rows" in error.value.summary
 
 
 def test_aux_smaller_than_target() -> None:
-    with pytest.raises(SizeError, match="aux = 5 is smaller than target = 10") as error:
+    with pytest.raises(
+        SizeError, match=r"the attacker's data \(5 rows\) is smaller than the target dataset D \(10 rows\)"
+    ) as error:
         check_sizes(1_000, Sizes(aux=5, eval=100, target=10))
     assert len(error.value.problems) == 1
 

@@ -67,7 +67,7 @@ def test_no_row_left_under_drop_but_fine_under_category() -> None:
     assert len(problems) == 1
     assert problems[0].startswith("every row has a missing value in a used column")
     assert "'colour': 4 missing" in problems[0]
-    assert "use the missing-value policy 'category'" in problems[0]
+    assert 'make missing values a category of their own (missing policy "category")' in problems[0]
     assert validate_table(table, infer_schema(table, missing_policy="category")) == []
 
 

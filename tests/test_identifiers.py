@@ -1,0 +1,93 @@
+"""Who a record is: the identifier columns excluded from the generator are shown and exported first."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from privgame.commands.export import export_bytes
+from privgame.data import BUNDLED_ADULT, Sizes, load_dataset
+from privgame.games.engine import execute
+from privgame.records import identifier_columns, identifiers_first
+from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import create_run
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+@pytest.fixture(scope="module")
+def run_with_ids(tmp_path_factory: pytest.TempPathFactory):
+    """A tiny finished run on 300 Adult rows with a person id and a constant column in front."""
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300)
+    table.insert(0, "Person ID", [f"P{i:04d}" for i in range(len(table))])
+    table["source"] = "census"
+    dataset = load_dataset(table.to_csv(index=False).encode(), filename="people.csv")
+    assert dataset.schema.column("Person ID").role == "excluded"
+    spec = RunSpec(
+        data_name=dataset.source_name,
+        data_fingerprint=dataset.fingerprint,
+        schema=dataset.schema.to_dict(),
+        sizes=Sizes(aux=150, eval=150, target=30).to_dict(),
+        generator="marginals",
+        attack=AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection(mode="random", k=2),
+        threshold=0.5,
+        seed=0,
+    ).validate()
+    root = tmp_path_factory.mktemp("runs")
+    return execute(create_run(root, spec, dataset.table), workers=1)
+
+
+def test_identifier_columns_leave_out_constants() -> None:
+    schema = {
+        "columns": [
+            {"name": "age", "role": "continuous"},
+            {"name": "Person ID", "role": "excluded", "reason": "identifier-like: unique on every row"},
+            {"name": "source", "role": "excluded", "reason": "constant: a single distinct value"},
+            {"name": "note", "role": "excluded", "reason": "excluded by the user"},
+        ]
+    }
+    records = pd.DataFrame(
+        columns=["risk_model_seeded", "value:age", "value:note", "record_id", "value:Person ID"]
+    )
+    assert identifier_columns(records, schema) == ["value:Person ID", "value:note"]
+    assert list(identifiers_first(records, schema).columns) == [
+        "record_id",
+        "value:Person ID",
+        "value:note",
+        "risk_model_seeded",
+        "value:age",
+    ]
+
+
+@pytest.mark.parametrize("what", ["records", "high-risk"])
+def test_exports_put_the_identifiers_first(run_with_ids, what: str) -> None:
+    csv = pd.read_csv(io.BytesIO(export_bytes(run_with_ids, what, "csv", threshold=0.0)))
+    assert list(csv.columns[:2]) == ["record_id", "value:Person ID"]
+    assert "value:source" in csv.columns  # the constant stays, just not in front
+    ids = {f"P{i:04d}" for i in csv["record_id"]}
+    assert set(csv["value:Person ID"]) == ids  # row i of the table is person P{i}
+    records = pd.read_json(io.BytesIO(export_bytes(run_with_ids, what, "json", threshold=0.0)))
+    assert list(records.columns[:2]) == ["record_id", "value:Person ID"]
+
+
+def test_results_and_record_pages_show_who_the_record_is(
+    run_with_ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update(run=run_with_ids.run_id)
+    at.switch_page("pages/3_Results.py").run()
+    assert not at.exception
+    table = at.dataframe[-1]
+    assert list(table.proto.column_order[:2]) == ["record_id", "value:Person ID"]
+
+    record_id = int(run_with_ids.records()["record_id"].iloc[0])
+    at.query_params.update(run=run_with_ids.run_id, record=str(record_id))
+    at.switch_page("pages/4_Record.py").run()
+    assert not at.exception
+    assert f"**Person ID**: P{record_id:04d}" in "\n".join(m.value for m in at.markdown)
