@@ -844,31 +844,17 @@ def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf, onehot):
 def _sample(feature, threshold, upper, left, right, lo, hi, roots, leaf_values, u):
     m, d = u.shape
     out = np.empty((m, d), dtype=np.float64)
-    at = np.empty(m, dtype=np.int64)
-    active = np.empty(m, dtype=np.int64)
-    # One tree at a time, all rows one level at a time: the steps of different rows do not wait
-    # on each other (a row-by-row walk is a chain of dependent loads), and the tree's nodes stay
-    # in cache. The right child is always left + 1, so a step needs no branch.
+    # One tree at a time, each row walked to its leaf: the tree's nodes stay in cache, the walks
+    # of successive rows are independent so the processor overlaps them, and the right child is
+    # always left + 1, so a step needs no branch. (Measured on Adult: 25-35% faster than moving
+    # all rows one level at a time through a list of active rows.)
     for j in range(d):
         root = roots[j]
-        na = 0
         for i in range(m):
-            at[i] = root
-            active[na] = i
-            na += left[root] >= 0
-        while na > 0:
-            w = 0
-            for t in range(na):
-                i = active[t]
-                node = at[i]
+            node = root
+            while left[node] >= 0:
                 x = out[i, feature[node]]
                 node = left[node] + np.int64(not x <= threshold[node] and x <= upper[node])
-                at[i] = node
-                active[w] = i
-                w += left[node] >= 0
-            na = w
-        for i in range(m):
-            node = at[i]
             size = hi[node] - lo[node]
             pos = min(np.int64(u[i, j] * size), size - 1)
             out[i, j] = leaf_values[j, lo[node] + pos]
