@@ -66,8 +66,8 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
         "--categorical-splits",
         dest="categorical_splits",
         choices=("ordinal", "onehot"),
-        help="Synthpop: split categorical predictors by code thresholds (ordinal, the default) or "
-        "one category against the others (onehot, as hazy's synthpop)",
+        help="Synthpop: split categorical predictors one category against the others (onehot, as "
+        "hazy's synthpop in the paper; the default) or by thresholds on their codes (ordinal)",
     )
     group.add_argument(
         "--param",
