@@ -65,7 +65,7 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--categorical-splits",
         dest="categorical_splits",
-        choices=("ordinal", "onehot"),
+        choices=("onehot", "ordinal"),
         help="Synthpop: split categorical predictors one category against the others (onehot, as "
         "hazy's synthpop in the paper; the default) or by thresholds on their codes (ordinal)",
     )

@@ -42,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     check.add_argument(
         "--categorical-splits",
         dest="categorical_splits",
-        choices=("ordinal", "onehot"),
+        choices=("onehot", "ordinal"),
         help="Synthpop: how categorical predictors are split",
     )
     parser.add_argument("--threshold", type=float, help="high-risk threshold t of the card's verdict")

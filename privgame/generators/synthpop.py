@@ -125,7 +125,7 @@ def _check_min_samples_leaf(value: object) -> int:
     return int(value)
 
 
-CATEGORICAL_SPLITS = ("ordinal", "onehot")
+CATEGORICAL_SPLITS = ("onehot", "ordinal")
 
 
 def _check_categorical_splits(value: object) -> str:
