@@ -51,7 +51,7 @@ class SynthpopGenerator(SyntheticGenerator):
     categorical_splits : {"onehot", "ordinal"}, default "onehot"
         How a tree splits a categorical predictor: one category against the others (hazy's
         synthpop one-hot encoding, used by the paper), or by a threshold on its codes. On Adult
-        ``onehot`` fits about 1.1 times as long as ``ordinal`` (``benchmarks/categorical_splits.py``).
+        ``onehot`` fits take 1.0-1.3 times as long as ``ordinal`` ones (REPRODUCTION.md, 4.8).
     """
 
     name = "synthpop"
