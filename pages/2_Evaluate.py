@@ -52,6 +52,7 @@ from privgame.execution import default_workers, scheduler_address
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
+from privgame.generators.synthpop import CATEGORICAL_SPLITS
 from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
@@ -74,6 +75,10 @@ CONTRACT_SLICE = 200
 PARAM_HELP = {
     "min_samples_leaf": (
         "Fewest training records in a leaf of each CART tree; smaller leaves copy the data more closely."
+    ),
+    "categorical_splits": (
+        "How a tree splits a categorical column: ordinal (a threshold on its codes) or onehot "
+        "(one category against the others, as hazy's synthpop used in the paper)."
     ),
     "degree": "Most parents of each column in the Bayesian network (k).",
     "bins": "Equal-width bins per continuous column.",
@@ -151,6 +156,15 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
                 key=f"{name}_min_samples_leaf",
                 help=PARAM_HELP["min_samples_leaf"],
             )
+        )
+    if "categorical_splits" in signature:
+        choices = list(CATEGORICAL_SPLITS)
+        keep(f"{name}_categorical_splits", _default(name, "categorical_splits"), options=choices)
+        params["categorical_splits"] = cols[1].selectbox(
+            "Categorical splits",
+            choices,
+            key=f"{name}_categorical_splits",
+            help=PARAM_HELP["categorical_splits"],
         )
     if "degree" in signature:
         keep(f"{name}_degree", int(_default(name, "degree")), low=0, high=6)

@@ -37,6 +37,7 @@ MAX_N_SHADOW = 100_000
 MAX_N_EVAL = 100_000
 """The most evaluation runs per game (a hard limit; the paper's convergence study goes to 2,000)."""
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
+_SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (spec stays below the generators)
 GAMES: tuple[str, ...] = ("both", "model-seeded")
 """Which games a run plays: both, or the model-seeded game alone (the verdict rests on it)."""
 
@@ -292,6 +293,13 @@ class RunSpec:
     left_out: tuple[int, ...] = ()
     parent: dict[str, Any] | None = None
 
+    def __post_init__(self) -> None:
+        # A Synthpop spec names its categorical splits, so a run resumed after the default
+        # changes keeps the splits it started with (old specs: see from_dict).
+        if self.generator == "synthpop" and "categorical_splits" not in self.generator_params:
+            params = {**self.generator_params, "categorical_splits": _SYNTHPOP_SPLITS_DEFAULT}
+            object.__setattr__(self, "generator_params", params)
+
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
         from privgame.generators import available, is_known
@@ -339,6 +347,9 @@ class RunSpec:
         targets = dict(data.get("targets", {}))
         targets["ids"] = tuple(int(i) for i in targets.get("ids", ()))
         params = {k: _from_json_number(v) for k, v in dict(data.get("generator_params", {})).items()}
+        if data.get("generator") == "synthpop":
+            # A Synthpop spec written before the option existed split categories as ordered codes.
+            params.setdefault("categorical_splits", "ordinal")
         return cls(
             data_name=str(data["data_name"]),
             data_fingerprint=str(data["data_fingerprint"]),

@@ -439,6 +439,19 @@ def test_evaluate_keeps_its_settings_when_the_user_comes_back(runs_root: Path, d
     assert "32 generator fits" in _texts(at.info)
 
 
+def test_evaluate_offers_synthpops_categorical_splits(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    at.selectbox(key="generator").set_value("synthpop").run()
+    _no_failures(at)
+    splits = at.selectbox(key="synthpop_categorical_splits")
+    assert splits.value == "onehot" and list(splits.options) == ["onehot", "ordinal"]
+    splits.set_value("ordinal").run()
+    at.switch_page("pages/3_Results.py").run()
+    at.switch_page("pages/2_Evaluate.py").run()
+    _no_failures(at)
+    assert at.selectbox(key="synthpop_categorical_splits").value == "ordinal"
+
+
 def test_the_identity_generator_is_offered_to_developers_only(
     runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -49,3 +49,27 @@ def test_parse_ids_names_the_bad_values() -> None:
     assert parse_ids(["1", "22"]) == (1, 22)
     with pytest.raises(ParameterError, match=r"\['x1'\]"):
         parse_ids(["1", "x1"])
+
+
+def test_a_synthpop_spec_names_its_categorical_splits_and_old_specs_keep_ordinal() -> None:
+    import inspect
+
+    from privgame.generators.synthpop import SynthpopGenerator
+    from privgame.spec import _SYNTHPOP_SPLITS_DEFAULT
+
+    default = inspect.signature(SynthpopGenerator).parameters["categorical_splits"].default
+    assert default == _SYNTHPOP_SPLITS_DEFAULT
+    spec = RunSpec(
+        data_name="x",
+        data_fingerprint="f",
+        schema={"columns": []},
+        sizes={"aux": 1, "eval": 2, "target": 1},
+        generator="synthpop",
+    )
+    assert spec.generator_params["categorical_splits"] == default
+    assert RunSpec.from_json(spec.to_json()) == spec  # a new spec keeps its splits on resume
+    old = spec.to_dict()
+    del old["generator_params"]["categorical_splits"]  # written before the option existed
+    assert RunSpec.from_dict(old).generator_params["categorical_splits"] == "ordinal"
+    other = RunSpec.from_dict({**old, "generator": "baynet", "generator_params": {}})
+    assert "categorical_splits" not in other.generator_params

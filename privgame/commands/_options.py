@@ -17,13 +17,19 @@ from privgame.jsonlimits import check_limits
 __all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
 
 _PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
-    "synthpop": ("min_samples_leaf",),
+    "synthpop": ("min_samples_leaf", "categorical_splits"),
     "baynet": ("degree", "bins"),
     "privbayes": ("degree", "epsilon", "bins"),
     "marginals": (),
     "identity": (),
 }
-_FLAGS = {"degree": "--degree", "epsilon": "--epsilon", "bins": "--bins", "min_samples_leaf": "--min-leaf"}
+_FLAGS = {
+    "degree": "--degree",
+    "epsilon": "--epsilon",
+    "bins": "--bins",
+    "min_samples_leaf": "--min-leaf",
+    "categorical_splits": "--categorical-splits",
+}
 
 
 def _epsilon(text: str) -> float:
@@ -57,6 +63,13 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
         help="Synthpop: records per tree leaf (default 5)",
     )
     group.add_argument(
+        "--categorical-splits",
+        dest="categorical_splits",
+        choices=("onehot", "ordinal"),
+        help="Synthpop: split categorical predictors one category against the others (onehot, as "
+        "hazy's synthpop in the paper; the default) or by thresholds on their codes (ordinal)",
+    )
+    group.add_argument(
         "--param",
         dest="plugin_params",
         action="append",
@@ -69,8 +82,9 @@ def generator_params(args: argparse.Namespace) -> dict[str, Any]:
     """The generator parameters given on the command line, checked against the generator.
 
     Built-in generators take their own options (``--degree``, ``--epsilon``, ``--bins``,
-    ``--min-leaf``); plug-in generators take ``--param KEY=VALUE`` only, VALUE parsed as JSON when
-    it parses (``3``, ``0.5``, ``true``, ``[1, 2]``) and kept as a string otherwise.
+    ``--min-leaf``, ``--categorical-splits``); plug-in generators take ``--param KEY=VALUE``
+    only, VALUE parsed as JSON when it parses (``3``, ``0.5``, ``true``, ``[1, 2]``) and kept as
+    a string otherwise.
 
     Raises
     ------

@@ -39,6 +39,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     check.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon, or inf")
     check.add_argument("--bins", type=int, help="Baynet/PrivBayes: bins per continuous column")
     check.add_argument("--min-leaf", dest="min_samples_leaf", type=int, help="Synthpop: records per leaf")
+    check.add_argument(
+        "--categorical-splits",
+        dest="categorical_splits",
+        choices=("onehot", "ordinal"),
+        help="Synthpop: how categorical predictors are split",
+    )
     parser.add_argument("--threshold", type=float, help="high-risk threshold t of the card's verdict")
     parser.set_defaults(handler=run)
 
@@ -54,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         )
     params: dict[str, Any] = {
         key: getattr(args, key)
-        for key in ("degree", "epsilon", "bins", "min_samples_leaf")
+        for key in ("degree", "epsilon", "bins", "min_samples_leaf", "categorical_splits")
         if getattr(args, key) is not None
     }
     release = make_release(

@@ -61,8 +61,9 @@ class Forest:
     ----------
     feature : ndarray of int64
         Predictor (a column position in visit order) tested at each node; -1 at a leaf.
-    threshold : ndarray of float64
-        Rows with ``x <= threshold`` go to ``left``.
+    threshold, upper : ndarray of float64
+        Rows with ``threshold < x <= upper`` go to ``right``, the others to ``left``; ``upper``
+        is infinite for a threshold split and ``code + 0.5`` for a one-vs-rest split.
     left, right : ndarray of int64
         Global indices of the children (``right == left + 1``); -1 at a leaf.
     lo, hi : ndarray of int64
@@ -75,6 +76,7 @@ class Forest:
 
     feature: np.ndarray
     threshold: np.ndarray
+    upper: np.ndarray
     left: np.ndarray
     right: np.ndarray
     lo: np.ndarray
@@ -212,24 +214,63 @@ def _scan_sorted(ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_to
 
 
 @njit(cache=True)
-def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
-    """Best split of the node ``[s, e)``: ``(feature, position, proxy)``, feature -1 if none.
+def _scan_onehot(ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, best):
+    """Scan feature ``f``'s one-vs-rest splits on the sorted rows of the node ``[s, e)``.
 
-    ``position`` is the last index (in the feature's sorted range) that goes left.
+    Each run of equal codes other than 0 (the reference category, which has no indicator) is a
+    candidate: its rows go right, all others left. Returns ``(proxy, start, end)`` of the best
+    run if it beats ``best``, else ``start`` -1.
     """
-    best_f = -1
-    best_i = -1
-    best = -np.inf
+    m = e - s
+    best_a = -1
+    best_b = -1
+    a = s
+    while a < e:
+        value = xs[f, a]
+        b = a + 1
+        while b < e and xs[f, b] == value:
+            b += 1
+        cnt = b - a
+        n_l = m - cnt
+        if value != 0.0 and cnt >= min_leaf and n_l >= min_leaf:
+            if classify:
+                for c in range(ncls):
+                    cl[c] = 0
+                sq_r = 0
+                sq_l = sq_tot
+                for i in range(a, b):
+                    c = yc[ords[f, i]]
+                    sq_l -= 2 * (tot[c] - cl[c]) - 1
+                    sq_r += 2 * cl[c] + 1
+                    cl[c] += 1
+                p = sq_l / n_l + sq_r / (m - n_l)
+            else:
+                s_r = 0.0
+                for i in range(a, b):
+                    s_r += yv[ords[f, i]]
+                s_l = s_tot - s_r
+                p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+            if p > best:
+                best = p
+                best_a = a
+                best_b = b
+        a = b
+    return best, best_a, best_b
+
+
+@njit(cache=True)
+def _node_totals(ords, yc, yv, classify, ncls, s, e):
+    """Class counts, their sum of squares and the target sum of the node; ``pure`` if unsplittable."""
     tot = np.zeros(max(ncls, 1), dtype=np.int64)
     sq_tot = 0
     s_tot = 0.0
+    pure = False
     if classify:
         for i in range(s, e):
             tot[yc[ords[0, i]]] += 1
         for c in range(ncls):
             sq_tot += tot[c] * tot[c]
-        if sq_tot == (e - s) * (e - s):  # a single class: pure
-            return best_f, best_i, best
+        pure = sq_tot == (e - s) * (e - s)  # a single class
     else:
         y_min = np.inf
         y_max = -np.inf
@@ -238,21 +279,46 @@ def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf):
             s_tot += v
             y_min = min(y_min, v)
             y_max = max(y_max, v)
-        if y_min == y_max:  # a constant target: pure
-            return best_f, best_i, best
+        pure = y_min == y_max  # a constant target
+    return tot, sq_tot, s_tot, pure
+
+
+@njit(cache=True)
+def _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, onehot):
+    """Best split of the node ``[s, e)``: ``(feature, start, end, proxy)``, feature -1 if none.
+
+    The rows at positions ``[start, end)`` of the feature's sorted range go right, the others
+    left: ``end`` is ``e`` for a threshold split, and a run of one code for a one-vs-rest split
+    (``onehot[feature]``).
+    """
+    best_f = -1
+    best_a = -1
+    best_b = -1
+    best = -np.inf
+    tot, sq_tot, s_tot, pure = _node_totals(ords, yc, yv, classify, ncls, s, e)
+    if pure:
+        return best_f, best_a, best_b, best
     cl = np.empty_like(tot)
     cr = np.empty_like(tot)
     for f in range(k):
         if xs[f, s] == xs[f, e - 1]:
             continue
-        p, i = _scan_sorted(
-            ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
-        )
-        if i >= 0:
+        if onehot[f]:
+            p, a, b = _scan_onehot(
+                ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, best
+            )
+        else:
+            p, i = _scan_sorted(
+                ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+            )
+            a = i + 1 if i >= 0 else -1
+            b = e
+        if a >= 0:
             best = p
             best_f = f
-            best_i = i
-    return best_f, best_i, best
+            best_a = a
+            best_b = b
+    return best_f, best_a, best_b, best
 
 
 @njit(cache=True)
@@ -367,14 +433,17 @@ def _grow_pool(pool):
 
 @njit(cache=True)
 def _hist_split(
-    rows, rank, uoff, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned, blist, hoff, hist
-):
+    rows, rank, uoff, uniq, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned, blist, hoff, hist,
+    onehot,
+):  # fmt: skip
     """The split ``_best_split`` finds, from the node's histograms of the binned predictors.
 
     ``hist`` holds, per bin, the row count and then either the class counts or the target sum
     (see ``_add_rows``).
-    Returns ``(feature, left bin, right bin, rows going left, position)``: the bins for a
-    binned feature, the position in the sorted list for another; feature -1 if no split.
+    Returns ``(feature, left bin, right bin, rows going left, start, end)``: for a binned
+    feature, the bins either side of the threshold (or, one-vs-rest, the bin of the code that
+    goes right in both); for another, the positions ``[start, end)`` of its sorted list that go
+    right (see ``_best_split``); feature -1 if no split.
     """
     m = e - s
     width = ncls + 1 if classify else 2
@@ -396,14 +465,15 @@ def _hist_split(
         for c in range(ncls):
             sq_tot += tot[c] * tot[c]
         if sq_tot == m * m:
-            return -1, -1, -1, 0, -1
+            return -1, -1, -1, 0, -1, -1
     elif y_min == y_max:
-        return -1, -1, -1, 0, -1
+        return -1, -1, -1, 0, -1, -1
     best = -np.inf
     best_f = -1
     best_lv = -1
     best_nl = 0
-    best_i = -1
+    best_a = -1
+    best_b = -1
     cl = np.empty_like(tot)
     cr = np.empty_like(tot)
     fl = np.empty(len(tot), dtype=np.float64)
@@ -412,13 +482,49 @@ def _hist_split(
         if not binned[f]:
             if xs[f, s] == xs[f, e - 1]:
                 continue
-            p, i = _scan_sorted(
-                ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
-            )
-            if i >= 0:
+            if onehot[f]:
+                p, a, b = _scan_onehot(
+                    ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, best
+                )
+            else:
+                p, i = _scan_sorted(
+                    ords, xs, yc, yv, classify, ncls, f, s, e, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+                )
+                a = i + 1 if i >= 0 else -1
+                b = e
+            if a >= 0:
                 best = p
                 best_f = f
-                best_i = i
+                best_a = a
+                best_b = b
+            continue
+        if onehot[f]:
+            # One-vs-rest: the rows of one code go right, the others left; code 0 is the
+            # reference category (it has no indicator), as one-hot encoding with drop-first.
+            for v in range(uoff[f + 1] - uoff[f]):
+                b = (hoff[f] + v) * width
+                cnt = np.int64(hist[b])
+                n_l = m - cnt
+                if cnt < min_leaf or n_l < min_leaf or uniq[uoff[f] + v] == 0.0:
+                    continue
+                if classify:
+                    sq_l = 0.0
+                    sq_r = 0.0
+                    for c in range(ncls):
+                        h = hist[b + 1 + c]
+                        sq_r += h * h
+                        g = tot[c] - h
+                        sq_l += g * g
+                    p = sq_l / n_l + sq_r / (m - n_l)
+                else:
+                    s_r = hist[b + 1]
+                    s_l = s_tot - s_r
+                    p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+                if p > best:
+                    best = p
+                    best_f = f
+                    best_lv = v
+                    best_nl = n_l
             continue
         n_l = 0
         prev = -1
@@ -473,18 +579,24 @@ def _hist_split(
                 if n_l > m - min_leaf:
                     break
     if best_f < 0 or not binned[best_f]:
-        return best_f, -1, -1, 0, best_i
+        return best_f, -1, -1, 0, best_a, best_b
+    if onehot[best_f]:
+        return best_f, best_lv, best_lv, best_nl, -1, -1
     best_rv = best_lv + 1
     while hist[(hoff[best_f] + best_rv) * width] == 0:
         best_rv += 1
-    return best_f, best_lv, best_rv, best_nl, -1
+    return best_f, best_lv, best_rv, best_nl, -1, -1
 
 
 @njit(cache=True)
 def _grow_tree(
-    X, orders, rank, uoff, uniq, j, classify, ncls, min_leaf, base, feature, threshold, left, right, lo, hi
-):
+    X, orders, rank, uoff, uniq, j, classify, ncls, min_leaf, onehot, base, feature, threshold, upper, left,
+    right, lo, hi,
+):  # fmt: skip
     """Grow the tree of column ``j`` on columns ``0 .. j-1``; nodes from index ``base`` on.
+
+    Predictor ``f`` is split by thresholds, or one-vs-rest (a code against the others) where
+    ``onehot[f]``.
 
     Returns the number of nodes and column ``j``'s values grouped by leaf.
     """
@@ -495,6 +607,7 @@ def _grow_tree(
         left[base] = -1
         right[base] = -1
         threshold[base] = np.nan
+        upper[base] = np.nan
         lo[base] = 0
         hi[base] = n
         return 1, X[:, j].copy()
@@ -565,18 +678,19 @@ def _grow_tree(
         slot = st_slot[top]
         in_hist = slot >= 0
         bf = -1
-        bi = -1
+        ra = -1
+        rb = -1
         lv = -1
         rv = -1
         n_l = 0
         if e - s >= 2 * min_leaf:
             if in_hist:
-                bf, lv, rv, n_l, bi = _hist_split(
-                    rows, rank, uoff, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned, blist,
-                    hoff, pool[slot],
+                bf, lv, rv, n_l, ra, rb = _hist_split(
+                    rows, rank, uoff, uniq, ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, binned,
+                    blist, hoff, pool[slot], onehot,
                 )  # fmt: skip
             else:
-                bf, bi, _ = _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf)
+                bf, ra, rb, _ = _best_split(ords, xs, yc, yv, classify, ncls, k, s, e, min_leaf, onehot)
         lo[node] = s
         hi[node] = e
         if bf < 0:
@@ -590,25 +704,41 @@ def _grow_tree(
             left[node] = -1
             right[node] = -1
             threshold[node] = np.nan
+            upper[node] = np.nan
             continue
         feature[node] = bf
-        if bi < 0:
+        # Rows with threshold < x <= upper go right: x > threshold for a threshold split, and
+        # x == code (whole-number codes) for a one-vs-rest split.
+        upper[node] = np.inf
+        if ra < 0 and onehot[bf]:
+            code = uniq[uoff[bf] + lv]
+            threshold[node] = code - 0.5
+            upper[node] = code + 0.5
+            mid = s + n_l
+            for i in range(s, e):
+                r = rows[i]
+                goes_left[r] = rank[r, bf] != lv
+        elif ra < 0:
             threshold[node] = _midpoint(uniq[uoff[bf] + lv], uniq[uoff[bf] + rv])
             mid = s + n_l
             for i in range(s, e):
                 r = rows[i]
                 goes_left[r] = rank[r, bf] <= lv
         else:
-            threshold[node] = _midpoint(xs[bf, bi], xs[bf, bi + 1])
-            mid = bi + 1
+            if onehot[bf]:
+                threshold[node] = xs[bf, ra] - 0.5
+                upper[node] = xs[bf, ra] + 0.5
+            else:
+                threshold[node] = _midpoint(xs[bf, ra - 1], xs[bf, ra])
+            mid = e - (rb - ra)
             for i in range(s, e):
-                goes_left[ords[bf, i]] = i <= bi
+                goes_left[ords[bf, i]] = i < ra or i >= rb
         left_slot = -1
         right_slot = -1
         if in_hist:
             _partition_rows(rows, s, e, goes_left, tmp_i)
             for f in range(k):
-                if f != bf and not binned[f]:
+                if (f != bf or onehot[f]) and not binned[f]:
                     _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
             small_left = mid - s <= e - mid
             ss, se = (s, mid) if small_left else (mid, e)
@@ -635,7 +765,7 @@ def _grow_tree(
                         _sort_by_rank(X, rank, rows, f, uoff[f + 1] - uoff[f], cs, ce, ords, xs, count)
         else:
             for f in range(k):
-                if f != bf:
+                if f != bf or onehot[f]:  # a threshold split leaves its own list sorted
                     _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
         left_node = base + count_nodes
         right_node = base + count_nodes + 1
@@ -659,12 +789,13 @@ def _grow_tree(
 
 
 @njit(cache=True)
-def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf):
+def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf, onehot):
     n, d = X.shape
     per_tree = 2 * (n // min_leaf) + 1
     size = d * per_tree
     feature = np.empty(size, dtype=np.int64)
     threshold = np.empty(size, dtype=np.float64)
+    upper = np.empty(size, dtype=np.float64)
     left = np.empty(size, dtype=np.int64)
     right = np.empty(size, dtype=np.int64)
     lo = np.empty(size, dtype=np.int64)
@@ -684,9 +815,11 @@ def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf):
             classify[j],
             ncls[j],
             min_leaf,
+            onehot,
             base,
             feature,
             threshold,
+            upper,
             left,
             right,
             lo,
@@ -697,6 +830,7 @@ def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf):
     return (
         feature[:base].copy(),
         threshold[:base].copy(),
+        upper[:base].copy(),
         left[:base].copy(),
         right[:base].copy(),
         lo[:base].copy(),
@@ -707,33 +841,20 @@ def _grow_forest(X, orders, rank, uoff, uniq, classify, ncls, min_leaf):
 
 
 @njit(cache=True)
-def _sample(feature, threshold, left, right, lo, hi, roots, leaf_values, u):
+def _sample(feature, threshold, upper, left, right, lo, hi, roots, leaf_values, u):
     m, d = u.shape
     out = np.empty((m, d), dtype=np.float64)
-    at = np.empty(m, dtype=np.int64)
-    active = np.empty(m, dtype=np.int64)
-    # One tree at a time, all rows one level at a time: the steps of different rows do not wait
-    # on each other (a row-by-row walk is a chain of dependent loads), and the tree's nodes stay
-    # in cache. The right child is always left + 1, so a step needs no branch.
+    # One tree at a time, each row walked to its leaf: the tree's nodes stay in cache, the walks
+    # of successive rows are independent so the processor overlaps them, and the right child is
+    # always left + 1, so a step needs no branch. (Measured on Adult: 25-35% faster than moving
+    # all rows one level at a time through a list of active rows.)
     for j in range(d):
         root = roots[j]
-        na = 0
         for i in range(m):
-            at[i] = root
-            active[na] = i
-            na += left[root] >= 0
-        while na > 0:
-            w = 0
-            for t in range(na):
-                i = active[t]
-                node = at[i]
-                node = left[node] + np.int64(not out[i, feature[node]] <= threshold[node])
-                at[i] = node
-                active[w] = i
-                w += left[node] >= 0
-            na = w
-        for i in range(m):
-            node = at[i]
+            node = root
+            while left[node] >= 0:
+                x = out[i, feature[node]]
+                node = left[node] + np.int64(not x <= threshold[node] and x <= upper[node])
             size = hi[node] - lo[node]
             pos = min(np.int64(u[i, j] * size), size - 1)
             out[i, j] = leaf_values[j, lo[node] + pos]
@@ -741,12 +862,13 @@ def _sample(feature, threshold, left, right, lo, hi, roots, leaf_values, u):
 
 
 @njit(cache=True)
-def _apply(feature, threshold, left, right, root, P):
+def _apply(feature, threshold, upper, left, right, root, P):
     out = np.empty(P.shape[0], dtype=np.int64)
     for i in range(P.shape[0]):
         node = root
         while left[node] >= 0:
-            node = left[node] if P[i, feature[node]] <= threshold[node] else right[node]
+            x = P[i, feature[node]]
+            node = right[node] if threshold[node] < x <= upper[node] else left[node]
         out[i] = node
     return out
 
@@ -762,7 +884,9 @@ def _classes(X: np.ndarray, categorical: np.ndarray) -> np.ndarray:
     )
 
 
-def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -> Forest:
+def grow_forest(
+    X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int, onehot: np.ndarray | None = None
+) -> Forest:
     """Grow tree ``j`` of column ``j`` on columns ``0 .. j-1`` for every column of ``X``.
 
     Parameters
@@ -773,6 +897,10 @@ def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -
         True where column ``j`` is categorical (classification tree), else regression.
     min_samples_leaf : int
         Minimum number of training rows in a leaf (>= 1).
+    onehot : ndarray of bool, shape (d,), optional
+        True where predictor ``j`` (a categorical column of whole-number codes) is split one
+        code against the others, as one-hot indicators with code 0 as the dropped reference;
+        elsewhere, and by default everywhere, predictors are split by thresholds.
 
     Returns
     -------
@@ -780,20 +908,39 @@ def grow_forest(X: np.ndarray, categorical: np.ndarray, min_samples_leaf: int) -
     """
     X = np.ascontiguousarray(X, dtype=np.float64)
     categorical = np.asarray(categorical, dtype=np.bool_)
+    onehot = _onehot(onehot, X.shape[1])
     orders, rank, uniq, uoff = _presort(X)
     arrays = _grow_forest(
-        X, orders, rank, uoff, uniq, categorical, _classes(X, categorical), int(min_samples_leaf)
+        X, orders, rank, uoff, uniq, categorical, _classes(X, categorical), int(min_samples_leaf), onehot
     )
     return Forest(*arrays)
 
 
-def grow_tree(P: np.ndarray, y: np.ndarray, categorical: bool, min_samples_leaf: int) -> Forest:
-    """Grow the single tree of ``y`` on the predictors ``P`` (its root is ``roots[0]``)."""
+def _onehot(onehot: np.ndarray | None, d: int) -> np.ndarray:
+    if onehot is None:
+        return np.zeros(d, dtype=np.bool_)
+    return np.ascontiguousarray(onehot, dtype=np.bool_)
+
+
+def grow_tree(
+    P: np.ndarray,
+    y: np.ndarray,
+    categorical: bool,
+    min_samples_leaf: int,
+    onehot: np.ndarray | None = None,
+) -> Forest:
+    """Grow the single tree of ``y`` on the predictors ``P`` (its root is ``roots[0]``).
+
+    ``onehot`` marks the predictors split one code against the others (see ``grow_forest``).
+    """
     X = np.ascontiguousarray(np.column_stack([P, y]), dtype=np.float64)
     j = X.shape[1] - 1
+    flags = np.zeros(j + 1, dtype=np.bool_)
+    flags[:j] = _onehot(onehot, j)
     size = 2 * (len(X) // int(min_samples_leaf)) + 1
     feature = np.empty(size, dtype=np.int64)
     threshold = np.empty(size, dtype=np.float64)
+    upper = np.empty(size, dtype=np.float64)
     left = np.empty(size, dtype=np.int64)
     right = np.empty(size, dtype=np.int64)
     lo = np.empty(size, dtype=np.int64)
@@ -801,12 +948,12 @@ def grow_tree(P: np.ndarray, y: np.ndarray, categorical: bool, min_samples_leaf:
     ncls = int(X[:, j].max()) + 1 if categorical else 0
     orders, rank, uniq, uoff = _presort(X)
     count, values = _grow_tree(
-        X, orders, rank, uoff, uniq, j, bool(categorical), ncls, int(min_samples_leaf), np.int64(0),
-        feature, threshold, left, right, lo, hi,
+        X, orders, rank, uoff, uniq, j, bool(categorical), ncls, int(min_samples_leaf), flags, np.int64(0),
+        feature, threshold, upper, left, right, lo, hi,
     )  # fmt: skip
     return Forest(
-        feature[:count], threshold[:count], left[:count], right[:count], lo[:count], hi[:count],
-        np.zeros(1, dtype=np.int64), values[None, :],
+        feature[:count], threshold[:count], upper[:count], left[:count], right[:count], lo[:count],
+        hi[:count], np.zeros(1, dtype=np.int64), values[None, :],
     )  # fmt: skip
 
 
@@ -831,17 +978,20 @@ def best_split(
         yc, yv, ncls = np.zeros(n, dtype=np.int64), _center(y.copy()), 0
     if n < 2 * min_samples_leaf or k == 0:
         return None
-    f, i, proxy = _best_split(orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf))
+    thresholds_only = np.zeros(k, dtype=np.bool_)
+    f, a, _, proxy = _best_split(
+        orders, xs, yc, yv, bool(categorical), ncls, k, 0, n, int(min_samples_leaf), thresholds_only
+    )
     if f < 0:
         return None
-    return int(f), float(_midpoint(xs[f, i], xs[f, i + 1])), float(proxy)
+    return int(f), float(_midpoint(xs[f, a - 1], xs[f, a])), float(proxy)
 
 
 def apply_tree(forest: Forest, j: int, P: np.ndarray) -> np.ndarray:
     """The leaf (global node index) of tree ``j`` that each row of ``P`` lands in."""
     P = np.ascontiguousarray(P, dtype=np.float64)
     f = forest
-    return _apply(f.feature, f.threshold, f.left, f.right, int(f.roots[j]), P)
+    return _apply(f.feature, f.threshold, f.upper, f.left, f.right, int(f.roots[j]), P)
 
 
 def sample_forest(forest: Forest, u: np.ndarray) -> np.ndarray:
@@ -852,4 +1002,4 @@ def sample_forest(forest: Forest, u: np.ndarray) -> np.ndarray:
     """
     f = forest
     u = np.ascontiguousarray(u, dtype=np.float64)
-    return _sample(f.feature, f.threshold, f.left, f.right, f.lo, f.hi, f.roots, f.leaf_values, u)
+    return _sample(f.feature, f.threshold, f.upper, f.left, f.right, f.lo, f.hi, f.roots, f.leaf_values, u)

@@ -295,6 +295,10 @@ def test_generator_params_take_param_for_plug_ins_only() -> None:
     assert generator_params(args) == {"jitter": 0.5, "mode": "fast", "n": [1, 2]}
     assert generator_params(_args("--generator", EXAMPLE)) == {}
     assert generator_params(_args("--generator", "privbayes", "--epsilon", "2")) == {"epsilon": 2.0}
+    onehot = _args("--generator", "synthpop", "--min-leaf", "3", "--categorical-splits", "onehot")
+    assert generator_params(onehot) == {"min_samples_leaf": 3, "categorical_splits": "onehot"}
+    with pytest.raises(ParameterError, match="--categorical-splits does not apply to the baynet generator"):
+        generator_params(_args("--generator", "baynet", "--categorical-splits", "ordinal"))
     with pytest.raises(ParameterError, match="Some generator options") as caught:
         generator_params(_args("--generator", EXAMPLE, "--degree", "2", "--min-leaf", "3", "--param", "x"))
     assert caught.value.problems == [

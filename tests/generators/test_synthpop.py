@@ -24,11 +24,13 @@ ADULT = Path(__file__).resolve().parents[2] / "data" / "adult.csv.gz"
 
 
 def reference_split(
-    P: np.ndarray, y: np.ndarray, categorical: bool, min_leaf: int
+    P: np.ndarray, y: np.ndarray, categorical: bool, min_leaf: int, onehot: np.ndarray | None = None
 ) -> tuple[int, float, float] | None:
     """Brute force: try every threshold between distinct values of every predictor.
 
-    ``y`` must already be centred as the trees centre it (by its rounded mean).
+    A predictor marked in ``onehot`` instead tries each of its codes but 0 against the others,
+    as a tree on its one-hot indicators (drop-first) would; such a split returns the threshold
+    ``code - 0.5``. ``y`` must already be centred as the trees centre it (by its rounded mean).
     """
     n, k = P.shape
     if n < 2 * min_leaf or k == 0:
@@ -38,8 +40,10 @@ def reference_split(
     best, best_p = None, -np.inf
     for f in range(k):
         values = np.unique(P[:, f])
-        for a, b in itertools.pairwise(values):
-            left = P[:, f] <= a
+        one_vs_rest = onehot is not None and onehot[f]
+        candidates = [(c - 0.5, c) for c in values if c != 0] if one_vs_rest else itertools.pairwise(values)
+        for a, b in candidates:
+            left = P[:, f] != b if one_vs_rest else P[:, f] <= a
             n_l = int(left.sum())
             n_r = n - n_l
             if n_l < min_leaf or n_r < min_leaf:
@@ -53,9 +57,14 @@ def reference_split(
                 s_r = float(y[~left].sum())
                 p = s_l * s_l / n_l + s_r * s_r / n_r
             if p > best_p:
-                t = a / 2.0 + b / 2.0
+                t = a if one_vs_rest else a / 2.0 + b / 2.0
                 best, best_p = (f, t if t < b else a, p), p
     return best
+
+
+def goes_right(forest, node: int, x: np.ndarray) -> np.ndarray:
+    """Whether values ``x`` of the node's predictor go right: ``threshold < x <= upper``."""
+    return (forest.threshold[node] < x) & (x <= forest.upper[node])
 
 
 def reference_sample(forest, u: np.ndarray) -> np.ndarray:
@@ -66,8 +75,8 @@ def reference_sample(forest, u: np.ndarray) -> np.ndarray:
         for j in range(d):
             node = forest.roots[j]
             while forest.left[node] >= 0:
-                go_left = out[i, forest.feature[node]] <= forest.threshold[node]
-                node = forest.left[node] if go_left else forest.right[node]
+                right = goes_right(forest, node, out[i, forest.feature[node]])
+                node = forest.right[node] if right else forest.left[node]
             lo, hi = forest.lo[node], forest.hi[node]
             out[i, j] = forest.leaf_values[j, lo + int(u[i, j] * (hi - lo))]
     return out
@@ -137,7 +146,7 @@ def test_best_split_refuses_pure_and_unsplittable_nodes() -> None:
     assert (f, t) == (1, 7.5)
 
 
-def _node_rows(forest, P: np.ndarray) -> dict[int, np.ndarray]:
+def node_rows(forest, P: np.ndarray) -> dict[int, np.ndarray]:
     """The training rows that reach each node of tree 0, by walking down from the root."""
     rows = {int(forest.roots[0]): np.arange(len(P))}
     out = {}
@@ -145,24 +154,27 @@ def _node_rows(forest, P: np.ndarray) -> dict[int, np.ndarray]:
         node, idx = rows.popitem()
         out[node] = idx
         if forest.left[node] >= 0:
-            go_left = P[idx, forest.feature[node]] <= forest.threshold[node]
+            go_left = ~goes_right(forest, node, P[idx, forest.feature[node]])
             rows[int(forest.left[node])] = idx[go_left]
             rows[int(forest.right[node])] = idx[~go_left]
     return out
 
 
+@pytest.mark.parametrize("onehot", [None, np.array([True, False, True, True])])
 @pytest.mark.parametrize("categorical", [True, False])
-def test_every_node_is_the_brute_force_split_of_its_rows(categorical: bool) -> None:
+def test_every_node_is_the_brute_force_split_of_its_rows(categorical: bool, onehot) -> None:
     rng = np.random.default_rng(3)
     for _ in range(15):
         n = int(rng.integers(30, 120))
-        P = np.column_stack([rng.integers(0, 4, n), rng.normal(size=n).round(1), np.ones(n)])
-        y = (P[:, 0] + rng.integers(0, 3, n)).astype(float)
+        P = np.column_stack(
+            [rng.integers(0, 4, n), rng.normal(size=n).round(1), np.ones(n), rng.integers(0, 6, n)]
+        )
+        y = (P[:, 0] + (P[:, 3] == 2) + rng.integers(0, 3, n)).astype(float)
         min_leaf = int(rng.integers(1, 8))
-        tree = grow_tree(P, y, categorical, min_leaf)
+        tree = grow_tree(P, y, categorical, min_leaf, onehot=onehot)
         yc = y if categorical else y - np.round(y.mean())
-        for node, idx in _node_rows(tree, P).items():
-            expected = reference_split(P[idx], yc[idx], categorical, min_leaf)
+        for node, idx in node_rows(tree, P).items():
+            expected = reference_split(P[idx], yc[idx], categorical, min_leaf, onehot)
             if tree.left[node] < 0:
                 assert expected is None
                 assert len(idx) >= min(min_leaf, n)
@@ -178,6 +190,23 @@ def _partition(leaves: np.ndarray) -> list[tuple[int, ...]]:
     for row, leaf in enumerate(leaves):
         groups.setdefault(int(leaf), []).append(row)
     return sorted(tuple(g) for g in groups.values())
+
+
+def test_onehot_tree_partitions_training_rows_like_sklearn_on_dummies() -> None:
+    # hazy's synthpop: scikit-learn's tree on one-hot indicators without the first category
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        codes = rng.integers(0, 6, 400)
+        x = rng.random(400).astype(np.float32).astype(np.float64)
+        y = np.array([0.0, 3.0, -1.0, 2.0, 0.5, 1.0])[codes] + x + rng.normal(size=400)
+        P = np.column_stack([codes, x]).astype(float)
+        tree = grow_tree(P, y, False, 20, onehot=np.array([True, False]))
+        assert np.isfinite(tree.upper[(tree.left >= 0) & (tree.feature == 0)]).all()
+        ours = apply_tree(tree, 0, P)
+        dummies = (codes[:, None] == np.arange(1, 6)).astype(float)
+        theirs = DecisionTreeRegressor(min_samples_leaf=20, random_state=seed)
+        theirs = theirs.fit(np.column_stack([dummies, x]), y).apply(np.column_stack([dummies, x]))
+        assert _partition(ours) == _partition(theirs)
 
 
 def test_regression_tree_partitions_training_rows_like_sklearn() -> None:
@@ -301,7 +330,11 @@ def small() -> tuple[np.ndarray, Schema, pd.DataFrame]:
 def test_registered_and_documented() -> None:
     gen = create("synthpop", min_samples_leaf=3)
     assert isinstance(gen, SynthpopGenerator)
-    assert gen.get_params() == {"visit_sequence": None, "min_samples_leaf": 3}
+    assert gen.get_params() == {
+        "visit_sequence": None,
+        "min_samples_leaf": 3,
+        "categorical_splits": "onehot",
+    }
     assert SynthpopGenerator.deterministic_fit is True
     assert not SynthpopGenerator.leaks_training_data
 
@@ -387,6 +420,35 @@ def test_min_samples_leaf_validated(small, value) -> None:
         SynthpopGenerator(min_samples_leaf=value).fit(X, schema, rng=np.random.default_rng(0))
 
 
+@pytest.mark.parametrize("value", ["one-hot", "", None, 1, ["onehot"]])
+def test_categorical_splits_validated(small, value) -> None:
+    X, schema, _ = small
+    gen = SynthpopGenerator(categorical_splits=value)  # stored as given, checked by fit
+    assert gen.categorical_splits == value
+    with pytest.raises(ParameterError, match=r"categorical_splits must be 'ordinal'.*or 'onehot'"):
+        gen.fit(X, schema, rng=np.random.default_rng(0))
+
+
+def test_onehot_splits_change_the_trees_not_the_determinism(adult) -> None:
+    X, schema = adult
+    rng = np.random.default_rng
+    onehot = create("synthpop", categorical_splits="onehot")
+    a = onehot.fit_sample(X, schema, 500, rng=rng(5))
+    b = create("synthpop", categorical_splits="onehot").fit_sample(X, schema, 500, rng=rng(5))
+    c = create("synthpop", categorical_splits="ordinal").fit_sample(X, schema, 500, rng=rng(5))
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+    # every categorical split of the fitted trees sends one code (not 0) right
+    forest = onehot.forest_
+    split = forest.left >= 0
+    on_categorical = split & schema.is_categorical[onehot.order_][np.maximum(forest.feature, 0)]
+    assert on_categorical.sum() > 100
+    codes = forest.threshold[on_categorical] + 0.5
+    np.testing.assert_array_equal(forest.upper[on_categorical], codes + 0.5)
+    assert np.all((codes == np.round(codes)) & (codes >= 1))
+    assert np.all(np.isinf(forest.upper[split & ~on_categorical]))
+
+
 def test_min_samples_leaf_one_and_tiny_tables(small) -> None:
     X, schema, _ = small
     gen = SynthpopGenerator(min_samples_leaf=1).fit(X, schema, rng=np.random.default_rng(0))
@@ -436,9 +498,11 @@ def _cramers_v(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(chi2 / n / (min(table.shape) - 1)))
 
 
-def test_fidelity_on_adult(adult) -> None:
+@pytest.mark.parametrize("splits", ["ordinal", "onehot"])
+def test_fidelity_on_adult(adult, splits: str) -> None:
     X, schema = adult
-    syn = create("synthpop").fit_sample(X, schema, len(X), rng=np.random.default_rng(11))
+    gen = create("synthpop", categorical_splits=splits)
+    syn = gen.fit_sample(X, schema, len(X), rng=np.random.default_rng(11))
     cards = schema.cardinalities
     for j, col in enumerate(schema.used):
         tvd = _tvd(X[:, j], syn[:, j], bool(schema.is_categorical[j]), int(cards[j]))
