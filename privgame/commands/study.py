@@ -434,6 +434,7 @@ def run(args: argparse.Namespace) -> int:
     from privgame.execution import scheduler_address
     from privgame.store import default_runs_root
     from privgame.studies import StudyFolder, create_study, execute_study, study_cost
+    from privgame.study_figures import figure_html
 
     command = args.study_command
     if command == "show":
@@ -458,6 +459,7 @@ def run(args: argparse.Namespace) -> int:
             workers=args.workers,
             scheduler=scheduler_address(args.scheduler),
             progress=ProgressBar(args.quiet),
+            figure=figure_html,
         )
         return _finish(folder)
     except KeyboardInterrupt:
