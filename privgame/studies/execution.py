@@ -25,6 +25,8 @@ from privgame.studies.jobs import Job, _job_context, plan_jobs
 from privgame.studies.results import FigureRenderer, write_outputs
 from privgame.studies.spec import _SHARED_ROLES, StudySpec, _json_safe
 
+__all__ = ["execute_study"]
+
 # --------------------------------------------------------------------------------------------
 # Execution
 # --------------------------------------------------------------------------------------------

@@ -34,6 +34,17 @@ from privgame.store import (
 from privgame.studies.jobs import Job, _check_sizes, _resolve_targets, study_cost
 from privgame.studies.spec import _STUDY_ID, StudySpec
 
+__all__ = [
+    "StudyFolder",
+    "StudyInfo",
+    "StudyResult",
+    "create_study",
+    "launch_study",
+    "list_studies",
+    "open_study",
+    "studies_dir",
+]
+
 # --------------------------------------------------------------------------------------------
 # The study folder
 # --------------------------------------------------------------------------------------------

@@ -17,6 +17,8 @@ from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.studies.spec import _ALL, StudySpec, _epsilon_text
 
+__all__ = ["Job", "plan_jobs", "study_cost"]
+
 # --------------------------------------------------------------------------------------------
 # Jobs: one run per value of the varied setting
 # --------------------------------------------------------------------------------------------

@@ -10,13 +10,12 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
-from privgame.store import (
-    RunFolder,
-    write_checked,
-)
+from privgame.store import RunFolder, write_checked
 from privgame.studies.folder import StudyFolder, StudyResult
 from privgame.studies.jobs import Job, plan_jobs
 from privgame.studies.spec import StudySpec
+
+__all__ = ["FigureRenderer", "estimation_noise", "study_results", "write_outputs"]
 
 # --------------------------------------------------------------------------------------------
 # Results

@@ -1,4 +1,4 @@
-"""A study's settings: :class:`StudySpec`, the values it varies, and its defaults."""
+"""A study's settings: :class:`StudySpec` and the values it varies (defaults: :mod:`privgame.defaults`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from privgame.defaults import (
-    STUDIES,
-)
+from privgame.defaults import STUDIES
 from privgame.errors import ParameterError
 from privgame.seeding import Role
 from privgame.spec import RunSpec, TargetSelection
+
+__all__ = ["StudyName", "StudySpec"]
 
 StudyName = Literal["size", "epsilon", "datasets", "convergence"]
 
