@@ -136,7 +136,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=(
             "Run one of the paper's studies as a set of runs under OUT/studies/<id>/, ending with a "
             "table (table.csv) and a figure (figure.html). An interrupted study resumes with "
-            "`study resume`."
+            "`study resume`. Every option of a study, with its default: `study NAME --help`."
         ),
     )
     sub = parser.add_subparsers(dest="study_command", metavar="NAME", required=True)
