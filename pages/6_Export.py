@@ -1,7 +1,8 @@
 """Export: the high-risk records, every per-record result, the run spec and the HTML report.
 
-Tables are written by :func:`privgame.report.to_bytes` (CSV cells that a spreadsheet would run
-as formulas are neutralised); the report is :func:`privgame.report.html_report`.
+The tables are :func:`privgame.report.export_table`'s, as in ``python -m privgame export``, written
+by :func:`privgame.report.to_bytes` (CSV cells that a spreadsheet would run as formulas are
+neutralised); the report is :func:`privgame.report.html_report`.
 """
 
 from __future__ import annotations
@@ -9,11 +10,14 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
-from privgame.audit import records_at
-from privgame.report import high_risk, html_report, to_bytes
+from privgame.report import export_table, html_report, to_bytes
 
 FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
 LABELS = {"csv": "CSV", "json": "JSON", "parquet": "Parquet"}
+CSV_KINDS = {
+    "csv": "Comma-separated, decimal point",
+    "csv-excel": "For spreadsheets: semicolon-separated, decimal comma",
+}
 
 
 def body() -> None:
@@ -25,9 +29,20 @@ def body() -> None:
     t = threshold_slider(
         folder, key="export-t", help="The high-risk list, the verdicts and the HTML report follow it."
     )
-    records = records_at(folder.records(), t)
-    risky = high_risk(records, t)
+    raw = folder.records()
+    records = export_table(raw, "records", t)
+    risky = export_table(raw, "high-risk", t)
     stem = f"{folder.run_id}"
+    csv_kind = st.radio(
+        "CSV files",
+        list(CSV_KINDS),
+        format_func=CSV_KINDS.get,
+        horizontal=True,
+        key="export-csv-kind",
+        help="Spreadsheets set to a European language expect ';' between cells and a decimal "
+        "comma; that file also starts with a byte-order mark so accents show. CSV and JSON round "
+        "the risks to 4 decimals; Parquet keeps every digit.",
+    )
 
     st.subheader("High-risk records")
     if spec.attack.games == "both":
@@ -43,7 +58,7 @@ def body() -> None:
     for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
         col.download_button(
             f"High-risk records ({LABELS[fmt]})",
-            to_bytes(risky, fmt),
+            to_bytes(risky, csv_kind if fmt == "csv" else fmt),
             file_name=f"{stem}-high-risk-t{t:.2f}.{fmt}",
             mime=mime,
             key=f"high-risk-{fmt}",
@@ -57,7 +72,7 @@ def body() -> None:
     for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
         col.download_button(
             f"Per-record results ({LABELS[fmt]})",
-            to_bytes(records, fmt),
+            to_bytes(records, csv_kind if fmt == "csv" else fmt),
             file_name=f"{stem}-records.{fmt}",
             mime=mime,
             key=f"records-{fmt}",

@@ -29,6 +29,7 @@ from privgame.audit import records_at
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
+from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError, RunError
 from privgame.games.plan import run_split
 from privgame.records import normalise_records, value_columns
@@ -37,17 +38,17 @@ from privgame.targets import nearest_neighbours
 
 __all__ = [
     "EXPORT_FORMATS",
+    "EXPORT_TABLES",
     "RESULT_COLUMNS",
+    "RISK_DECIMALS",
     "csv_safe",
+    "export_table",
     "high_risk",
     "html_report",
     "neutralise_cell",
     "record_profile",
     "to_bytes",
 ]
-
-EXPORT_FORMATS: tuple[str, ...] = ("csv", "json", "parquet")
-"""The table formats :func:`to_bytes` writes."""
 
 _GAME_PREFIXES = ("risk_model_seeded", "risk_traditional")
 _RISK_SUFFIXES = ("", "_low", "_high", "_tpr_at_fpr_0.01", "_tpr_at_fpr_0.1")
@@ -61,6 +62,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
 
 _HIGH_RISK_LEAD = (
     "record_id",
+    "audit_group",
     "risk_model_seeded",
     "risk_model_seeded_low",
     "risk_model_seeded_high",
@@ -69,8 +71,16 @@ _HIGH_RISK_LEAD = (
     "risk_traditional_high",
     "difference",
     "missed_by_traditional",
+    "verdict_model_seeded",
+    "verdict_traditional",
 )
 _REPORT_HIGH_RISK_ROWS = 50
+
+RISK_DECIMALS = 4
+"""Decimals of the risks, their bounds and their difference in CSV and JSON exports."""
+
+EXPORT_TABLES: tuple[str, ...] = ("high-risk", "records")
+"""The tables :func:`export_table` makes."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,11 +115,11 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     DataFrame
         The records with ``risk_model_seeded > t`` (a record with an undefined risk is never
         listed), sorted by it in descending order (ties by ``record_id``), with a fresh index.
-        Columns: ``record_id``, the model-seeded risk and its 95% bounds, the traditional risk
-        and its bounds, ``difference``, ``missed_by_traditional`` (``risk_traditional <= t``:
-        the traditional game would call the record low risk), then every other column of
-        ``records`` (TPR at low FPR, outlier score, the record's values ``value:<name>``) in
-        their order.
+        Columns: ``record_id``, ``audit_group``, the model-seeded risk and its 95% bounds, the
+        traditional risk and its bounds, ``difference``, ``missed_by_traditional``
+        (``risk_traditional <= t``: the traditional game would call the record low risk), the
+        verdicts, then every other column of ``records`` (TPR at low FPR, outlier score, the
+        record's values ``value:<name>``) in their order.
 
     Raises
     ------
@@ -117,27 +127,68 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
         If ``records`` lacks the risk columns or ``t`` is outside [0, 1].
     """
     t = _check_threshold(threshold)
-    needed = ["record_id", "risk_model_seeded", "risk_traditional"]
-    missing = [c for c in needed if c not in records.columns]
+    out = _with_missed(records, t)
+    out = out.loc[out["risk_model_seeded"].to_numpy(np.float64) > t]
+    return out.sort_values(
+        ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
+
+
+def _with_missed(records: pd.DataFrame, t: float) -> pd.DataFrame:
+    """``records_at(records, t)`` with ``missed_by_traditional``, the result columns first.
+
+    ``missed_by_traditional`` is true for a record at risk (``risk_model_seeded > t``) that the
+    traditional game calls low risk (``risk_traditional <= t``); an undefined risk is never at risk.
+    """
+    missing = [c for c in ("record_id", "risk_model_seeded", "risk_traditional") if c not in records.columns]
     if missing:
         raise ParameterError(
             f"The records table lacks the columns {missing}; pass the table of a finished run "
             "(RunFolder.records())."
         )
-    ms = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
-    tr = pd.to_numeric(records["risk_traditional"], errors="coerce").to_numpy(np.float64)
-    out = records_at(records.loc[ms > t], t)
-    chosen = tr[ms > t]
-    if "verdict_traditional" in records.columns and (records["verdict_traditional"] == "not run").all():
+    out = records_at(records, t)
+    ms = pd.to_numeric(out["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
+    tr = pd.to_numeric(out["risk_traditional"], errors="coerce").to_numpy(np.float64)
+    out["risk_model_seeded"] = ms
+    if "verdict_traditional" in out.columns and len(out) and (out["verdict_traditional"] == "not run").all():
         # A re-audit without the traditional game: it missed nothing and caught nothing.
         out["missed_by_traditional"] = pd.Series(["not run"] * len(out), index=out.index, dtype=object)
     else:
-        out["missed_by_traditional"] = chosen <= t
-    out = out.sort_values(
-        ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
-    ).reset_index(drop=True)
+        out["missed_by_traditional"] = (np.nan_to_num(ms, nan=-1.0) > t) & ~(tr > t)
     lead = [c for c in _HIGH_RISK_LEAD if c in out.columns]
     return out[lead + [c for c in out.columns if c not in lead]]
+
+
+def export_table(records: pd.DataFrame, what: str, threshold: float) -> pd.DataFrame:
+    """The table of one export of a run: the CLI's ``export`` and the Export page both use it.
+
+    Parameters
+    ----------
+    records : DataFrame
+        A run's per-record results (:meth:`privgame.store.RunFolder.records`).
+    what : {"high-risk", "records"}
+        ``high-risk``: :func:`high_risk`. ``records``: every evaluated record in the run's order,
+        with its verdicts at ``threshold`` and ``missed_by_traditional``.
+    threshold : float
+        The high-risk threshold ``t`` in [0, 1].
+
+    Returns
+    -------
+    DataFrame
+        Both tables have the same columns in the same order: ``record_id``, ``audit_group``,
+        the risks and their bounds, ``difference``, ``missed_by_traditional``, the verdicts,
+        then the other columns of ``records`` in their order (the values last).
+
+    Raises
+    ------
+    ParameterError
+        For another ``what``, a ``t`` outside [0, 1], or a table without the risk columns.
+    """
+    if what == "high-risk":
+        return high_risk(records, threshold)
+    if what == "records":
+        return _with_missed(records, _check_threshold(threshold)).reset_index(drop=True)
+    raise ParameterError(f"Unknown table {what!r}; use one of {list(EXPORT_TABLES)}.")
 
 
 # --------------------------------------------------------------------------------------------
@@ -157,6 +208,20 @@ def _json_value(value: Any) -> Any:
     return value
 
 
+def _rounded_risks(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` with its risk, bound and difference columns rounded to :data:`RISK_DECIMALS`."""
+    risky = [
+        c
+        for c in df.columns
+        if (str(c).startswith(_GAME_PREFIXES) or c == "difference") and pd.api.types.is_float_dtype(df[c])
+    ]
+    if not risky:
+        return df
+    out = df.copy()
+    out[risky] = out[risky].round(RISK_DECIMALS)
+    return out
+
+
 def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:
     """Serialise a table for download.
 
@@ -164,10 +229,14 @@ def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:
     ----------
     df : DataFrame
         The table (its index is not written).
-    fmt : {"csv", "json", "parquet"}
-        ``csv``: UTF-8, ``\\n`` line ends, always neutralised with :func:`csv_safe`. ``json``: a
-        list of one object per row (pandas' ``records`` orient), UTF-8, exact floats, with
-        ``null`` for missing or non-finite numbers. ``parquet``: pyarrow.
+    fmt : {"csv", "csv-excel", "json", "parquet"}
+        ``csv``: UTF-8, ``,``-separated, ``\\n`` line ends, always neutralised with
+        :func:`csv_safe`. ``csv-excel``: the same for spreadsheets set to a European locale: a
+        UTF-8 byte-order mark (so accents survive), ``;`` between cells and a decimal comma.
+        ``json``: a list of one object per row (pandas' ``records`` orient), UTF-8, with
+        ``null`` for missing or non-finite numbers. In these three the risks, their bounds and
+        their difference are rounded to :data:`RISK_DECIMALS` decimals; other numbers are
+        exact. ``parquet``: pyarrow, every number exact.
 
     Returns
     -------
@@ -178,8 +247,13 @@ def to_bytes(df: pd.DataFrame, fmt: str) -> bytes:
     ParameterError
         If ``fmt`` is not one of the formats.
     """
+    if fmt in ("csv", "csv-excel", "json"):
+        df = _rounded_risks(df)
     if fmt == "csv":
         return csv_safe(df).to_csv(index=False, lineterminator="\n").encode("utf-8")
+    if fmt == "csv-excel":
+        text = csv_safe(df).to_csv(index=False, lineterminator="\r\n", sep=";", decimal=",")
+        return text.encode("utf-8-sig")
     if fmt == "json":
         rows = [{str(k): _json_value(v) for k, v in row.items()} for row in df.to_dict(orient="records")]
         return json.dumps(rows, ensure_ascii=False, allow_nan=False).encode("utf-8")

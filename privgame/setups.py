@@ -24,7 +24,6 @@ import pandas as pd
 from privgame.data import Dataset, fingerprint_table, load_dataset, prepare_table
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.data.splits import (
-    DEFAULT_HOLDOUT,
     Sizes,
     check_sizes,
     default_aux_rows,
@@ -32,6 +31,7 @@ from privgame.data.splits import (
     holdout_rows,
     release_split,
 )
+from privgame.defaults import DEFAULT_HOLDOUT
 from privgame.errors import DataError, ParameterError, SchemaError, SizeError
 from privgame.spec import Setup
 

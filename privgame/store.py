@@ -79,12 +79,18 @@ __all__ = [
     "PLAN",
     "RunFolder",
     "RunInfo",
+    "append_checksum",
     "atomic_write",
     "create_run",
     "default_runs_root",
     "list_runs",
+    "real_folders",
+    "refuse_link",
+    "remove_folder",
+    "sha256_hex",
     "status_problem",
     "symlinked_entries",
+    "write_checked",
     "write_error",
 ]
 
@@ -217,12 +223,15 @@ def _read_parquet_bytes(data: bytes) -> pd.DataFrame:
     return pd.read_parquet(pa.BufferReader(buffer))
 
 
-def _sha256(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
+    """The SHA-256 digest of ``data`` in hex, as the checksum log records it."""
     return hashlib.sha256(data).hexdigest()
 
 
-def _append_checksum(folder: Path, relative: str, digest: str) -> None:
+def append_checksum(folder: Path, relative: str, digest: str) -> None:
     """Append one ``<hex>  <path>`` line to the folder's checksum log, durably.
+
+    Use it for a file written otherwise than by :func:`write_checked` (e.g. copied whole).
 
     A single ``write`` to a file opened for appending lands whole at the end even with several
     writers, so the log needs no lock; a line torn by a power cut no longer matches the line
@@ -239,10 +248,14 @@ def _append_checksum(folder: Path, relative: str, digest: str) -> None:
         raise write_error(folder / CHECKSUMS, error) from None
 
 
-def _write_checked(folder: Path, relative: str, data: bytes) -> None:
-    """Write ``folder/relative`` atomically, then record its checksum."""
+def write_checked(folder: Path, relative: str, data: bytes) -> None:
+    """Write ``folder/relative`` atomically, then record its checksum.
+
+    A run or study folder's files are written this way, so that
+    reading it back through :class:`CheckedFolder` tells a damaged file from a whole one.
+    """
     atomic_write(folder / relative, data)
-    _append_checksum(folder, relative, _sha256(data))
+    append_checksum(folder, relative, sha256_hex(data))
 
 
 def json_bytes(data: Any) -> bytes:
@@ -669,7 +682,7 @@ class CheckedFolder(StatusFolder):
 
     def _checksum_problem(self, relative: str, data: bytes) -> str | None:
         expected = (self._checksums() or {}).get(relative)
-        if expected is not None and expected == _sha256(data):
+        if expected is not None and expected == sha256_hex(data):
             return None
         if expected is None:
             what = (
@@ -689,7 +702,14 @@ class CheckedFolder(StatusFolder):
         return self._checksum_problem(relative, data) is None
 
 
-def _refuse_link(path: Path, what: str) -> None:
+def refuse_link(path: Path, what: str) -> None:
+    """Refuse to open ``path`` as a ``what`` folder (``"run"``, ``"study"``) if it is a symbolic link.
+
+    Raises
+    ------
+    RunError
+        When ``path`` is a symbolic link, naming where it points.
+    """
     if path.is_symlink():
         raise RunError(
             f"{path} is a symbolic link; privgame opens {what} folders only as real folders, so that "
@@ -711,7 +731,7 @@ class RunFolder(CheckedFolder):
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         super().__init__(path)
-        _refuse_link(self.path, "run")
+        refuse_link(self.path, "run")
         if not (self.path / "spec.json").is_file():
             raise RunError(
                 f"{self.path} is not a privgame run folder (it has no spec.json); "
@@ -745,7 +765,7 @@ class RunFolder(CheckedFolder):
 
     def write_spec(self, spec: RunSpec) -> None:
         """Replace the spec (only :func:`privgame.games.engine.extend` does: more evaluation runs)."""
-        _write_checked(self.path, "spec.json", spec.to_json().encode())
+        write_checked(self.path, "spec.json", spec.to_json().encode())
 
     def load_table(self) -> pd.DataFrame:
         """The prepared table the run audits."""
@@ -781,7 +801,7 @@ class RunFolder(CheckedFolder):
 
     def write_unit_plan(self, plan: Mapping[str, Any]) -> None:
         """Write the unit plan once, before the first checkpoint (``plan.json``, checksummed)."""
-        _write_checked(self.path, PLAN, json_bytes(dict(plan)))
+        write_checked(self.path, PLAN, json_bytes(dict(plan)))
 
     def shared_starts(self, role: str) -> list[int]:
         """The first dataset index of every checkpoint file of ``role``, sorted (names only)."""
@@ -796,7 +816,7 @@ class RunFolder(CheckedFolder):
     # -- checkpoints ----------------------------------------------------------------------
     def save_shared(self, role: str, start: int, datasets: np.ndarray) -> None:
         """Checkpoint shared synthetic datasets ``start .. start + len(datasets)`` of ``role``."""
-        _write_checked(self.path, _shared_name(role, start), _npz_bytes({"datasets": datasets}))
+        write_checked(self.path, _shared_name(role, start), _npz_bytes({"datasets": datasets}))
 
     def shared_done(self, role: str, start: int) -> bool:
         """Whether that chunk is checkpointed and matches its checksum (else it is recomputed)."""
@@ -836,7 +856,7 @@ class RunFolder(CheckedFolder):
 
     def save_target(self, record_id: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one evaluated target."""
-        _write_checked(self.path, _target_name(record_id), _npz_bytes(arrays))
+        write_checked(self.path, _target_name(record_id), _npz_bytes(arrays))
 
     def target_done(self, record_id: int) -> bool:
         """Whether that target is checkpointed and matches its checksum (else it is recomputed)."""
@@ -879,7 +899,7 @@ class RunFolder(CheckedFolder):
 
     def save_pool(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one unit of the pooled traditional game as ``pool/<name>.npz``."""
-        _write_checked(self.path, _pool_name(name), _npz_bytes(arrays))
+        write_checked(self.path, _pool_name(name), _npz_bytes(arrays))
 
     def pool_names(self) -> list[str]:
         """Names of every pool checkpoint present (intact or not), sorted."""
@@ -918,18 +938,18 @@ class RunFolder(CheckedFolder):
         """
         buffer = io.BytesIO()
         scores.to_parquet(buffer, index=False)
-        _write_checked(self.path, "scores.parquet", buffer.getvalue())
-        _write_checked(self.path, "summary.json", json_bytes(dict(summary)))
+        write_checked(self.path, "scores.parquet", buffer.getvalue())
+        write_checked(self.path, "summary.json", json_bytes(dict(summary)))
         from privgame.csvsafe import csv_safe  # a spreadsheet must not run a record's text
 
-        _write_checked(
+        write_checked(
             self.path,
             "records.csv",
             csv_safe(records).to_csv(index=False, lineterminator="\n").encode(),
         )
         buffer = io.BytesIO()
         records.to_parquet(buffer, index=False)
-        _write_checked(self.path, "records.parquet", buffer.getvalue())
+        write_checked(self.path, "records.parquet", buffer.getvalue())
 
     def has_results(self) -> bool:
         """Whether the final results are written."""
@@ -1057,11 +1077,17 @@ class RunFolder(CheckedFolder):
         status = self.status()
         if self.is_running() or (status.get("state") in ("queued", "running") and not self.status_is_stale()):
             raise RunError(f"Run {self.run_id} is running; cancel it before deleting it.")
-        _remove_folder(self.path, f"run {self.run_id}")
+        remove_folder(self.path, f"run {self.run_id}")
 
 
-def _remove_folder(path: Path, what: str) -> None:
-    """Remove ``path`` (a symbolic link: only the link), turning an OS error into a RunError."""
+def remove_folder(path: Path, what: str) -> None:
+    """Remove ``path`` (a symbolic link: only the link), turning an OS error into a RunError.
+
+    Raises
+    ------
+    RunError
+        When the folder cannot be removed completely, naming what to do.
+    """
     try:
         if path.is_symlink():
             path.unlink()
@@ -1154,8 +1180,8 @@ def create_run(
         raise RunError(f"Could not create a new run folder under {root}.")
     try:
         os.chmod(path, 0o700)  # mkdir's mode is masked by the umask; an odd umask must not widen it
-        _write_checked(path, "data.parquet", data)
-        _write_checked(path, "spec.json", spec.to_json().encode())
+        write_checked(path, "data.parquet", data)
+        write_checked(path, "spec.json", spec.to_json().encode())
         folder = RunFolder(path)
         folder.write_status(state="created", created=time.time(), done_units=0, total_units=None)
     except BaseException as error:
@@ -1166,7 +1192,7 @@ def create_run(
     return folder
 
 
-def _real_folders(root: Path) -> Iterator[Path]:
+def real_folders(root: Path) -> Iterator[Path]:
     """The folders directly under ``root``, sorted; symbolic links are skipped, never followed."""
     try:
         entries = sorted(root.iterdir())
@@ -1190,7 +1216,7 @@ def iter_run_folders(root: str | os.PathLike[str]) -> Iterator[RunFolder]:
     root = Path(root)
     if not root.is_dir():
         return
-    for path in _real_folders(root):
+    for path in real_folders(root):
         if _RUN_ID.match(path.name) and (path / "spec.json").is_file():
             yield RunFolder(path)
 

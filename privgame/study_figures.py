@@ -35,6 +35,7 @@ __all__ = [
     "convergence_chart",
     "datasets_chart",
     "epsilon_chart",
+    "figure_html",
     "size_chart",
     "study_chart",
     "write_png",
@@ -489,6 +490,14 @@ def study_chart(spec: StudySpec, result: StudyResult) -> Chart:
         return _CHARTS[spec.study](spec, result)
     except KeyError:
         raise ParameterError(f"Study {spec.study!r} has no chart; use one of {sorted(_CHARTS)}.") from None
+
+
+def figure_html(spec: StudySpec, result: StudyResult) -> str:
+    """A study's ``figure.html``: its chart as one self-contained page, plotly.js inlined.
+
+    Pass it to :func:`privgame.studies.execute_study` (``figure=figure_html``).
+    """
+    return study_chart(spec, result).figure.to_html(include_plotlyjs=True, full_html=True)
 
 
 # --------------------------------------------------------------------------------------------

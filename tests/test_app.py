@@ -960,6 +960,21 @@ def test_export_page_offers_every_download(with_runs: Path) -> None:
     assert f"**{at_risk:,}** of {len(records):,}" in _texts(at.markdown)
 
 
+def test_export_page_offers_csv_for_spreadsheets(with_runs: Path) -> None:
+    at = _page("6_Export")
+    choice = at.radio(key="export-csv-kind")
+    assert choice.options == [
+        "Comma-separated, decimal point",
+        "For spreadsheets: semicolon-separated, decimal comma",
+    ]
+    assert choice.value == "csv"
+    choice.set_value("csv-excel").run()
+    _no_failures(at)
+    assert at.radio(key="export-csv-kind").value == "csv-excel"
+    labels = [b.label for b in at.get("download_button")]
+    assert "High-risk records (CSV)" in labels and "Per-record results (CSV)" in labels
+
+
 def test_export_threshold_changes_the_high_risk_list(with_runs: Path) -> None:
     at = _page("6_Export")
     key = next(s.key for s in at.slider if s.key.startswith("export-t-"))

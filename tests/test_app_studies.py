@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.studies import StudySpec, create_study, execute_study, list_studies
+from privgame.study_figures import figure_html
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Studies.py")
@@ -57,7 +58,7 @@ def finished(tmp_path_factory: pytest.TempPathFactory, dataset) -> Path:
         StudySpec("convergence", _base(dataset), n_evals=(4, 8), repeats=2),
     ]
     for spec in specs:
-        execute_study(create_study(root, spec, dataset.table), workers=1)
+        execute_study(create_study(root, spec, dataset.table), workers=1, figure=figure_html)
     return root
 
 

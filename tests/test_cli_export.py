@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import subprocess
 import sys
@@ -202,3 +203,85 @@ def test_export_rejects_bad_output_and_unfinished_runs(run: RunFolder, tmp_path:
         export.run(parse(str(unfinished.path), "-o", str(tmp_path / "x.csv")))
     # the settings of an unfinished run can still be exported
     assert export.run(parse(str(unfinished.path), "--what", "spec", "-o", str(tmp_path / "s"))) == 0
+
+
+def test_both_exports_have_the_same_columns_in_the_same_order(run: RunFolder) -> None:
+    records = pd.read_csv(io.BytesIO(export.export_bytes(run, "records", "csv", 0.0)))
+    risky = pd.read_csv(io.BytesIO(export.export_bytes(run, "high-risk", "csv", 0.0)))
+    assert list(records.columns) == list(risky.columns)
+    assert list(records.columns[:9]) == [
+        "record_id",
+        "risk_model_seeded",
+        "risk_model_seeded_low",
+        "risk_model_seeded_high",
+        "risk_traditional",
+        "risk_traditional_low",
+        "risk_traditional_high",
+        "difference",
+        "missed_by_traditional",
+    ]
+    # every record is at risk at t = 0.8 exactly when it is in the high-risk list
+    at_08 = pd.read_csv(io.BytesIO(export.export_bytes(run, "records", "csv", 0.8)))
+    missed = at_08.loc[at_08["missed_by_traditional"], "record_id"].tolist()
+    high = high_risk(run.records(), 0.8)
+    assert sorted(missed) == sorted(high.loc[high["missed_by_traditional"], "record_id"].tolist())
+    assert len(missed) == 2
+    assert not at_08.loc[at_08["risk_model_seeded"] <= 0.8, "missed_by_traditional"].any()
+
+
+def _long_digits(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.copy()
+    out["difference"] = [-0.16555000000000003, 1 / 3, 0.0, math.nan]
+    out["risk_model_seeded"] = [2 / 3, 0.123456789, 1.0, math.nan]
+    out["value:size"] = [10.123456, 1.5, -2.25, 0.0]
+    return out
+
+
+@pytest.fixture
+def long_digits() -> pd.DataFrame:
+    return _long_digits(
+        pd.DataFrame({"record_id": [1, 2, 3, 4], "value:colour": ["rouge", "bleu", "vert", "=1+1"]})
+    )
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_text_exports_round_risks_to_4_decimals(long_digits: pd.DataFrame, fmt: str) -> None:
+    from privgame.report import to_bytes
+
+    data = to_bytes(long_digits, fmt)
+    text = data.decode()
+    assert "-0.1656" in text and "0.16555000000000003" not in text
+    assert "0.6667" in text and "0.1235" in text
+    assert "10.123456" in text  # a record's own value keeps its digits
+    back = pd.read_csv(io.BytesIO(data)) if fmt == "csv" else pd.DataFrame(json.loads(data))
+    assert back["risk_model_seeded"].tolist()[:3] == [0.6667, 0.1235, 1.0]
+
+
+def test_parquet_export_keeps_every_digit(long_digits: pd.DataFrame) -> None:
+    from privgame.report import to_bytes
+
+    back = pd.read_parquet(io.BytesIO(to_bytes(long_digits, "parquet")))
+    assert back["difference"].iloc[0] == -0.16555000000000003
+
+
+def test_csv_for_spreadsheets_has_a_bom_semicolons_and_decimal_commas(long_digits: pd.DataFrame) -> None:
+    from privgame.report import to_bytes
+
+    data = to_bytes(long_digits, "csv-excel")
+    assert data.startswith("\ufeff".encode()) and not to_bytes(long_digits, "csv").startswith(b"\xef")
+    lines = data.decode("utf-8-sig").split("\r\n")
+    assert lines[0] == "record_id;value:colour;difference;risk_model_seeded;value:size"
+    assert lines[1] == "1;rouge;-0,1656;0,6667;10,123456"
+    assert lines[4].startswith("4;'=1+1;")  # neutralised like the plain CSV
+    back = pd.read_csv(io.BytesIO(data), sep=";", decimal=",", encoding="utf-8-sig")
+    plain = pd.read_csv(io.BytesIO(to_bytes(long_digits, "csv")))
+    pd.testing.assert_frame_equal(back, plain)
+
+
+def test_export_command_writes_csv_for_spreadsheets(run: RunFolder, tmp_path: Path) -> None:
+    out = tmp_path / "records-excel.csv"
+    args = parse(str(run.path), "--what", "records", "--format", "csv-excel", "-o", str(out))
+    assert export.run(args) == 0
+    back = pd.read_csv(out, sep=";", decimal=",", encoding="utf-8-sig")
+    plain = pd.read_csv(io.BytesIO(export.export_bytes(run, "records", "csv")))
+    pd.testing.assert_frame_equal(back, plain)

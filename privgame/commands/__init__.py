@@ -11,4 +11,10 @@ Each subcommand is one module here exposing two functions:
     :func:`privgame.cli.main` prints it without a traceback.
 
 :data:`privgame.cli.COMMANDS` lists the modules, one line each.
+
+``python -m privgame --help`` imports every one of them, so a command module imports at its top
+only what its parser needs (the standard library, :mod:`privgame.defaults`, :mod:`privgame.spec`,
+:mod:`privgame.errors`, :mod:`privgame.terminal`) and imports numpy, pandas, scikit-learn, numba,
+plotly and the modules that use them inside ``run``: the CLI then starts in a fraction of a
+second (``benchmarks/startup.py``; ``tests/test_cli_help.py`` checks the imports).
 """

@@ -7,12 +7,12 @@ import json
 import math
 import os
 import stat
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from privgame.data import Dataset, declare_domain, parse_domain
-from privgame.data.domain import MAX_DOMAIN_BYTES
 from privgame.errors import ParameterError
-from privgame.jsonlimits import check_limits
+
+if TYPE_CHECKING:
+    from privgame.data import Dataset
 
 __all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
 
@@ -54,7 +54,9 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
         ),
     )
     group.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k (default 1)")
-    group.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon > 0, or inf")
+    group.add_argument(
+        "--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon > 0, or inf (default 1.0)"
+    )
     group.add_argument("--bins", type=int, help="Baynet/PrivBayes: bins per continuous column (default 10)")
     group.add_argument(
         "--min-leaf",
@@ -127,6 +129,8 @@ def generator_params(args: argparse.Namespace) -> dict[str, Any]:
 
 def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:
     """``--param KEY=VALUE`` pairs as keyword arguments; a problem for each malformed one."""
+    from privgame.jsonlimits import check_limits
+
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
@@ -175,6 +179,9 @@ def apply_domain(dataset: Dataset, path: str | None) -> Dataset:
         For a path that cannot be read or is not a regular file, or a domain that
         :func:`~privgame.data.parse_domain` refuses.
     """
+    from privgame.data import declare_domain, parse_domain
+    from privgame.data.domain import MAX_DOMAIN_BYTES
+
     if not path:
         return dataset
     try:

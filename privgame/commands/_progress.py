@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
-from privgame.games.engine import Progress
 from privgame.terminal import carriage_return
+
+if TYPE_CHECKING:
+    from privgame.games.engine import Progress
 
 __all__ = ["ProgressBar", "duration"]
 

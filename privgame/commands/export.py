@@ -6,13 +6,17 @@
     The records with model-seeded risk above ``t``, riskiest first
     (:func:`privgame.report.high_risk`).
 ``records``
-    Every evaluated record with its values, both risks, their bounds and their verdicts at ``t``.
+    Every evaluated record with its values, both risks, their bounds, their verdicts at ``t``
+    and ``missed_by_traditional``.
 ``spec``
     The run's settings (``spec.json``), always JSON.
 ``html``
     A self-contained HTML report (:func:`privgame.report.html_report`).
 
-Tables are written as CSV (neutralised against CSV injection), JSON or Parquet (``--format``).
+Tables are written as CSV (neutralised against CSV injection), CSV for a spreadsheet
+(``csv-excel``: UTF-8 byte-order mark, ``;`` separator, decimal comma), JSON or Parquet
+(``--format``); CSV and JSON round the risks to 4 decimals. Both tables have the same columns in
+the same order (:func:`privgame.report.export_table`, which the Export page uses too).
 The file is written like every output (:func:`privgame.outputs.write_output`: owner-only,
 atomically, refusing a pipe or a device). ``-o -`` writes the exact bytes to stdout when it is a
 pipe or a file; on a terminal, text is shown with its control characters escaped and Parquet is
@@ -24,14 +28,14 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from privgame.audit import records_at
+from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError, RunError
-from privgame.outputs import check_output_path, write_output
-from privgame.records import identifiers_first
-from privgame.report import EXPORT_FORMATS, high_risk, html_report, to_bytes
-from privgame.store import RunFolder
 from privgame.terminal import raw_stream, terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.store import RunFolder
 
 __all__ = ["WHAT", "add_parser", "export_bytes", "run"]
 
@@ -58,7 +62,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--format",
         choices=EXPORT_FORMATS,
         default=None,
-        help="table format for high-risk and records (default: csv)",
+        help="table format for high-risk and records: csv, csv-excel (for spreadsheets: UTF-8 "
+        "byte-order mark, ';' between cells, decimal comma), json or parquet (default: csv)",
     )
     parser.add_argument(
         "--threshold",
@@ -83,8 +88,9 @@ def export_bytes(
         The run.
     what : {"high-risk", "records", "spec", "html"}
         What to export.
-    fmt : {"csv", "json", "parquet"}, optional
-        Table format for ``high-risk`` and ``records`` (default ``csv``). ``spec`` is always
+    fmt : {"csv", "csv-excel", "json", "parquet"}, optional
+        Table format for ``high-risk`` and ``records`` (default ``csv``; see
+        :func:`privgame.report.to_bytes`). ``spec`` is always
         JSON and ``html`` always HTML; asking for another format for them is an error.
     threshold : float, optional
         High-risk threshold ``t`` for ``high-risk`` and ``html``; the run's own by default.
@@ -100,6 +106,9 @@ def export_bytes(
     RunError
         If the run has no results yet (every export but ``spec``).
     """
+    from privgame.records import identifiers_first
+    from privgame.report import export_table, html_report, to_bytes
+
     if what not in WHAT:
         raise ParameterError(f"Unknown export {what!r}; use one of {list(WHAT)}.")
     if what == "spec":
@@ -115,12 +124,10 @@ def export_bytes(
             )
         return html_report(folder, threshold).encode("utf-8")
     _require_done(folder)
-    records = folder.records()
     t = folder.spec().threshold if threshold is None else threshold
-    schema = folder.spec().schema
-    if what == "high-risk":
-        return to_bytes(identifiers_first(high_risk(records, t), schema), fmt or "csv")
-    return to_bytes(identifiers_first(records_at(records, t), schema), fmt or "csv")
+    # Who each record is (identifier columns) comes first, in every export.
+    table = export_table(folder.records(), what, t)
+    return to_bytes(identifiers_first(table, folder.spec().schema), fmt or "csv")
 
 
 def _require_done(folder: RunFolder) -> None:
@@ -134,6 +141,9 @@ def _require_done(folder: RunFolder) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the chosen export to ``args.output`` (``-``: stdout)."""
+    from privgame.outputs import check_output_path, write_output
+    from privgame.store import RunFolder
+
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():
         raise RunError(f"{run_dir} is not a folder; give the folder a run was written to.")

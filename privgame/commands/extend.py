@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.commands._progress import ProgressBar
 from privgame.errors import ParameterError
-from privgame.execution import scheduler_address
-from privgame.games.engine import extend
 from privgame.spec import MAX_N_EVAL, parse_ids
-from privgame.store import RunFolder
+from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "describe_pass", "run"]
 
@@ -39,7 +38,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--threshold", type=float, help="t for choosing undecided records (default: the run's)"
     )
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
-    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
+    parser.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=run)
 
@@ -55,28 +57,46 @@ def describe_pass(result: dict[str, object]) -> str:
     )
 
 
+def _again(path: object, args: argparse.Namespace, record_ids: list[int] | None) -> str:
+    """The ``extend`` command that goes on where this one stopped (nothing is trained twice)."""
+    chosen: list[object] = []
+    if args.all:
+        chosen = ["--all"]
+    elif record_ids:
+        chosen = ["--record-ids", *record_ids]
+    if args.threshold is not None:
+        chosen += ["--threshold", args.threshold]
+    return privgame_command("extend", path, "--n-eval", args.n_eval, *chosen, *execution_flags(args))
+
+
 def run(args: argparse.Namespace) -> int:
     if args.n_eval > MAX_N_EVAL:
         raise ParameterError(f"--n-eval must be at most {MAX_N_EVAL:,}, a hard limit; got {args.n_eval:,}.")
+    from privgame.execution import scheduler_address
+    from privgame.games.engine import extend
+    from privgame.store import RunFolder
+
     folder = RunFolder(args.run_dir)
     record_ids: list[int] | None = None
     if args.all:
         record_ids = [int(r) for r in folder.records()["record_id"]]
     elif args.record_ids:
         record_ids = list(parse_ids(args.record_ids))
-    result = extend(
-        folder,
-        args.n_eval,
-        record_ids=record_ids,
-        threshold=args.threshold,
-        workers=args.workers,
-        scheduler=scheduler_address(args.scheduler),
-        progress=ProgressBar(args.quiet),
-    )
-    if result.get("cancelled"):
-        print(
-            f"cancelled; run it again to finish: python -m privgame extend {folder.path} ...", file=sys.stderr
+    print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    try:
+        result = extend(
+            folder,
+            args.n_eval,
+            record_ids=record_ids,
+            threshold=args.threshold,
+            workers=args.workers,
+            scheduler=scheduler_address(args.scheduler),
+            progress=ProgressBar(args.quiet),
         )
+    except KeyboardInterrupt:
+        return interrupted("run", folder.path, _again(folder.path, args, record_ids))
+    if result.get("cancelled"):
+        print(f"cancelled; run it again to finish: {_again(folder.path, args, record_ids)}", file=sys.stderr)
         return 3
     print(describe_pass(result))
     return 0

@@ -8,9 +8,6 @@ import textwrap
 from typing import Any
 
 from privgame.commands._options import _epsilon
-from privgame.data import load_dataset
-from privgame.release import check_output_paths, make_release, write_release
-from privgame.store import RunFolder
 from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
@@ -33,7 +30,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--seed", type=int, help="the release's seed (default: the run's seed)")
     check = parser.add_argument_group("checks (optional): refuse the release unless these match the audit")
     check.add_argument("--data", help="the table you mean to release from: it must be the audited one")
-    check.add_argument("--missing", choices=("drop", "category"), help="with --data: as given to run")
+    check.add_argument(
+        "--missing", choices=("drop", "category"), help="with --data: as given to run (default: the run's)"
+    )
     check.add_argument("--generator", help="the generator you mean to release with")
     check.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k")
     check.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon, or inf")
@@ -43,13 +42,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--categorical-splits",
         dest="categorical_splits",
         choices=("onehot", "ordinal"),
-        help="Synthpop: how categorical predictors are split",
+        help="Synthpop: how categorical predictors are split (default: the audited run's)",
     )
-    parser.add_argument("--threshold", type=float, help="high-risk threshold t of the card's verdict")
+    parser.add_argument(
+        "--threshold", type=float, help="high-risk threshold t of the card's verdict (default: the run's)"
+    )
     parser.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.data import load_dataset
+    from privgame.release import check_output_paths, make_release, write_release
+    from privgame.store import RunFolder
+
     check_output_paths(args.output)  # before the generator is trained
     folder = RunFolder(args.run_dir)
     spec = folder.spec()

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import argparse
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from privgame.audit import run_summary
-from privgame.store import RunFolder
 from privgame.terminal import json_text, terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.store import RunFolder
 
 __all__ = ["add_parser", "format_summary", "run", "summary_at", "wrapped"]
 
@@ -27,6 +28,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, Any]:
     """The run's summary recomputed at ``threshold`` (see :func:`privgame.audit.run_summary`)."""
+    from privgame.audit import run_summary
+
     return run_summary(folder, threshold)
 
 
@@ -116,6 +119,8 @@ def wrapped(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.store import RunFolder
+
     summary = summary_at(RunFolder(args.run_dir), args.threshold)
     if args.json:
         print(json_text(summary, sort_keys=True, default=float))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
+from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.commands._options import (
     add_domain_option,
     add_generator_options,
@@ -13,26 +15,25 @@ from privgame.commands._options import (
     generator_params,
 )
 from privgame.commands._progress import ProgressBar
-from privgame.data import Dataset, load_dataset
-from privgame.duplicates import drop_duplicate_rows
+from privgame.defaults import DEFAULT_HOLDOUT, MISSING_POLICIES
 from privgame.errors import ParameterError
-from privgame.estimate import Calibration, check_cost
-from privgame.execution import resolve_workers, scheduler_address
-from privgame.games.engine import execute, plan_summary
-from privgame.generators import available, check_contract
-from privgame.setups import (
-    DEFAULT_HOLDOUT,
-    AuditInputs,
-    load_population,
-    paper_inputs,
-    parse_holdout,
-    release_inputs,
-)
 from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
-from privgame.store import RunFolder, create_run
 from privgame.terminal import terminal_safe
 
+if TYPE_CHECKING:
+    from privgame.data import Dataset
+    from privgame.estimate import Calibration
+    from privgame.setups import AuditInputs
+    from privgame.store import RunFolder
+
 __all__ = ["add_parser", "run"]
+
+
+def _holdout(text: str) -> float | int:
+    """``--holdout``'s type: :func:`privgame.setups.parse_holdout`, imported when it is given."""
+    from privgame.setups import parse_holdout
+
+    return parse_holdout(text)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -49,7 +50,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument(
         "--missing",
-        choices=("drop", "category"),
+        choices=MISSING_POLICIES,
         default="drop",
         help="missing values: drop the row (default), or make them a category of their own",
     )
@@ -76,7 +77,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     setup.add_argument(
         "--holdout",
-        type=parse_holdout,
+        type=_holdout,
         metavar="FRACTION|ROWS",
         help=f"release without --population: the share (default {DEFAULT_HOLDOUT}) or number of rows of "
         "--data held back to play the population; they are not released",
@@ -92,13 +93,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--aux-size",
         type=int,
         help="|D_aux|: rows the attacker holds (release: of the population, default two thirds of it; "
-        "paper: of the table, default two thirds of it)",
+        "paper: of the table, default two thirds of it, rounded down to a multiple of 1,000 from "
+        "10,000 rows on: 30,000 of Adult's 45,222 rows)",
     )
     setup.add_argument(
-        "--size", type=int, help="paper: |D|, rows of the target dataset (default min(1000, eval/4))"
+        "--size",
+        type=int,
+        help="paper: |D|, rows of the target dataset (default: a quarter of |D_eval|, at most 1,000 "
+        "and at least 2; Adult: 1,000)",
     )
     setup.add_argument(
-        "--eval-size", type=int, help="paper: |D_eval|, rows of the evaluation pool (default: the rest)"
+        "--eval-size",
+        type=int,
+        help="paper: |D_eval|, rows of the evaluation pool (default: the rest of the table; Adult: 15,222)",
     )
     targets = parser.add_argument_group(
         "records to audit (default: the audit plan, --outliers 20 --random 20)"
@@ -164,8 +171,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
-    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
-    parser.add_argument("--out", required=True, help="folder that holds run folders")
+    parser.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
+    parser.add_argument(
+        "--out",
+        help="folder that holds run folders (default: $PRIVGAME_RUNS when set, else runs/); the run "
+        "folder's path is printed when the run starts",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=run)
 
@@ -176,10 +190,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "Resume the run in RUN_DIR from its checkpoints; the results equal an uninterrupted run's."
         ),
     )
-    resume.add_argument("run_dir")
-    resume.add_argument("--workers", type=int)
-    resume.add_argument("--scheduler")
-    resume.add_argument("--quiet", action="store_true")
+    resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder to finish")
+    resume.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    resume.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
+    resume.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     resume.set_defaults(handler=run_resume)
 
 
@@ -205,6 +222,9 @@ def _selection(args: argparse.Namespace) -> TargetSelection:
 
 def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
     """The set-up's table, schema, sizes and set-up from the command-line options."""
+    from privgame.duplicates import drop_duplicate_rows
+    from privgame.setups import load_population, paper_inputs, release_inputs
+
     if args.setup == "paper":
         misplaced = [
             flag
@@ -251,6 +271,9 @@ def _note_dropped(args: argparse.Namespace, dropped: int, which: str) -> None:
 
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
     """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
+    from privgame.data import load_dataset
+    from privgame.duplicates import drop_duplicate_rows
+
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     if getattr(args, "drop_duplicates", False):
         dataset, dropped = drop_duplicate_rows(dataset)
@@ -296,6 +319,10 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.execution import resolve_workers, scheduler_address
+    from privgame.generators import available
+    from privgame.store import create_run, default_runs_root
+
     if args.resolve_to is not None and (
         args.resolve_to % 2 or args.resolve_to <= args.n_eval or args.resolve_to > MAX_N_EVAL
     ):
@@ -308,7 +335,29 @@ def run(args: argparse.Namespace) -> int:
     resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
     calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
     _check_cost(spec, inputs, args, calibration)  # before anything is written
-    folder = create_run(args.out, spec, inputs.table)
+    folder = create_run(default_runs_root() if args.out is None else args.out, spec, inputs.table)
+    print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    try:
+        return _execute(folder, args, spec, inputs, dataset, scheduler)
+    except KeyboardInterrupt:
+        return interrupted("run", folder.path, _resume_command(folder, args))
+
+
+def _resume_command(folder: RunFolder, args: argparse.Namespace) -> str:
+    return privgame_command("resume", folder.path, *execution_flags(args))
+
+
+def _execute(
+    folder: RunFolder,
+    args: argparse.Namespace,
+    spec: RunSpec,
+    inputs: AuditInputs,
+    dataset: Dataset,
+    scheduler: str | None,
+) -> int:
+    """Run a created run folder to its end (and ``--resolve-to``), then print its summary."""
+    from privgame.games.engine import execute, plan_summary
+
     if dataset.dropped_rows and not args.quiet:
         print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
     if not args.quiet:
@@ -337,6 +386,7 @@ def _check_cost(
     ParameterError
         With the estimate, for a run over the limit without ``--i-know-its-large``.
     """
+    from privgame.estimate import check_cost
     from privgame.execution import default_workers
 
     workers = args.workers if args.workers and args.workers > 0 else default_workers()
@@ -369,6 +419,7 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     from privgame.estimate import calibrate, cost_warning, estimate_seconds
     from privgame.execution import default_workers
     from privgame.games.engine import build_context
+    from privgame.generators import check_contract
 
     ctx, _ = build_context(spec, inputs.table)
     report = check_contract(spec.generator, ctx.X[ctx.target], inputs.schema, params=spec.generator_params)
@@ -406,11 +457,19 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
 
 
 def run_resume(args: argparse.Namespace) -> int:
+    from privgame.execution import scheduler_address
+    from privgame.games.engine import execute
+    from privgame.store import RunFolder
+
     folder = RunFolder(args.run_dir)
-    execute(
-        folder,
-        workers=args.workers,
-        scheduler=scheduler_address(args.scheduler),
-        progress=ProgressBar(args.quiet),
-    )
-    return _finish(folder, args)
+    print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    try:
+        execute(
+            folder,
+            workers=args.workers,
+            scheduler=scheduler_address(args.scheduler),
+            progress=ProgressBar(args.quiet),
+        )
+        return _finish(folder, args)
+    except KeyboardInterrupt:
+        return interrupted("run", folder.path, _resume_command(folder, args))

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from privgame.data import inspect_dataset
-from privgame.data.dataset import MISSING_POLICIES, Inspection
+from privgame.defaults import MISSING_POLICIES
 from privgame.terminal import json_text, terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.data.dataset import Inspection
 
 __all__ = ["add_parser", "report", "run"]
 
@@ -130,6 +132,8 @@ def _human(found: Inspection) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the schema of ``args.path``; exit status 2 when the table has problems."""
+    from privgame.data import inspect_dataset
+
     found = inspect_dataset(args.path, roles=dict(args.role) or None, missing_policy=args.missing)
     if args.json:
         print(json_text(report(found)))

@@ -15,27 +15,28 @@ import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.commands._options import add_generator_options, generator_params
 from privgame.commands._progress import ProgressBar
-from privgame.data import Dataset, load_dataset
-from privgame.data.splits import Sizes, default_sizes
-from privgame.errors import ParameterError, RunError
-from privgame.execution import scheduler_address
-from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
-from privgame.studies import (
+from privgame.defaults import (
     DEFAULT_DATASETS,
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    MISSING_POLICIES,
     STUDIES,
     STUDY_TITLES,
-    StudyFolder,
-    StudySpec,
-    create_study,
-    execute_study,
-    study_cost,
 )
+from privgame.errors import ParameterError, RunError
+from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.data import Dataset
+    from privgame.data.splits import Sizes
+    from privgame.studies import StudyFolder, StudySpec
 
 __all__ = ["add_parser", "build_study_spec", "run", "study_arguments"]
 
@@ -52,12 +53,35 @@ def _epsilon(text: str) -> float:
     return value
 
 
+_SIZE_HELP = (
+    "|D|: rows of the target dataset (default: a quarter of |D_eval|, at most 1,000 and at least 2; "
+    "Adult: 1,000)"
+)
+
+
 def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: bool = True) -> None:
     parser.add_argument("--data", required=True, help="CSV or Parquet file")
-    parser.add_argument("--missing", choices=("drop", "category"), default="drop")
-    sizes = parser.add_argument_group("split (defaults follow the paper's Adult set-up, scaled to the table)")
-    sizes.add_argument("--aux-size", type=int, help="|D_aux|: rows the attacker holds")
-    sizes.add_argument("--eval-size", type=int, help="|D_eval|: rows of the evaluation pool")
+    parser.add_argument(
+        "--missing",
+        choices=MISSING_POLICIES,
+        default="drop",
+        help="missing values: drop the row, or make them a category of their own (default: %(default)s)",
+    )
+    sizes = parser.add_argument_group(
+        "split (defaults follow the paper's Adult set-up, scaled to the table: Adult's 45,222 rows "
+        "give |D_aux| = 30,000, |D_eval| = 15,222, |D| = 1,000)"
+    )
+    sizes.add_argument(
+        "--aux-size",
+        type=int,
+        help="|D_aux|: rows the attacker holds (default: two thirds of the table, rounded down to "
+        "a multiple of 1,000 from 10,000 rows on; Adult: 30,000)",
+    )
+    sizes.add_argument(
+        "--eval-size",
+        type=int,
+        help="|D_eval|: rows of the evaluation pool (default: the rest of the table; Adult: 15,222)",
+    )
     if targets is not None:
         group = parser.add_argument_group("target records")
         chosen = group.add_mutually_exclusive_group()
@@ -69,23 +93,38 @@ def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: boo
             help=f"evaluate K records (default {targets})",
         )
         chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="evaluate these record ids")
-        group.add_argument("--target-selection", choices=("random", "outliers"), default="random")
+        group.add_argument(
+            "--target-selection",
+            choices=("random", "outliers"),
+            default="random",
+            help="with --targets: random records or the most outlying (default: %(default)s)",
+        )
     attack = parser.add_argument_group("attack and games")
     attack.add_argument("--n-shadow", type=int, default=200, help="shadow datasets (default 200)")
     if n_eval:
         attack.add_argument("--n-eval", type=int, default=200, help="evaluation runs per game (default 200)")
-    attack.add_argument("--classifier", choices=("random_forest", "logistic"), default="random_forest")
+    attack.add_argument(
+        "--classifier",
+        choices=("random_forest", "logistic"),
+        default="random_forest",
+        help="the attack's meta-classifier (default: %(default)s)",
+    )
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="the study's root seed (default 0)")
     _execution(parser)
     parser.add_argument(
-        "--out", required=True, help="folder that holds run folders; the study goes to OUT/studies/"
+        "--out",
+        help="folder that holds run folders; the study goes to OUT/studies/ (default: $PRIVGAME_RUNS "
+        "when set, else runs/)",
     )
 
 
 def _execution(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
-    parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
+    parser.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -97,7 +136,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         description=(
             "Run one of the paper's studies as a set of runs under OUT/studies/<id>/, ending with a "
             "table (table.csv) and a figure (figure.html). An interrupted study resumes with "
-            "`study resume`."
+            "`study resume`. Every option of a study, with its default: `study NAME --help`."
         ),
     )
     sub = parser.add_subparsers(dest="study_command", metavar="NAME", required=True)
@@ -140,7 +179,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         metavar="EPS",
         help="privacy budgets, numbers or inf (default inf 100 10 1)",
     )
-    eps.add_argument("--size", type=int, help="|D|: rows of the target dataset")
+    eps.add_argument("--size", type=int, help=_SIZE_HELP)
     _common(eps, targets=20)
 
     datasets = sub.add_parser(
@@ -166,9 +205,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--target-selection",
         choices=("random", "outliers"),
         default="random",
-        help="without --record-id: a random record of D, or its most outlying one",
+        help="without --record-id: a random record of D, or its most outlying one (default: %(default)s)",
     )
-    datasets.add_argument("--size", type=int, help="|D|: rows of each dataset")
+    datasets.add_argument("--size", type=int, help=_SIZE_HELP.replace("the target dataset", "each dataset"))
     _common(datasets, targets=None)
 
     conv = sub.add_parser(
@@ -190,19 +229,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     conv.add_argument("--repeats", type=int, default=10, help="full evaluations per record (default 10)")
     conv.add_argument("--rho", type=float, default=0.2, help="Hoeffding failure probability (default 0.2)")
-    conv.add_argument("--size", type=int, help="|D|: rows of the target dataset")
+    conv.add_argument("--size", type=int, help=_SIZE_HELP)
     _common(conv, targets=10, n_eval=False)
 
     resume = sub.add_parser(
         "resume", help="finish an interrupted study", description="Resume a study folder."
     )
-    resume.add_argument("study_dir")
+    resume.add_argument("study_dir", help="the study folder (OUT/studies/<id>)")
     _execution(resume)
 
     show = sub.add_parser(
         "show", help="print a study's table", description="Print a study's table and caption."
     )
-    show.add_argument("study_dir")
+    show.add_argument("study_dir", help="the study folder (OUT/studies/<id>)")
     show.add_argument("--json", action="store_true", help="print the table as JSON (one object per row)")
 
     png = sub.add_parser(
@@ -217,8 +256,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     png.add_argument("-o", "--output-dir", required=True, help="folder for the images")
     png.add_argument("--name", help="file name prefix (default: the folder's name)")
     png.add_argument("--threshold", type=float, help="high-risk threshold t of Fig. 1a (default: the run's)")
-    png.add_argument("--width", type=int, default=1100)
-    png.add_argument("--height", type=int, default=560)
+    png.add_argument("--width", type=int, default=1100, help="image width in pixels (default: %(default)s)")
+    png.add_argument("--height", type=int, default=560, help="image height in pixels (default: %(default)s)")
 
     for p in (size, eps, datasets, conv, resume, show, png):
         p.set_defaults(handler=run)
@@ -228,6 +267,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def _sizes(args: argparse.Namespace, n_rows: int, target: int) -> Sizes:
+    from privgame.data.splits import Sizes, default_sizes
+
     base = default_sizes(n_rows)
     aux = base.aux if args.aux_size is None else args.aux_size
     if args.eval_size is not None:
@@ -270,6 +311,10 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
 
     ``dataset`` replaces ``--data`` (the dashboard passes the table loaded on its Data page).
     """
+    from privgame.data import load_dataset
+    from privgame.data.splits import default_sizes
+    from privgame.studies import StudySpec
+
     name = args.study_command
     if dataset is None:
         dataset = load_dataset(args.data, missing_policy=args.missing)
@@ -352,6 +397,7 @@ def _finish(folder: StudyFolder) -> int:
 def _png(args: argparse.Namespace) -> int:
     from privgame import figures
     from privgame.store import RunFolder
+    from privgame.studies import StudyFolder
     from privgame.study_figures import study_chart, write_png
 
     path = Path(args.folder)
@@ -385,6 +431,11 @@ def _png(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``study`` sub-command in ``args.study_command``."""
+    from privgame.execution import scheduler_address
+    from privgame.store import default_runs_root
+    from privgame.studies import StudyFolder, create_study, execute_study, study_cost
+    from privgame.study_figures import figure_html
+
     command = args.study_command
     if command == "show":
         _print_table(StudyFolder(args.study_dir), as_json=args.json)
@@ -397,17 +448,20 @@ def run(args: argparse.Namespace) -> int:
         spec, dataset = build_study_spec(args)
         if dataset.dropped_rows and not args.quiet:  # type: ignore[attr-defined]
             print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)  # type: ignore[attr-defined]
-        folder = create_study(args.out, spec, dataset.table)  # type: ignore[attr-defined]
+        folder = create_study(default_runs_root() if args.out is None else args.out, spec, dataset.table)  # type: ignore[attr-defined]
         if not args.quiet:
             cost = study_cost(folder.spec())
-            print(
-                f"study folder: {folder.path}\n{cost['jobs']} runs, {cost['fits']:,} generator fits.",
-                file=sys.stderr,
-            )
-    execute_study(
-        folder,
-        workers=args.workers,
-        scheduler=scheduler_address(args.scheduler),
-        progress=ProgressBar(args.quiet),
-    )
-    return _finish(folder)
+            print(f"{cost['jobs']} runs, {cost['fits']:,} generator fits.", file=sys.stderr)
+    print(f"study folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    try:
+        execute_study(
+            folder,
+            workers=args.workers,
+            scheduler=scheduler_address(args.scheduler),
+            progress=ProgressBar(args.quiet),
+            figure=figure_html,
+        )
+        return _finish(folder)
+    except KeyboardInterrupt:
+        command = privgame_command("study", "resume", folder.path, *execution_flags(args))
+        return interrupted("study", folder.path, command)

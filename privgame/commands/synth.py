@@ -16,12 +16,8 @@ from privgame.commands._options import (
     apply_domain,
     generator_params,
 )
-from privgame.csvsafe import csv_safe
-from privgame.data import decode, encode, load_dataset
+from privgame.defaults import MISSING_POLICIES
 from privgame.errors import ParameterError
-from privgame.generators import create
-from privgame.outputs import check_output_path, write_output
-from privgame.seeding import Role, stream
 from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]
@@ -38,7 +34,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     add_domain_option(parser)
     parser.add_argument("--rows", type=int, required=True, help="number of synthetic rows")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
-    parser.add_argument("--missing", choices=("drop", "category"), default="drop")
+    parser.add_argument(
+        "--missing",
+        choices=MISSING_POLICIES,
+        default="drop",
+        help="missing values: drop the row, or make them a category of their own (default: %(default)s)",
+    )
     parser.add_argument(
         "-o", "--output", required=True, help="output CSV file (written owner-only, mode 0600)"
     )
@@ -50,6 +51,12 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--rows must be at least 1, got {args.rows}.")
     if args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer, got {args.seed}.")
+    from privgame.csvsafe import csv_safe
+    from privgame.data import decode, encode, load_dataset
+    from privgame.generators import create
+    from privgame.outputs import check_output_path, write_output
+    from privgame.seeding import Role, stream
+
     check_output_path(args.output, what="the synthetic table")  # before any work
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     generator = create(args.generator, **generator_params(args))

@@ -36,6 +36,7 @@ from privgame.data.schema import (
 )
 from privgame.data.splits import MIN_ROWS
 from privgame.data.validation import DEFAULT_MAX_CATEGORIES, validate_table
+from privgame.defaults import MISSING_POLICIES
 from privgame.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
@@ -51,7 +52,6 @@ __all__ = [
 ]
 
 MISSING_CATEGORY = "<missing>"
-MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
 
 
 @dataclass(frozen=True, eq=False)

@@ -260,10 +260,6 @@ def split_indices(n_rows: int, sizes: Sizes, seed: int) -> Split:
     )
 
 
-DEFAULT_HOLDOUT = 0.3
-"""The share of the owner's table held back to play the population when no population is given."""
-
-
 def holdout_rows(n_rows: int, holdout: float | int) -> int:
     """The number of rows a holdout of ``holdout`` takes from a table of ``n_rows`` rows.
 

@@ -394,11 +394,13 @@ def test_a_study_checks_its_spec_and_data(small_adult: Path, tmp_path: Path) -> 
 
 def test_a_study_job_folder_is_checksummed(small_adult: Path, tmp_path: Path) -> None:
     from privgame.studies import StudySpec, create_study, execute_study
+    from privgame.study_figures import figure_html
 
     base, table = small_spec(
         small_adult, generator="marginals", targets=TargetSelection("random", 1), attack=AttackSettings(8, 8)
     )
-    folder = execute_study(create_study(tmp_path, StudySpec("size", base, sizes=(40,)), table), workers=1)
+    study = create_study(tmp_path, StudySpec("size", base, sizes=(40,)), table)
+    folder = execute_study(study, workers=1, figure=figure_html)
     (job,) = (folder.path / "runs").iterdir()
     logged = {line.split("  ")[1] for line in (job / CHECKSUMS).read_text().splitlines()}
     assert {"spec.json", "data.parquet", "records.parquet"} <= logged
@@ -433,13 +435,13 @@ def test_symlinked_run_folders_are_not_listed_opened_or_followed(root: Path, tmp
 
 
 def test_deleting_never_fails_with_a_raw_error(root: Path, tmp_path: Path) -> None:
-    from privgame.store import _remove_folder
+    from privgame.store import remove_folder
 
     folder = _good(root)
     outside = shutil.copytree(folder.path, tmp_path / "outside")
     link = root / "20261130-101500-marginals-0f0f0f"
     link.symlink_to(outside, target_is_directory=True)
-    _remove_folder(link, "run x")  # the link goes, what it points to stays
+    remove_folder(link, "run x")  # the link goes, what it points to stays
     assert not link.exists() and not link.is_symlink() and outside.is_dir()
     folder.path.chmod(0o500)
     try:

@@ -1,0 +1,55 @@
+"""Defaults and choices that the command line's help shows, in a module that imports no library.
+
+``python -m privgame --help`` builds every sub-command's parser, so what a parser needs must not
+pull in numpy, pandas, scikit-learn, numba or plotly (the CLI would take seconds to start). The
+modules that use these values (:mod:`privgame.data.splits`, :mod:`privgame.data.dataset`,
+:mod:`privgame.report`, :mod:`privgame.studies`) import them from here, so each has one source.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "DEFAULT_DATASETS",
+    "DEFAULT_EPSILONS",
+    "DEFAULT_HOLDOUT",
+    "DEFAULT_N_EVALS",
+    "DEFAULT_SIZES",
+    "EXPORT_FORMATS",
+    "MISSING_POLICIES",
+    "STUDIES",
+    "STUDY_TITLES",
+]
+
+DEFAULT_HOLDOUT = 0.3
+"""The share of the owner's table held back to play the population when no population is given."""
+
+MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
+"""What to do with missing values: drop the row, or make them a category of their own."""
+
+EXPORT_FORMATS: tuple[str, ...] = ("csv", "csv-excel", "json", "parquet")
+"""The table formats :func:`privgame.report.to_bytes` writes (``csv-excel``: UTF-8 BOM, ``;``)."""
+
+STUDIES: tuple[str, ...] = ("size", "epsilon", "datasets", "convergence")
+"""The paper's studies that ``python -m privgame study`` runs."""
+
+STUDY_TITLES: dict[str, str] = {
+    "size": "Dataset size (Fig. 3)",
+    "epsilon": "Differential privacy: PrivBayes' epsilon (Fig. 4)",
+    "datasets": "One record in different datasets (Fig. 5)",
+    "convergence": "Convergence in N_eval (Fig. 6, Appendix C)",
+}
+"""A short title of each study, naming the paper's figure it reproduces."""
+
+DEFAULT_SIZES: tuple[int, ...] = (200, 500, 1000, 2000, 5000, 10000)
+"""The size study's values of |D|."""
+
+DEFAULT_EPSILONS: tuple[float, ...] = (math.inf, 100.0, 10.0, 1.0)
+"""The epsilon study's privacy budgets."""
+
+DEFAULT_DATASETS = 15
+"""The datasets study's number of datasets."""
+
+DEFAULT_N_EVALS: tuple[int, ...] = tuple(range(100, 2001, 100))
+"""The convergence study's values of N_eval."""
