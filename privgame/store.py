@@ -888,7 +888,7 @@ class RunFolder(CheckedFolder):
 
     def save_attack(self, record_id: int, classifier: np.ndarray) -> None:
         """Store a target's trained attack (pickled meta-classifier bytes) for the engine to reuse."""
-        _write_checked(self.path, _attack_name(record_id), _npz_bytes({"classifier": classifier}))
+        write_checked(self.path, _attack_name(record_id), _npz_bytes({"classifier": classifier}))
 
     def load_attack(self, record_id: int) -> np.ndarray | None:
         """A stored attack of ``record_id``, or None when there is none or it fails its checksum
@@ -1002,7 +1002,7 @@ class RunFolder(CheckedFolder):
     # -- utility ------------------------------------------------------------------------
     def write_utility(self, utility: Mapping[str, Any]) -> None:
         """Write the run's utility figures (``utility.json``, checksummed; see :mod:`privgame.utility`)."""
-        _write_checked(self.path, UTILITY, json_bytes(dict(utility)))
+        write_checked(self.path, UTILITY, json_bytes(dict(utility)))
 
     def read_utility(self) -> dict[str, Any] | None:
         """The stored utility figures, or None when none were measured.
