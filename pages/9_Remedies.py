@@ -27,7 +27,7 @@ from pages import (
 )
 from privgame.audit import run_summary
 from privgame.background import launch_remedy
-from privgame.compare import compare_runs, paired_risks
+from privgame.compare import COMPARE_LABELS, compare_runs, paired_risks
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
 from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
@@ -143,7 +143,9 @@ def _compare(folder: RunFolder, t: float) -> None:
         st.caption("This run has no finished remedy yet: start one above.")
         return
     table = compare_runs(members, t)
-    st.dataframe(table, hide_index=True, key="compare-table")
+    shown = table.rename(columns=COMPARE_LABELS).astype(str)
+    shown = shown.replace({"None": "undefined", "nan": "undefined"})
+    st.dataframe(shown, hide_index=True, key="compare-table")
     st.caption(
         'RMSD and miss rate need both games ("not run" when a re-audit played the model-seeded game '
         'alone); utility is "not measured" until the run\'s utility is measured.'

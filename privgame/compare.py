@@ -17,7 +17,24 @@ from privgame.audit import records_at, run_summary
 from privgame.errors import ParameterError
 from privgame.store import RunFolder
 
-__all__ = ["NOT_MEASURED", "NOT_RUN", "compare_runs", "paired_risks", "utility_of"]
+__all__ = ["COMPARE_LABELS", "NOT_MEASURED", "NOT_RUN", "compare_runs", "paired_risks", "utility_of"]
+
+COMPARE_LABELS: dict[str, str] = {
+    "run_id": "run",
+    "parent": "remedy of",
+    "remedy": "remedy",
+    "at_risk": "at risk",
+    "undecided": "undecided",
+    "not_at_risk": "not at risk",
+    "audited": "records audited",
+    "share_at_risk": "estimated share at risk",
+    "rmsd": "gap between the games (RMSD)",
+    "miss_rate": "miss rate",
+    "fidelity": "distribution distance",
+    "association": "association difference",
+    "downstream": "model trained on synthetic",
+}
+"""Plain headers for the columns of :func:`compare_runs`, as the dashboard shows them."""
 
 NOT_MEASURED = "not measured"
 NOT_RUN = "not run"

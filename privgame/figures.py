@@ -914,7 +914,10 @@ def paired_risk_chart(pairs: pd.DataFrame, threshold: float) -> Chart:
         )
     figure.add_hline(y=t, line_dash="dot", line_color=_GREY, annotation_text=f"t = {t:g}")
     _layout(figure, "Risk of the same records before and after the remedy", "run", _RISK_MS)
-    figure.update_xaxes(type="category", categoryorder="array", categoryarray=["before", "after"])
+    # The padding keeps both category labels inside the plot.
+    figure.update_xaxes(
+        type="category", categoryorder="array", categoryarray=["before", "after"], range=[-0.3, 1.3]
+    )
     figure.update_yaxes(range=[0.0, 1.02])
     rose = int((both["risk_after"] > both["risk_before"]).sum())
     caption = (
@@ -953,7 +956,8 @@ def privacy_utility_chart(table: pd.DataFrame) -> Chart:
             y=drawn["share_at_risk"],
             mode="markers+text",
             text=drawn["remedy"],
-            textposition="top center",
+            # Alternate sides, so that two runs of close utility keep readable labels.
+            textposition=["top left" if i % 2 == 0 else "top right" for i in range(len(drawn))],
             marker={"symbol": "diamond", "size": 12, "color": OKABE_ITO["blue"]},
             hovertemplate="%{text}: utility %{x:.3f}, share at risk %{y:.0%}<extra></extra>",
         )
@@ -965,6 +969,11 @@ def privacy_utility_chart(table: pd.DataFrame) -> Chart:
         "estimated share of D at risk",
     )
     figure.update_yaxes(range=[-0.02, 1.02], tickformat=".0%")
+    if len(drawn):
+        # Room on both sides for the remedies' labels, however close the runs' utilities are.
+        low, high = float(drawn["downstream"].min()), float(drawn["downstream"].max())
+        pad = max(0.01, 0.5 * (high - low))
+        figure.update_xaxes(range=[low - pad, high + pad])
     missing = len(table) - len(drawn)
     caption = (
         "Each point is one run of the family: lower is more private, further right more useful; a good "

@@ -30,7 +30,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
-        return f"{value:.3f}"
+        return "undefined" if value != value else f"{value:.3f}"  # NaN: e.g. no record at risk
     return str(value)
 
 
