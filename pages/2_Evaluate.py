@@ -256,8 +256,9 @@ def _ms(seconds: float) -> str:
     return f"{milliseconds:.2g} ms" if milliseconds < 10 else f"{milliseconds:,.0f} ms"
 
 
-def _calibration(spec: RunSpec, table: Any) -> Calibration:
-    """Time the generator once per set of inputs that changes its cost, for this session."""
+def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
+    """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
+    cost, for this session."""
     key = json.dumps(
         [
             spec.data_fingerprint,
@@ -268,13 +269,14 @@ def _calibration(spec: RunSpec, table: Any) -> Calibration:
             spec.attack.n_shadow,
             spec.attack.classifier,
             spec.seed,
+            workers,
         ],
         sort_keys=True,
     )
     memo: dict[str, Calibration] = st.session_state.setdefault("_calibrations", {})
     if key not in memo:
         with st.spinner("Timing the generator on this machine…"):
-            memo[key] = calibrate(spec, table)
+            memo[key] = calibrate(spec, table, workers=workers)
     return memo[key]
 
 
@@ -467,9 +469,12 @@ def _form() -> None:
 
     st.subheader("Cost")
     where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
+    seconds: float | None = None
     try:
-        calibration = _calibration(spec, inputs.table)
-        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+        calibration = _calibration(spec, inputs.table, 1 if scheduler else workers)
+        seconds = estimate_seconds(
+            spec, inputs.table, workers=workers, calibration=calibration, scheduler=bool(scheduler)
+        )
     except PrivgameError as error:
         show_error(error)
         return
@@ -488,7 +493,9 @@ def _form() -> None:
         if warning:
             st.warning(warning)
         try:  # over the cost limit: refused unless the user says they mean it
-            check_cost(spec, inputs.table, workers=workers, calibration=calibration)
+            check_cost(
+                spec, inputs.table, workers=workers, calibration=calibration, scheduler=bool(scheduler)
+            )
         except PrivgameError as error:
             show_error(error)
             if not st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"):
@@ -496,7 +503,7 @@ def _form() -> None:
 
     if st.button("Launch the audit", type="primary", key="launch"):
         folder = create_run(runs_root(), spec, inputs.table)
-        launch(folder, workers=workers, scheduler=scheduler)
+        launch(folder, workers=workers, scheduler=scheduler, estimate=seconds)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint

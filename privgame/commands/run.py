@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import textwrap
 
@@ -16,7 +17,7 @@ from privgame.commands._progress import ProgressBar
 from privgame.data import Dataset, load_dataset
 from privgame.duplicates import drop_duplicate_rows
 from privgame.errors import ParameterError
-from privgame.estimate import Calibration, check_cost
+from privgame.estimate import Calibration, CostCheck, check_cost
 from privgame.execution import resolve_workers, scheduler_address
 from privgame.games.engine import execute, plan_summary
 from privgame.generators import available, check_contract
@@ -307,7 +308,7 @@ def run(args: argparse.Namespace) -> int:
     scheduler = scheduler_address(args.scheduler)
     resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
     calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
-    _check_cost(spec, inputs, args, calibration)  # before anything is written
+    cost = _check_cost(spec, inputs, args, calibration)  # before anything is written
     folder = create_run(args.out, spec, inputs.table)
     if dataset.dropped_rows and not args.quiet:
         print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
@@ -319,7 +320,10 @@ def run(args: argparse.Namespace) -> int:
             print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets), table=inputs.table)["text"], file=sys.stderr)
-    execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
+    estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None
+    execute(
+        folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet), estimate=estimate
+    )
     if args.resolve_to and folder.status().get("state") == "done":
         _resolve(folder, args, scheduler)
     return _finish(folder, args)
@@ -327,21 +331,28 @@ def run(args: argparse.Namespace) -> int:
 
 def _check_cost(
     spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace, calibration: Calibration | None
-) -> None:
+) -> CostCheck:
     """Refuse a run whose estimated cost is over the limit, unless ``--i-know-its-large``.
 
     See :func:`privgame.estimate.check_cost`; the estimate is printed unless ``--quiet``.
+
+    Returns
+    -------
+    CostCheck
+        The estimate, which the engine shows as the time left until units have finished.
 
     Raises
     ------
     ParameterError
         With the estimate, for a run over the limit without ``--i-know-its-large``.
     """
-    from privgame.execution import default_workers
-
-    workers = args.workers if args.workers and args.workers > 0 else default_workers()
     cost = check_cost(
-        spec, inputs.table, workers=workers, calibration=calibration, allow_large=args.i_know_its_large
+        spec,
+        inputs.table,
+        workers=resolve_workers(args.workers),
+        calibration=calibration,
+        allow_large=args.i_know_its_large,
+        scheduler=scheduler_address(args.scheduler) is not None,
     )
     if cost.over:
         print(
@@ -351,6 +362,7 @@ def _check_cost(
         )
     elif not args.quiet:
         print(f"estimated time: {cost.text}.", file=sys.stderr)
+    return cost
 
 
 def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> Calibration:
@@ -367,14 +379,16 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
         Naming everything the plug-in does that the engine cannot rely on.
     """
     from privgame.estimate import calibrate, cost_warning, estimate_seconds
-    from privgame.execution import default_workers
     from privgame.games.engine import build_context
 
     ctx, _ = build_context(spec, inputs.table)
     report = check_contract(spec.generator, ctx.X[ctx.target], inputs.schema, params=spec.generator_params)
-    workers = args.workers or default_workers()
-    calibration = calibrate(spec, inputs.table)
-    seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+    workers = resolve_workers(args.workers)
+    on_dask = scheduler_address(args.scheduler) is not None
+    calibration = calibrate(spec, inputs.table, workers=1 if on_dask else workers)
+    seconds = estimate_seconds(
+        spec, inputs.table, workers=workers, calibration=calibration, scheduler=on_dask
+    )
     print(
         f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
         f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {ctx.n:,} rows "
