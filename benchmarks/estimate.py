@@ -22,6 +22,7 @@ minutes on a busy two-core machine; their cost per fit is the large-table one.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import tempfile
@@ -29,6 +30,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import psutil
 
 from privgame.cli import build_parser
 from privgame.commands.run import _check_cost, build_spec
@@ -70,6 +72,16 @@ def large_table(folder: Path) -> Path:
     return path
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its live children (the run's worker processes)."""
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            total += sum(child.cpu_times()[:2])
+    return total
+
+
 def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]:
     """Estimate one set-up as ``privgame run`` does, run it, and compare."""
     argv = [
@@ -89,9 +101,11 @@ def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]
     cost = _check_cost(spec, inputs, args, None)
     parts = breakdown(spec, inputs.table, workers=resolve_workers(args.workers), calibration=cost.calibration)
     folder = create_run(args.out, spec, inputs.table)
+    cpu_before = cpu_seconds()
     started = time.perf_counter()
     execute(folder, workers=args.workers, estimate=cost.wall_seconds)
     actual = time.perf_counter() - started
+    cpu = cpu_seconds() - cpu_before
     status = folder.status()
     return {
         "setup": name,
@@ -99,6 +113,8 @@ def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]
         "estimate": cost.wall_seconds,
         "actual": actual,
         "ratio": cost.wall_seconds / actual,
+        "cpu_estimate": parts.setup + parts.results + parts.work,
+        "cpu_actual": cpu,
         "parts": {
             "setup": parts.setup,
             "startup": parts.startup,
@@ -106,6 +122,7 @@ def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]
             "features": parts.features,
             "classifier": parts.classifier,
             "results": parts.results,
+            "share": parts.share,
             "parallel": parts.parallel,
             "fits": parts.total_fits,
         },
@@ -132,10 +149,12 @@ def main() -> None:
             p = r["parts"]
             print(
                 f"{name:14s} estimate {r['estimate']:7.1f} s  actual {r['actual']:7.1f} s  "
-                f"ratio {r['ratio']:.2f}  (load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
+                f"ratio {r['ratio']:.2f}  (CPU s estimated {r['cpu_estimate']:.1f}, used "
+                f"{r['cpu_actual']:.1f}; load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
                 f"{p['fits']} fits; parts: set-up {p['setup']:.1f}, start-up {p['startup']:.1f}, "
                 f"generator {p['generator']:.1f}, features {p['features']:.1f}, classifier "
-                f"{p['classifier']:.1f}, results {p['results']:.1f}, parallel {p['parallel']:.2f}; "
+                f"{p['classifier']:.1f}, results {p['results']:.1f} CPU s; share {p['share']:.2f}, workers' "
+                f"cores {p['parallel']:.2f}; "
                 f"measured in units: {r['unit_seconds']})",
                 flush=True,
             )

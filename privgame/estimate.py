@@ -1,6 +1,7 @@
 """How long a run will take on this machine, measured before it starts, and how long is left.
 
-:func:`calibrate` times, on the run's own data and sizes, every kind of work a run does:
+:func:`calibrate` times, on the run's own data and sizes, the CPU seconds of every kind of work
+a run does (CPU time, not wall-clock time: it does not change with the machine's load):
 
 - ``setup``: building the run's context in the engine (encoding D, the splits, the audit plan);
 - ``fit`` and ``sample``: one generator fit on ``|D|`` rows and one sample of ``|D|`` rows (the
@@ -8,24 +9,27 @@
   compilation, which the run itself then finds in the on-disk cache);
 - ``features``: the attack's query features on one synthetic dataset;
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows;
+- ``share``: the share of a core this process got while it was timed (CPU seconds per
+  wall-clock second; below 1 on a busy machine);
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
-  ``speedup``: how many times faster those workers do the same fits together than this process
-  alone (below the worker count on a busy machine: measured, not assumed).
+  ``throughput``: the cores those workers get together while they all fit at once (the sum of
+  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed).
 
 :func:`breakdown` then counts the run's work exactly from its plan
 (:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
 from the audited records):
 
-``seconds = setup + probe + startup + (generator + features + classifier) / parallel + results``
+``seconds = (setup + probe + results) / share + startup + (generator + features + classifier) / parallel``
 
 where ``generator = total_fits * (fit + sample)`` plus, for a generator whose fit is deterministic,
 the ``N_eval / 2`` model-seeded 'in' samples of its single fit on D; ``features`` is every scored
 dataset's features, ``(N_shadow + 2 N_eval) * features`` per target; ``classifier`` one fit per
 target; ``probe`` the engine's own timing of a fit when it sizes its units (up to three fits), and
-the single model-seeded fit on D when it is deterministic; ``parallel`` the measured speed-up,
-capped by the units that can run at once; ``results`` one fit on D (the release's metadata) and a
-second pass over the table. The calibration draws its rows from a stream of its own, so it never
+the single model-seeded fit on D when it is deterministic; ``results`` one fit on D (the release's
+metadata) and a second pass over the table; ``parallel`` the measured throughput of the workers
+(``share`` with one worker, in this process), scaled down when fewer units than workers can run
+at once. The calibration draws its rows from a stream of its own, so it never
 changes a run's results.
 
 While a run goes, :func:`time_left` gives the time left from the rate of the finished work.
@@ -61,7 +65,7 @@ STARTUP_SECONDS = 2.0
 cluster)."""
 _CALIBRATION_STREAM = 11  # a stream no run uses for its results
 _WARM_UP_ROWS = 64
-_SPEEDUP_SECONDS = 0.3  # each worker fits for at least this long when the speed-up is measured
+_SHARE_SECONDS = 0.3  # each worker fits for at least this long when the speed-up is measured
 _PROBE_SECONDS = 1.0  # as privgame.games.engine._PROBE_SECONDS: the engine's own timing of a fit
 DAY_SECONDS = 86_400.0
 
@@ -73,23 +77,25 @@ class Calibration:
     Attributes
     ----------
     fit_sample : float
-        Median time of one generator fit plus one sample of ``|D|`` rows.
+        Median CPU seconds of one generator fit plus one sample of ``|D|`` rows.
     features : float
-        Median time of the attack's query features on one synthetic dataset.
+        Median CPU seconds of the attack's query features on one synthetic dataset.
     classifier : float
-        Time of one meta-classifier fit on ``N_shadow`` feature rows.
+        CPU seconds of one meta-classifier fit on ``N_shadow`` feature rows.
     fits : int
         Number of calibration fits timed.
     sample : float
-        Median time of the sample alone (0 when not measured).
+        Median CPU seconds of the sample alone (0 when not measured).
     setup : float
-        Time to build the run's context from the table.
+        CPU seconds to build the run's context from the table.
+    share : float
+        The share of a core this process got while timed (1: a core of its own).
     startup : float or None
-        Seconds until freshly started worker processes could work (None: not measured).
-    speedup : float or None
-        How many times faster ``workers`` processes fit together than one (None: not measured).
+        Wall-clock seconds until freshly started worker processes could work (None: not measured).
+    throughput : float or None
+        Cores that ``workers`` processes got together while fitting at once (None: not measured).
     workers : int
-        The worker processes ``startup`` and ``speedup`` were measured with.
+        The worker processes ``startup`` and ``throughput`` were measured with.
     """
 
     fit_sample: float
@@ -98,8 +104,9 @@ class Calibration:
     fits: int = CALIBRATION_FITS
     sample: float = 0.0
     setup: float = 0.0
+    share: float = 1.0
     startup: float | None = None
-    speedup: float | None = None
+    throughput: float | None = None
     workers: int = 1
 
 
@@ -115,23 +122,21 @@ def _worker_ready(generator: str, params: dict, rows: np.ndarray, schema: object
 
 
 def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object, n: int, seed: int) -> float:
-    """In a worker: the mean seconds of one fit + sample of ``n`` rows, over at least
-    ``_SPEEDUP_SECONDS``."""
+    """In a worker: the share of a core it gets (CPU seconds per wall-clock second) while it fits
+    and samples ``n`` rows for at least ``_SHARE_SECONDS``."""
     from privgame.generators import create
 
     rng = stream(seed, 2, _CALIBRATION_STREAM)
-    spent, count = 0.0, 0
-    while spent < _SPEEDUP_SECONDS or count == 0:
-        started = time.perf_counter()
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall0 < _SHARE_SECONDS:
         create(generator, **params).fit_sample(rows, schema, n, rng=rng)
-        spent += time.perf_counter() - started
-        count += 1
-    return spent / count
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return min(1.0, cpu / wall) if wall > 0 else 1.0
 
 
-def _measure_workers(ctx: object, rows: np.ndarray, workers: int, serial: float) -> tuple[float, float]:
+def _measure_workers(ctx: object, rows: np.ndarray, workers: int) -> tuple[float, float]:
     """Start ``workers`` fresh processes as the engine does (loky), time their start-up, then
-    time the same fit in all of them at once; returns ``(startup, speedup)``."""
+    let them all fit at once; returns ``(startup, throughput)``, the cores they got together."""
     from joblib.externals.loky import ProcessPoolExecutor
 
     args = (ctx.generator, dict(ctx.generator_params), rows, ctx.schema)
@@ -144,11 +149,10 @@ def _measure_workers(ctx: object, rows: np.ndarray, workers: int, serial: float)
         ]
         startup = max(f.result() for f in ready) - started
         timed = [executor.submit(_worker_fits, *args, ctx.n, ctx.seed) for _ in range(workers)]
-        each = statistics.mean(f.result() for f in timed)
+        throughput = sum(f.result() for f in timed)
     finally:
         executor.shutdown(wait=True)
-    speedup = workers * serial / each if each > 0 else float(workers)
-    return startup, min(float(workers), max(1.0, speedup))
+    return startup, max(0.05, throughput)
 
 
 def calibrate(
@@ -181,9 +185,9 @@ def calibrate(
     from privgame.games import plan
     from privgame.games.engine import build_context
 
-    started = time.perf_counter()
+    started = time.process_time()
     ctx, targets = build_context(spec, table)
-    setup = time.perf_counter() - started
+    setup = time.process_time() - started
     rng = stream(spec.seed, 0, _CALIBRATION_STREAM)
     target = ctx.X[int(targets[0]) if len(targets) else int(ctx.target[0])]
     queries = ctx.queries()
@@ -197,39 +201,43 @@ def calibrate(
     sample_times: list[float] = []
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
+    clock = time.process_time  # CPU seconds: the same on a busy machine
+    wall0, cpu0 = time.perf_counter(), clock()
     for _ in range(max(1, fits)):
-        t0 = time.perf_counter()
+        t0 = clock()
         generator = ctx.new_generator().fit(training, ctx.schema, rng=rng)
-        t1 = time.perf_counter()
+        t1 = clock()
         synthetic = generator.sample(ctx.n, rng=rng)
-        t2 = time.perf_counter()
+        t2 = clock()
         feature_rows.append(queries.features(synthetic, target))
         fit_times.append(t2 - t0)
         sample_times.append(t2 - t1)
-        feature_times.append(time.perf_counter() - t2)
+        feature_times.append(clock() - t2)
 
     # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'.
     n_rows = spec.attack.n_shadow
     base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
     train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
     labels = (np.arange(n_rows) % 2).astype(np.int8)
-    t0 = time.perf_counter()
+    t0 = clock()
     MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
-    classifier = time.perf_counter() - t0
-    fit_sample = statistics.median(fit_times)
-    startup = speedup = None
+    classifier = clock() - t0
+    wall, cpu = time.perf_counter() - wall0, clock() - cpu0
+    share = min(1.0, max(0.05, cpu / wall)) if wall > 0 else 1.0
+    startup = throughput = None
     workers = max(1, int(workers))
     if workers > 1:
-        startup, speedup = _measure_workers(ctx, training, workers, fit_sample)
+        startup, throughput = _measure_workers(ctx, training, workers)
     return Calibration(
-        fit_sample=fit_sample,
+        fit_sample=statistics.median(fit_times),
         features=statistics.median(feature_times),
         classifier=classifier,
         fits=len(fit_times),
         sample=statistics.median(sample_times),
         setup=setup,
+        share=share,
         startup=startup,
-        speedup=speedup,
+        throughput=throughput,
         workers=workers,
     )
 
@@ -238,7 +246,8 @@ def calibrate(
 class Breakdown:
     """An estimate of a run's wall-clock time, by part, in seconds.
 
-    ``seconds`` is ``setup + startup + (generator + features + classifier) / parallel + results``.
+    ``seconds`` is ``(setup + results) / share + startup + (generator + features + classifier) /
+    parallel``; every part but ``startup`` (wall-clock) is in CPU seconds.
 
     Attributes
     ----------
@@ -246,17 +255,20 @@ class Breakdown:
         Serial work in the engine before the units: the context, the engine's timing of a fit,
         and a deterministic generator's single model-seeded fit on D.
     startup : float
-        Starting the worker processes.
+        Starting the worker processes (wall-clock seconds).
     generator : float
-        Every generator fit and sample of the plan, on one worker.
+        Every generator fit and sample of the plan.
     features : float
-        The attack's features on every scored dataset, on one worker.
+        The attack's features on every scored dataset.
     classifier : float
-        Every meta-classifier fit, on one worker.
+        Every meta-classifier fit.
     results : float
         Assembling and writing the results.
+    share : float
+        The share of a core the engine's own process gets (for ``setup`` and ``results``).
     parallel : float
-        The speed-up of the workers over one (measured, and at most the units that can run at once).
+        The cores the workers get together (measured), scaled down when fewer units than
+        workers can run at once.
     total_fits : int
         The plan's generator fits.
     """
@@ -267,18 +279,19 @@ class Breakdown:
     features: float
     classifier: float
     results: float
+    share: float
     parallel: float
     total_fits: int
 
     @property
     def work(self) -> float:
-        """Seconds of the units on one worker."""
+        """CPU seconds of the units."""
         return self.generator + self.features + self.classifier
 
     @property
     def seconds(self) -> float:
         """The estimated wall-clock seconds."""
-        return self.setup + self.startup + self.work / self.parallel + self.results
+        return (self.setup + self.results) / self.share + self.startup + self.work / self.parallel
 
 
 def breakdown(
@@ -303,8 +316,8 @@ def breakdown(
         A calibration measured earlier with :func:`calibrate` for the same generator, sizes and
         attack settings; measured now (with ``workers``) when not given.
     scheduler : bool, default False
-        Whether the run goes to a Dask cluster, whose workers this machine cannot time: their
-        speed-up is then taken as the worker count.
+        Whether the run goes to a Dask cluster, whose workers this machine cannot time: each is
+        then taken to have a core of its own.
 
     Returns
     -------
@@ -332,13 +345,17 @@ def breakdown(
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     at_once = max(1, min(workers, max(n_targets, shared_chunks)))
+    share = min(1.0, max(0.05, cal.share))
     if workers == 1:
-        speedup, startup = 1.0, 0.0
-    elif scheduler or cal.speedup is None or cal.workers != workers:
-        speedup = float(workers)
+        throughput, startup = share, 0.0
+    elif scheduler:
+        throughput, startup = float(workers), STARTUP_SECONDS
+    elif cal.throughput is None or cal.workers != workers:
+        # Not measured for this count: each worker gets the share this process got.
+        throughput = workers * share
         startup = STARTUP_SECONDS if cal.startup is None else cal.startup
     else:
-        speedup, startup = cal.speedup, float(cal.startup or 0.0)
+        throughput, startup = cal.throughput, float(cal.startup or 0.0)
     return Breakdown(
         setup=setup,
         startup=startup,
@@ -346,7 +363,8 @@ def breakdown(
         features=n_targets * (n_shadow + 2 * n_eval) * cal.features,
         classifier=n_targets * cal.classifier,
         results=cal.fit_sample + cal.setup,
-        parallel=max(1.0, min(speedup, float(at_once))),
+        share=share,
+        parallel=throughput * at_once / workers,
         total_fits=int(plan["total_fits"]),
     )
 

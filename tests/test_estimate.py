@@ -10,7 +10,7 @@ import pytest
 
 from privgame.data import BUNDLED_ADULT, Sizes, load_dataset
 from privgame.errors import SizeError
-from privgame.estimate import STARTUP_SECONDS, Calibration, breakdown, calibrate, estimate_seconds, time_left
+from privgame.estimate import Calibration, breakdown, calibrate, estimate_seconds, time_left
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 
 
@@ -39,14 +39,15 @@ def test_calibration_times_every_piece(dataset) -> None:
     for seconds in (cal.fit_sample, cal.features, cal.classifier, cal.setup):
         assert math.isfinite(seconds) and 0 < seconds < 30
     assert 0 < cal.sample <= cal.fit_sample
-    assert cal.startup is None and cal.speedup is None  # one worker: no processes started
+    assert 0 < cal.share <= 1
+    assert cal.startup is None and cal.throughput is None  # one worker: no processes started
 
 
 def test_calibration_starts_and_times_the_workers(dataset) -> None:
     cal = calibrate(_spec(dataset), dataset.table, fits=1, workers=2)
     assert cal.workers == 2
     assert cal.startup is not None and 0 < cal.startup < 120
-    assert cal.speedup is not None and 1.0 <= cal.speedup <= 2.0
+    assert cal.throughput is not None and 0 < cal.throughput <= 2.0
 
 
 _CAL = Calibration(fit_sample=0.01, features=0.001, classifier=0.1, sample=0.004, setup=0.5)
@@ -67,17 +68,20 @@ def test_the_parts_follow_the_documented_formula(dataset) -> None:
     assert parts.startup == 0.0 and parts.parallel == 1.0
     total = parts.setup + parts.startup + parts.generator + parts.features + parts.classifier + parts.results
     assert parts.seconds == pytest.approx(total)
+    # Half a core (a busy machine): every CPU second takes two, the start-up (wall-clock) as it is.
+    busy = breakdown(spec, dataset.table, workers=1, calibration=replace(_CAL, share=0.5))
+    assert busy.seconds == pytest.approx(2 * total)
     assert estimate_seconds(spec, dataset.table, workers=1, calibration=_CAL) == pytest.approx(total)
 
 
-def test_workers_speed_up_the_units_by_the_measured_factor_only(dataset) -> None:
+def test_workers_speed_up_the_units_by_the_measured_throughput_only(dataset) -> None:
     spec = _spec(dataset, generator="marginals")
     one = breakdown(spec, dataset.table, workers=1, calibration=_CAL)
-    measured = replace(_CAL, startup=1.5, speedup=1.6, workers=2)
+    measured = replace(_CAL, startup=1.5, throughput=1.6, workers=2)
     two = breakdown(spec, dataset.table, workers=2, calibration=measured)
     assert two.parallel == pytest.approx(1.6) and two.startup == 1.5
     assert two.seconds == pytest.approx(one.seconds - one.work + one.work / 1.6 + 1.5)
-    # Not measured for this worker count: the count itself (the start-up measured is kept).
+    # Not measured for this worker count: a core each (this process's share; the start-up is kept).
     eight = breakdown(spec, dataset.table, workers=8, calibration=measured)
     assert eight.startup == 1.5
     # Two targets and two shared chunks: at most two units run at once, however many workers.
