@@ -36,7 +36,7 @@ from privgame.cli import build_parser
 from privgame.commands.run import _check_cost, build_spec
 from privgame.data import BUNDLED_ADULT
 from privgame.estimate import breakdown
-from privgame.execution import resolve_workers
+from privgame.execution import _shut_down_workers, resolve_workers
 from privgame.games.engine import execute
 from privgame.seeding import stream
 from privgame.store import create_run
@@ -105,6 +105,8 @@ def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]
     started = time.perf_counter()
     execute(folder, workers=args.workers, estimate=cost.wall_seconds)
     actual = time.perf_counter() - started
+    # The next set-up starts its own workers, as a new `privgame run` would.
+    _shut_down_workers()
     cpu_after = cpu_seconds()
     parent, workers_cpu = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
     status = folder.status()
@@ -152,7 +154,8 @@ def main() -> None:
             print(
                 f"{name:14s} estimate {r['estimate']:7.1f} s  actual {r['actual']:7.1f} s  "
                 f"ratio {r['ratio']:.2f}  (CPU s estimated {r['cpu_estimate']:.1f}, used "
-                f"{r['cpu_actual']:.1f}, {r['cpu_engine']:.1f} of it in the engine's process; load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
+                f"{r['cpu_actual']:.1f}, {r['cpu_engine']:.1f} of it in the engine's process; "
+                f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
                 f"{p['fits']} fits; parts: set-up {p['setup']:.1f}, start-up {p['startup']:.1f}, "
                 f"generator {p['generator']:.1f}, features {p['features']:.1f}, classifier "
                 f"{p['classifier']:.1f}, results {p['results']:.1f} CPU s; share {p['share']:.2f}, workers' "

@@ -487,7 +487,7 @@ def _form() -> None:
     else:
         st.info(
             f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
-            f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
+            f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} of CPU time here)."
         )
         warning = cost_warning(seconds)
         if warning:

@@ -4,9 +4,10 @@
 a run does (CPU time, not wall-clock time: it does not change with the machine's load):
 
 - ``setup``: building the run's context in the engine (encoding D, the splits, the audit plan);
-- ``fit`` and ``sample``: one generator fit on ``|D|`` rows and one sample of ``|D|`` rows (the
-  median of a few, after an untimed warm-up fit that absorbs one-off costs such as numba's
-  compilation, which the run itself then finds in the on-disk cache);
+- ``fit`` and ``sample``: one generator fit and one sample of ``|D|`` rows, on a dataset drawn
+  from D_eval and on a shadow dataset drawn from D_aux (the median of a few, after an untimed
+  warm-up fit that absorbs one-off costs such as numba's compilation, which the run itself then
+  finds in the on-disk cache);
 - ``features``: the attack's query features on one synthetic dataset;
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows;
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
@@ -22,9 +23,11 @@ from the audited records):
 
 ``seconds = (setup + probe + results) / share + startup + (generator + features + classifier) / parallel``
 
-where ``generator = total_fits * (fit + sample)`` plus, for a generator whose fit is deterministic,
-the ``N_eval / 2`` model-seeded 'in' samples of its single fit on D; ``features`` is every scored
-dataset's features, ``(N_shadow + 2 N_eval) * features`` per target; ``classifier`` one fit per
+where ``generator`` is the plan's shadow fits times a shadow dataset's ``fit + sample`` (drawn
+from D_aux), its other fits times a D_eval dataset's, plus, for a generator whose fit is
+deterministic, the ``N_eval / 2`` model-seeded 'in' samples of its single fit on D; ``features``
+is every scored dataset's features, ``(N_shadow + 2 N_eval) * features`` per target; ``classifier``
+one fit per
 target; ``probe`` the engine's own timing of a fit when it sizes its units (up to three fits), and
 the single model-seeded fit on D when it is deterministic; ``results`` one fit on D (the release's
 metadata) and a second pass over the table; ``parallel`` the measured throughput of the workers
@@ -66,7 +69,8 @@ STARTUP_SECONDS = 2.0
 cluster)."""
 _CALIBRATION_STREAM = 11  # a stream no run uses for its results
 _WARM_UP_ROWS = 64
-_SHARE_SECONDS = 0.3  # each worker fits for at least this long when the speed-up is measured
+_SHARE_SECONDS = 1.0  # each worker fits for at least this long when its share of a core is measured
+_SHARE_ROWS = 1_000
 _PROBE_SECONDS = 1.0  # as privgame.games.engine._PROBE_SECONDS: the engine's own timing of a fit
 DAY_SECONDS = 86_400.0
 
@@ -78,7 +82,8 @@ class Calibration:
     Attributes
     ----------
     fit_sample : float
-        Median CPU seconds of one generator fit plus one sample of ``|D|`` rows.
+        Median CPU seconds of one generator fit on ``|D|`` rows drawn from D_eval plus one sample
+        of ``|D|`` rows.
     features : float
         Median CPU seconds of the attack's query features on one synthetic dataset.
     classifier : float
@@ -90,6 +95,8 @@ class Calibration:
         Median CPU seconds of the sample alone (0 when not measured).
     setup : float
         CPU seconds to build the run's context from the table.
+    shadow_fit_sample : float or None
+        The same for a shadow dataset, drawn from D_aux (None: as ``fit_sample``).
     share : float
         The share of a core this process got while timed (1: a core of its own).
     startup : float or None
@@ -106,6 +113,7 @@ class Calibration:
     fits: int = CALIBRATION_FITS
     sample: float = 0.0
     setup: float = 0.0
+    shadow_fit_sample: float | None = None
     share: float = 1.0
     startup: float | None = None
     throughput: float | None = None
@@ -123,15 +131,15 @@ def _worker_ready(generator: str, params: dict, rows: np.ndarray, schema: object
     return time.time()
 
 
-def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object, n: int, seed: int) -> float:
+def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object, seed: int) -> float:
     """In a worker: the share of a core it gets (CPU seconds per wall-clock second) while it fits
-    and samples ``n`` rows for at least ``_SHARE_SECONDS``."""
+    and samples ``rows`` for at least ``_SHARE_SECONDS``."""
     from privgame.generators import create
 
     rng = stream(seed, 2, _CALIBRATION_STREAM)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     while time.perf_counter() - wall0 < _SHARE_SECONDS:
-        create(generator, **params).fit_sample(rows, schema, n, rng=rng)
+        create(generator, **params).fit_sample(rows, schema, len(rows), rng=rng)
     wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
     return min(1.0, cpu / wall) if wall > 0 else 1.0
 
@@ -150,7 +158,11 @@ def _measure_workers(ctx: object, rows: np.ndarray, workers: int) -> tuple[float
             executor.submit(_worker_ready, args[0], args[1], small, args[3], ctx.seed) for _ in range(workers)
         ]
         startup = max(f.result() for f in ready) - started
-        timed = [executor.submit(_worker_fits, *args, ctx.n, ctx.seed) for _ in range(workers)]
+        # The share a worker gets does not depend on the fit's size: a small one samples it often.
+        some = rows[:_SHARE_ROWS]
+        timed = [
+            executor.submit(_worker_fits, args[0], args[1], some, args[3], ctx.seed) for _ in range(workers)
+        ]
         throughput = sum(f.result() for f in timed)
     finally:
         executor.shutdown(wait=True)
@@ -195,11 +207,15 @@ def calibrate(
     queries = ctx.queries()
     rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
     training = ctx.X[rows]
+    # The games' other datasets are drawn from D_eval, whose rows (unlike a shadow dataset drawn
+    # with replacement from a small D_aux) are all distinct: a generator's cost can differ.
+    pool_rows = ctx.X[rng.choice(ctx.eval_pool, ctx.n, replace=len(ctx.eval_pool) < ctx.n)]
     # The warm-up absorbs one-off costs (compiling kernels, first-call caches) the run will not pay.
     with contextlib.suppress(Exception):  # a generator may refuse so few rows; the timed fits tell
         warm = ctx.new_generator().fit(training[:_WARM_UP_ROWS], ctx.schema, rng=rng)
         queries.features(warm.sample(_WARM_UP_ROWS, rng=rng), target)
     fit_times: list[float] = []
+    shadow_times: list[float] = []
     sample_times: list[float] = []
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
@@ -207,7 +223,10 @@ def calibrate(
     wall0, cpu0 = time.perf_counter(), clock()
     for _ in range(max(1, fits)):
         t0 = clock()
-        generator = ctx.new_generator().fit(training, ctx.schema, rng=rng)
+        ctx.new_generator().fit_sample(training, ctx.schema, ctx.n, rng=rng)
+        shadow_times.append(clock() - t0)
+        t0 = clock()
+        generator = ctx.new_generator().fit(pool_rows, ctx.schema, rng=rng)
         t1 = clock()
         synthetic = generator.sample(ctx.n, rng=rng)
         t2 = clock()
@@ -235,6 +254,7 @@ def calibrate(
         startup, throughput = _measure_workers(ctx, training, workers)
     return Calibration(
         fit_sample=statistics.median(fit_times),
+        shadow_fit_sample=statistics.median(shadow_times),
         features=statistics.median(feature_times),
         classifier=classifier,
         fits=len(fit_times),
@@ -345,7 +365,11 @@ def breakdown(
     sample = cal.sample if cal.sample > 0 else cal.fit_sample
     # A deterministic fit on D is fitted once and sampled for every model-seeded 'in' dataset.
     ms_in_samples = n_eval // 2 if deterministic else 0
-    generator = plan["total_fits"] * cal.fit_sample + ms_in_samples * sample
+    shadow = cal.fit_sample if cal.shadow_fit_sample is None else cal.shadow_fit_sample
+    shadow_fits = (n_shadow // 2) * (1 + n_targets)  # the shared 'out' datasets, each target's 'in'
+    generator = (
+        shadow_fits * shadow + (plan["total_fits"] - shadow_fits) * cal.fit_sample + ms_in_samples * sample
+    )
     probe = min(3 * cal.fit_sample, _PROBE_SECONDS + cal.fit_sample)
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)

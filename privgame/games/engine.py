@@ -86,7 +86,9 @@ class Progress:
     elapsed : float
         Seconds since this attempt started.
     eta : float or None
-        Estimated seconds left, once a unit has finished in this attempt.
+        Estimated seconds left (:func:`privgame.estimate.time_left`): the run's estimate until two
+        units have finished in this attempt, then weighed against the rate of the finished fits
+        since the first unit started; None without an estimate until two units have finished.
     """
 
     phase: str
