@@ -105,10 +105,10 @@ def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]
     started = time.perf_counter()
     execute(folder, workers=args.workers, estimate=cost.wall_seconds)
     actual = time.perf_counter() - started
-    # The next set-up starts its own workers, as a new `privgame run` would.
-    _shut_down_workers()
     cpu_after = cpu_seconds()
     parent, workers_cpu = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
+    # The next set-up starts its own workers, as a new `privgame run` would.
+    _shut_down_workers()
     status = folder.status()
     return {
         "setup": name,

@@ -9,7 +9,8 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
   warm-up fit that absorbs one-off costs such as numba's compilation, which the run itself then
   finds in the on-disk cache);
 - ``features``: the attack's query features on one synthetic dataset;
-- ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows;
+- ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
+  ``2 N_eval`` evaluation runs and its checkpoint;
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
   wall-clock second; below 1 on a busy machine);
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
@@ -27,13 +28,12 @@ where ``generator`` is the plan's shadow fits times a shadow dataset's ``fit + s
 from D_aux), its other fits times a D_eval dataset's, plus, for a generator whose fit is
 deterministic, the ``N_eval / 2`` model-seeded 'in' samples of its single fit on D; ``features``
 is every scored dataset's features, ``(N_shadow + 2 N_eval) * features`` per target; ``classifier``
-one fit per
-target; ``probe`` the engine's own timing of a fit when it sizes its units (up to three fits), and
-the single model-seeded fit on D when it is deterministic; ``results`` one fit on D (the release's
-metadata) and a second pass over the table; ``parallel`` the measured throughput of the workers
-(``share`` with one worker, in this process), scaled down when fewer units than workers can run
-at once. The calibration draws its rows from a stream of its own, so it never
-changes a run's results.
+one fit, scoring and checkpoint per target; ``probe`` the engine's own timing of a fit when it
+sizes its units (up to three fits), and the single model-seeded fit on D when it is
+deterministic; ``results`` one fit on D (the release's metadata) and a second pass over the
+table; ``parallel`` the measured throughput of the workers (``share`` with one worker, in this
+process), scaled down when fewer units than workers can run at once. The calibration draws its
+rows from a stream of its own, so it never changes a run's results.
 
 While a run goes, :func:`time_left` gives the time left from the rate of the finished work.
 """
@@ -45,7 +45,8 @@ import math
 import pickle
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -120,14 +121,18 @@ class Calibration:
     workers: int = 1
 
 
-def _worker_ready(generator: str, params: dict, rows: np.ndarray, schema: object, seed: int) -> float:
-    """In a fresh worker: import privgame's generator and fit it on a few rows (loading its
-    compiled kernels), as a run's first unit does; returns the wall clock when done."""
-    from privgame.generators import create
+def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
+    """In a fresh worker: import and first use of what a run's units use (the generator and its
+    compiled kernels, the query features, the meta-classifier), on a few rows; returns the wall
+    clock when done."""
+    from privgame.attack import MetaClassifier
 
-    rng = stream(seed, 1, _CALIBRATION_STREAM)
+    rng = stream(ctx.seed, 1, _CALIBRATION_STREAM)
     with contextlib.suppress(Exception):  # the timed fits report a generator's errors
-        create(generator, **params).fit(rows, schema, rng=rng).sample(len(rows), rng=rng)
+        synthetic = ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
+        features = np.stack([ctx.queries().features(synthetic[i:], rows[0]) for i in range(4)])
+        labels = np.array([0, 1, 0, 1], dtype=np.int8)
+        MetaClassifier(ctx.classifier).fit(features, labels, rng=rng).score(features)
     return time.time()
 
 
@@ -144,7 +149,7 @@ def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object,
     return min(1.0, cpu / wall) if wall > 0 else 1.0
 
 
-def _measure_workers(ctx: object, rows: np.ndarray, workers: int) -> tuple[float, float]:
+def _measure_workers(ctx: Any, rows: np.ndarray, workers: int) -> tuple[float, float]:
     """Start ``workers`` fresh processes as the engine does (loky), time their start-up, then
     let them all fit at once; returns ``(startup, throughput)``, the cores they got together."""
     from joblib.externals.loky import ProcessPoolExecutor
@@ -154,9 +159,7 @@ def _measure_workers(ctx: object, rows: np.ndarray, workers: int) -> tuple[float
     started = time.time()
     executor = ProcessPoolExecutor(max_workers=workers)
     try:
-        ready = [
-            executor.submit(_worker_ready, args[0], args[1], small, args[3], ctx.seed) for _ in range(workers)
-        ]
+        ready = [executor.submit(_worker_ready, replace(ctx, X=ctx.X[:0]), small) for _ in range(workers)]
         startup = max(f.result() for f in ready) - started
         # The share a worker gets does not depend on the fit's size: a small one samples it often.
         some = rows[:_SHARE_ROWS]

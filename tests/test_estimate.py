@@ -68,6 +68,11 @@ def test_the_parts_follow_the_documented_formula(dataset) -> None:
     assert parts.startup == 0.0 and parts.parallel == 1.0
     total = parts.setup + parts.startup + parts.generator + parts.features + parts.classifier + parts.results
     assert parts.seconds == pytest.approx(total)
+    # Shadow datasets (4 shared 'out', 4 'in' per target) at their own cost, the rest at D_eval's.
+    dear_shadows = breakdown(
+        spec, dataset.table, workers=1, calibration=replace(_CAL, shadow_fit_sample=0.02)
+    )
+    assert dear_shadows.generator == pytest.approx(12 * 0.02 + 25 * 0.01 + 4 * 0.004)
     # Half a core (a busy machine): every CPU second takes two, the start-up (wall-clock) as it is.
     busy = breakdown(spec, dataset.table, workers=1, calibration=replace(_CAL, share=0.5))
     assert busy.seconds == pytest.approx(2 * total)
