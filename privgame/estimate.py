@@ -12,11 +12,13 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
   ``2 N_eval`` evaluation runs and its checkpoint;
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
-  wall-clock second; below 1 on a busy machine);
+  wall-clock second; below 1 on a busy machine), bounded by what the last minute's load average
+  leaves to it (``cores / load``), since a second's measurement can catch a quiet moment;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of
-  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed).
+  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), bounded
+  likewise by ``workers * cores / (load - 1 + workers)``.
 
 :func:`breakdown` then counts the run's work exactly from its plan
 (:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
@@ -42,6 +44,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import pickle
 import statistics
 import time
@@ -106,6 +109,10 @@ class Calibration:
         Cores that ``workers`` processes got together while fitting at once (None: not measured).
     workers : int
         The worker processes ``startup`` and ``throughput`` were measured with.
+    load : float or None
+        The machine's load average over the last minute, when timed (None: not known).
+    cores : int
+        The cores this process may use.
     """
 
     fit_sample: float
@@ -119,6 +126,26 @@ class Calibration:
     startup: float | None = None
     throughput: float | None = None
     workers: int = 1
+    load: float | None = None
+    cores: int = 1
+
+    def load_share(self, processes: int) -> float:
+        """The share of a core each of ``processes`` busy processes can expect from the load
+        average (the other processes that keep the machine busy share its cores with them).
+
+        Parameters
+        ----------
+        processes : int
+
+        Returns
+        -------
+        float
+            In (0, 1]; 1 when the load is not known.
+        """
+        if self.load is None or not math.isfinite(self.load):
+            return 1.0
+        others = max(0.0, self.load - 1.0)  # the load counts this process, busy while timed
+        return min(1.0, self.cores / (others + max(1, processes)))
 
 
 def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
@@ -255,6 +282,8 @@ def calibrate(
     workers = max(1, int(workers))
     if workers > 1:
         startup, throughput = _measure_workers(ctx, training, workers)
+    from privgame.execution import default_workers
+
     return Calibration(
         fit_sample=statistics.median(fit_times),
         shadow_fit_sample=statistics.median(shadow_times),
@@ -267,6 +296,8 @@ def calibrate(
         startup=startup,
         throughput=throughput,
         workers=workers,
+        load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        cores=default_workers(),
     )
 
 
@@ -377,17 +408,19 @@ def breakdown(
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     at_once = max(1, min(workers, max(n_targets, shared_chunks)))
-    share = min(1.0, max(0.05, cal.share))
+    # A second's measurement can catch a quiet moment: the minute's load average bounds it.
+    share = min(1.0, max(0.05, min(cal.share, cal.load_share(1))))
     if workers == 1:
         throughput, startup = share, 0.0
     elif scheduler:
         throughput, startup = float(workers), STARTUP_SECONDS
     elif cal.throughput is None or cal.workers != workers:
         # Not measured for this count: each worker gets the share this process got.
-        throughput = workers * share
+        throughput = workers * min(share, cal.load_share(workers))
         startup = STARTUP_SECONDS if cal.startup is None else cal.startup
     else:
-        throughput, startup = cal.throughput, float(cal.startup or 0.0)
+        throughput = min(cal.throughput, workers * cal.load_share(workers))
+        startup = float(cal.startup or 0.0)
     return Breakdown(
         setup=setup,
         startup=startup,
