@@ -12,13 +12,14 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
   ``2 N_eval`` evaluation runs and its checkpoint;
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
-  wall-clock second; below 1 on a busy machine), bounded by what the last minute's load average
-  leaves to it (``cores / load``), since a second's measurement can catch a quiet moment;
+  wall-clock second; below 1 on a busy machine), averaged with what the last minute's load
+  average leaves to it (``cores / load``): a second's measurement catches a moment, the load
+  average the trend;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of
-  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), bounded
-  likewise by ``workers * cores / (load - 1 + workers)``.
+  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), averaged
+  likewise with ``workers * cores / (load - 1 + workers)``.
 
 :func:`breakdown` then counts the run's work exactly from its plan
 (:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
@@ -408,18 +409,18 @@ def breakdown(
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     at_once = max(1, min(workers, max(n_targets, shared_chunks)))
-    # A second's measurement can catch a quiet moment: the minute's load average bounds it.
-    share = min(1.0, max(0.05, min(cal.share, cal.load_share(1))))
+    # A second's measurement catches a moment, the minute's load average the trend: both count.
+    share = min(1.0, max(0.05, (cal.share + cal.load_share(1)) / 2))
     if workers == 1:
         throughput, startup = share, 0.0
     elif scheduler:
         throughput, startup = float(workers), STARTUP_SECONDS
     elif cal.throughput is None or cal.workers != workers:
         # Not measured for this count: each worker gets the share this process got.
-        throughput = workers * min(share, cal.load_share(workers))
+        throughput = workers * (share + cal.load_share(workers)) / 2
         startup = STARTUP_SECONDS if cal.startup is None else cal.startup
     else:
-        throughput = min(cal.throughput, workers * cal.load_share(workers))
+        throughput = (cal.throughput + workers * cal.load_share(workers)) / 2
         startup = float(cal.startup or 0.0)
     return Breakdown(
         setup=setup,
