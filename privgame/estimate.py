@@ -349,6 +349,11 @@ class Breakdown:
         return self.generator + self.features + self.classifier
 
     @property
+    def cpu(self) -> float:
+        """CPU seconds of the whole run (worker start-up aside)."""
+        return self.setup + self.results + self.work
+
+    @property
     def seconds(self) -> float:
         """The estimated wall-clock seconds."""
         return (self.setup + self.results) / self.share + self.startup + self.work / self.parallel
@@ -410,17 +415,18 @@ def breakdown(
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     at_once = max(1, min(workers, max(n_targets, shared_chunks)))
     # A second's measurement catches a moment, the minute's load average the trend: both count.
-    share = min(1.0, max(0.05, (cal.share + cal.load_share(1)) / 2))
+    known = cal.load is not None and math.isfinite(cal.load)
+    share = min(1.0, max(0.05, (cal.share + cal.load_share(1)) / 2 if known else cal.share))
     if workers == 1:
         throughput, startup = share, 0.0
     elif scheduler:
         throughput, startup = float(workers), STARTUP_SECONDS
     elif cal.throughput is None or cal.workers != workers:
         # Not measured for this count: each worker gets the share this process got.
-        throughput = workers * (share + cal.load_share(workers)) / 2
+        throughput = workers * ((share + cal.load_share(workers)) / 2 if known else share)
         startup = STARTUP_SECONDS if cal.startup is None else cal.startup
     else:
-        throughput = (cal.throughput + workers * cal.load_share(workers)) / 2
+        throughput = (cal.throughput + workers * cal.load_share(workers)) / 2 if known else cal.throughput
         startup = float(cal.startup or 0.0)
     return Breakdown(
         setup=setup,
@@ -676,7 +682,7 @@ def check_cost(
     except Exception:  # the estimate is advice: a generator that cannot be timed fails in the run
         nan = float("nan")
         return CostCheck(nan, nan, workers, limit, False, "no estimate (the generator could not be timed)")
-    cpu = estimate_seconds(spec, table, workers=1, calibration=cal)
+    cpu = breakdown(spec, table, workers=1, calibration=cal).cpu
     wall = estimate_seconds(spec, table, workers=workers, calibration=cal, scheduler=scheduler)
     noun = "process" if workers == 1 else "processes"
     text = f"{in_words(wall)} with {workers} worker {noun} ({in_words(cpu)} of CPU time)"
