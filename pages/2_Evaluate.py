@@ -379,8 +379,9 @@ def _ms(seconds: float) -> str:
     return f"{milliseconds:.2g} ms" if milliseconds < 10 else f"{milliseconds:,.0f} ms"
 
 
-def _calibration(spec: RunSpec, table: Any) -> Calibration:
-    """Time the generator once per set of inputs that changes its cost, for this session."""
+def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
+    """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
+    cost, for this session."""
     key = json.dumps(
         [
             spec.data_fingerprint,
@@ -391,13 +392,14 @@ def _calibration(spec: RunSpec, table: Any) -> Calibration:
             spec.attack.n_shadow,
             spec.attack.classifier,
             spec.seed,
+            workers,
         ],
         sort_keys=True,
     )
     memo: dict[str, Calibration] = st.session_state.setdefault("_calibrations", {})
     if key not in memo:
         with st.spinner("Timing the generator on this machine…"):
-            memo[key] = calibrate(spec, table)
+            memo[key] = calibrate(spec, table, workers=workers)
     return memo[key]
 
 
@@ -596,55 +598,59 @@ def _form() -> None:
     slot = st.empty()
     clicked = slot.button("Launch the audit", type="primary", key="launch")
     with cost:
-        allowed = _cost(spec, inputs, workers=workers, scheduler=scheduler)
+        allowed, seconds = _cost(spec, inputs, workers=workers, scheduler=scheduler)
     if not allowed:
         slot.empty()
         return
     if clicked:
         folder = create_run(runs_root(), spec, inputs.table)
-        launch(folder, workers=workers, scheduler=scheduler)
+        launch(folder, workers=workers, scheduler=scheduler, estimate=seconds)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
 
 
-def _cost(spec: RunSpec, inputs: AuditInputs, *, workers: int, scheduler: str | None) -> bool:
-    """The plan and the time it will take; whether the audit may be launched as it is."""
+def _cost(
+    spec: RunSpec, inputs: AuditInputs, *, workers: int, scheduler: str | None
+) -> tuple[bool, float | None]:
+    """The plan and the time it will take; whether the audit may be launched, and the estimate."""
     try:
         with st.spinner("Choosing the records to audit (the most outlying are found once per table)…"):
             _, target_ids = build_context(spec, inputs.table)
         plan = plan_summary(spec, len(target_ids))
     except PrivgameError as error:
         show_error(error)
-        return False
+        return False, None
     where = f"on the Dask cluster at {scheduler}" if scheduler else f"with {workers} worker process(es)"
     try:
-        calibration = _calibration(spec, inputs.table)
-        seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+        calibration = _calibration(spec, inputs.table, 1 if scheduler else workers)
+        seconds = estimate_seconds(
+            spec, inputs.table, workers=workers, calibration=calibration, scheduler=bool(scheduler)
+        )
     except PrivgameError as error:
         show_error(error)
-        return False
+        return False, None
     except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
         st.info(plan["text"])
         st.warning(
             "privgame could not time the generator on this machine, so there is no time estimate; "
             f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
         )
-        return True
+        return True, None
     st.info(
         f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
-        f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} here)."
+        f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} of CPU time here)."
     )
     warning = cost_warning(seconds)
     if warning:
         st.warning(warning)
     try:  # over the cost limit: refused unless the user says they mean it
-        check_cost(spec, inputs.table, workers=workers, calibration=calibration)
+        check_cost(spec, inputs.table, workers=workers, calibration=calibration, scheduler=bool(scheduler))
     except PrivgameError as error:
         show_error(error)
-        return bool(st.checkbox("I know it's large: launch it anyway", key="i_know_its_large"))
-    return True
+        return bool(st.checkbox("I know it's large: launch it anyway", key="i_know_its_large")), seconds
+    return True, seconds
 
 
 def _follow_body(run_id: str) -> None:

@@ -7,6 +7,7 @@ the dashboard finds it again through the folder's ``status.json``.
 
 from __future__ import annotations
 
+import math
 import os
 import subprocess
 import sys
@@ -21,10 +22,22 @@ if TYPE_CHECKING:
 __all__ = ["dismiss_extension", "extension_state", "launch", "launch_extend", "launch_remedy"]
 
 
-def launch(folder: RunFolder, *, workers: int | None = None, scheduler: str | None = None) -> int:
-    """Start the engine on ``folder`` in a detached process and return its pid."""
+def launch(
+    folder: RunFolder,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    estimate: float | None = None,
+) -> int:
+    """Start the engine on ``folder`` in a detached process and return its pid.
+
+    ``estimate`` (the run's estimated seconds) is kept in the status: the engine shows it as the
+    time left until units have finished (see :func:`privgame.games.engine.execute`).
+    """
     command = [sys.executable, "-m", "privgame", "resume", str(folder.path), "--quiet"]
     folder.write_status(state="queued")
+    if estimate is not None and math.isfinite(estimate):
+        folder.write_status(estimate_seconds=float(estimate))
     pid = _detached(folder, command + _executor(workers, scheduler))
     folder.write_status(state="queued", pid=pid)
     return pid

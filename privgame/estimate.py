@@ -1,27 +1,56 @@
-"""How long a run will take on this machine, measured before it starts.
+"""How long a run will take on this machine, measured before it starts, and how long is left.
 
-The estimate times a short calibration of the chosen generator on the run's own data, then
-scales it by the plan's number of generator fits (:func:`privgame.games.engine.plan_summary`,
-which counts the pooled traditional game's fits exactly from the audited records):
+:func:`calibrate` times, on the run's own data and sizes, the CPU seconds of every kind of work
+a run does (CPU time, not wall-clock time: it does not change with the machine's load):
 
-``seconds = (total_fits * fit_sample + targets * (datasets_per_target * features + classifier))
-/ parallel + startup``
+- ``setup``: building the run's context in the engine (encoding D, the splits, the audit plan);
+- ``fit`` and ``sample``: one generator fit and one sample of ``|D|`` rows, on a dataset drawn
+  from D_eval and on a shadow dataset drawn from D_aux (the median of a few, after an untimed
+  warm-up fit that absorbs one-off costs such as numba's compilation, which the run itself then
+  finds in the on-disk cache);
+- ``features``: the attack's query features on one synthetic dataset;
+- ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
+  ``2 N_eval`` evaluation runs and its checkpoint;
+- ``share``: the share of a core this process got while it was timed (CPU seconds per
+  wall-clock second; below 1 on a busy machine), averaged with what the last minute's load
+  average leaves to it (``cores / load``): a second's measurement catches a moment, the load
+  average the trend;
+- with several workers, ``startup``: the seconds until fresh worker processes have imported
+  privgame and loaded the generator's kernels (they are started and timed for real), and
+  ``throughput``: the cores those workers get together while they all fit at once (the sum of
+  their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), averaged
+  likewise with ``workers * cores / (load - 1 + workers)``.
 
-where ``fit_sample`` is the median time of three fits + samples of ``|D|`` rows drawn from
-D_aux, ``features`` the time to compute the attack's query features on one synthetic dataset,
-``classifier`` the time of one meta-classifier fit on ``N_shadow`` feature rows,
-``datasets_per_target = N_shadow + 2 N_eval`` (every dataset the attack scores for one target),
-``parallel = min(workers, max(targets, shared chunks))`` and ``startup`` a fixed allowance for
-starting worker processes. The calibration draws its rows from a stream of its own, so it never
-changes a run's results.
+:func:`breakdown` then counts the run's work exactly from its plan
+(:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
+from the audited records):
+
+``seconds = (setup + probe + results) / share + startup + (generator + features + classifier) / parallel``
+
+where ``generator`` is the plan's shadow fits times a shadow dataset's ``fit + sample`` (drawn
+from D_aux), its other fits times a D_eval dataset's, plus, for a generator whose fit is
+deterministic, the ``N_eval / 2`` model-seeded 'in' samples of its single fit on D; ``features``
+is every scored dataset's features, ``(N_shadow + 2 N_eval) * features`` per target; ``classifier``
+one fit, scoring and checkpoint per target; ``probe`` the engine's own timing of a fit when it
+sizes its units (up to three fits), and the single model-seeded fit on D when it is
+deterministic; ``results`` one fit on D (the release's metadata) and a second pass over the
+table; ``parallel`` the measured throughput of the workers (``share`` with one worker, in this
+process), scaled down when fewer units than workers can run at once. The calibration draws its
+rows from a stream of its own, so it never changes a run's results.
+
+While a run goes, :func:`time_left` gives the time left from the rate of the finished work.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import pickle
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,11 +58,25 @@ import pandas as pd
 from privgame.seeding import stream
 from privgame.spec import RunSpec
 
-__all__ = ["Calibration", "calibrate", "cost_warning", "estimate_seconds"]
+__all__ = [
+    "Breakdown",
+    "Calibration",
+    "breakdown",
+    "calibrate",
+    "cost_warning",
+    "estimate_seconds",
+    "time_left",
+]
 
 CALIBRATION_FITS = 3
 STARTUP_SECONDS = 2.0
+"""Worker start-up allowed for when a calibration did not start workers (one worker or a Dask
+cluster)."""
 _CALIBRATION_STREAM = 11  # a stream no run uses for its results
+_WARM_UP_ROWS = 64
+_SHARE_SECONDS = 1.0  # each worker fits for at least this long when its share of a core is measured
+_SHARE_ROWS = 1_000
+_PROBE_SECONDS = 1.0  # as privgame.games.engine._PROBE_SECONDS: the engine's own timing of a fit
 DAY_SECONDS = 86_400.0
 
 
@@ -44,23 +87,123 @@ class Calibration:
     Attributes
     ----------
     fit_sample : float
-        Median time of one generator fit plus one sample of ``|D|`` rows.
+        Median CPU seconds of one generator fit on ``|D|`` rows drawn from D_eval plus one sample
+        of ``|D|`` rows.
     features : float
-        Median time of the attack's query features on one synthetic dataset.
+        Median CPU seconds of the attack's query features on one synthetic dataset.
     classifier : float
-        Time of one meta-classifier fit on ``N_shadow`` feature rows.
+        CPU seconds of one meta-classifier fit on ``N_shadow`` feature rows, its scoring of
+        ``2 N_eval`` rows and its checkpoint.
     fits : int
         Number of calibration fits timed.
+    sample : float
+        Median CPU seconds of the sample alone (0 when not measured).
+    setup : float
+        CPU seconds to build the run's context from the table.
+    shadow_fit_sample : float or None
+        The same for a shadow dataset, drawn from D_aux (None: as ``fit_sample``).
+    share : float
+        The share of a core this process got while timed (1: a core of its own).
+    startup : float or None
+        Wall-clock seconds until freshly started worker processes could work (None: not measured).
+    throughput : float or None
+        Cores that ``workers`` processes got together while fitting at once (None: not measured).
+    workers : int
+        The worker processes ``startup`` and ``throughput`` were measured with.
+    load : float or None
+        The machine's load average over the last minute, when timed (None: not known).
+    cores : int
+        The cores this process may use.
     """
 
     fit_sample: float
     features: float
     classifier: float
     fits: int = CALIBRATION_FITS
+    sample: float = 0.0
+    setup: float = 0.0
+    shadow_fit_sample: float | None = None
+    share: float = 1.0
+    startup: float | None = None
+    throughput: float | None = None
+    workers: int = 1
+    load: float | None = None
+    cores: int = 1
+
+    def load_share(self, processes: int) -> float:
+        """The share of a core each of ``processes`` busy processes can expect from the load
+        average (the other processes that keep the machine busy share its cores with them).
+
+        Parameters
+        ----------
+        processes : int
+
+        Returns
+        -------
+        float
+            In (0, 1]; 1 when the load is not known.
+        """
+        if self.load is None or not math.isfinite(self.load):
+            return 1.0
+        others = max(0.0, self.load - 1.0)  # the load counts this process, busy while timed
+        return min(1.0, self.cores / (others + max(1, processes)))
 
 
-def calibrate(spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FITS) -> Calibration:
-    """Time the generator, the query features and the meta-classifier on this machine.
+def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
+    """In a fresh worker: import and first use of what a run's units use (the generator and its
+    compiled kernels, the query features, the meta-classifier), on a few rows; returns the wall
+    clock when done."""
+    from privgame.attack import MetaClassifier
+
+    rng = stream(ctx.seed, 1, _CALIBRATION_STREAM)
+    with contextlib.suppress(Exception):  # the timed fits report a generator's errors
+        synthetic = ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
+        features = np.stack([ctx.queries().features(synthetic[i:], rows[0]) for i in range(4)])
+        labels = np.array([0, 1, 0, 1], dtype=np.int8)
+        MetaClassifier(ctx.classifier).fit(features, labels, rng=rng).score(features)
+    return time.time()
+
+
+def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object, seed: int) -> float:
+    """In a worker: the share of a core it gets (CPU seconds per wall-clock second) while it fits
+    and samples ``rows`` for at least ``_SHARE_SECONDS``."""
+    from privgame.generators import create
+
+    rng = stream(seed, 2, _CALIBRATION_STREAM)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    while time.perf_counter() - wall0 < _SHARE_SECONDS:
+        create(generator, **params).fit_sample(rows, schema, len(rows), rng=rng)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    return min(1.0, cpu / wall) if wall > 0 else 1.0
+
+
+def _measure_workers(ctx: Any, rows: np.ndarray, workers: int) -> tuple[float, float]:
+    """Start ``workers`` fresh processes as the engine does (loky), time their start-up, then
+    let them all fit at once; returns ``(startup, throughput)``, the cores they got together."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    args = (ctx.generator, dict(ctx.generator_params), rows, ctx.schema)
+    small = rows[:_WARM_UP_ROWS]
+    started = time.time()
+    executor = ProcessPoolExecutor(max_workers=workers)
+    try:
+        ready = [executor.submit(_worker_ready, replace(ctx, X=ctx.X[:0]), small) for _ in range(workers)]
+        startup = max(f.result() for f in ready) - started
+        # The share a worker gets does not depend on the fit's size: a small one samples it often.
+        some = rows[:_SHARE_ROWS]
+        timed = [
+            executor.submit(_worker_fits, args[0], args[1], some, args[3], ctx.seed) for _ in range(workers)
+        ]
+        throughput = sum(f.result() for f in timed)
+    finally:
+        executor.shutdown(wait=True)
+    return startup, max(0.05, throughput)
+
+
+def calibrate(
+    spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FITS, workers: int = 1
+) -> Calibration:
+    """Time the generator, the query features, the meta-classifier and the workers on this machine.
 
     Parameters
     ----------
@@ -70,6 +213,9 @@ def calibrate(spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FIT
         The prepared table the run will audit.
     fits : int, default 3
         Number of generator fits + samples to time; the median is kept.
+    workers : int, default 1
+        Local worker processes the run will use; with more than one, that many are started and
+        their start-up and speed-up timed (a few seconds).
 
     Returns
     -------
@@ -84,35 +230,214 @@ def calibrate(spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FIT
     from privgame.games import plan
     from privgame.games.engine import build_context
 
+    started = time.process_time()
     ctx, targets = build_context(spec, table)
+    setup = time.process_time() - started
     rng = stream(spec.seed, 0, _CALIBRATION_STREAM)
     target = ctx.X[int(targets[0]) if len(targets) else int(ctx.target[0])]
     queries = ctx.queries()
+    rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
+    training = ctx.X[rows]
+    # The games' other datasets are drawn from D_eval, whose rows (unlike a shadow dataset drawn
+    # with replacement from a small D_aux) are all distinct: a generator's cost can differ.
+    pool_rows = ctx.X[rng.choice(ctx.eval_pool, ctx.n, replace=len(ctx.eval_pool) < ctx.n)]
+    # The warm-up absorbs one-off costs (compiling kernels, first-call caches) the run will not pay.
+    with contextlib.suppress(Exception):  # a generator may refuse so few rows; the timed fits tell
+        warm = ctx.new_generator().fit(training[:_WARM_UP_ROWS], ctx.schema, rng=rng)
+        queries.features(warm.sample(_WARM_UP_ROWS, rng=rng), target)
     fit_times: list[float] = []
+    shadow_times: list[float] = []
+    sample_times: list[float] = []
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
+    clock = time.process_time  # CPU seconds: the same on a busy machine
+    wall0, cpu0 = time.perf_counter(), clock()
     for _ in range(max(1, fits)):
-        rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
-        started = time.perf_counter()
-        synthetic = ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n, rng=rng)
-        fit_times.append(time.perf_counter() - started)
-        started = time.perf_counter()
+        t0 = clock()
+        ctx.new_generator().fit_sample(training, ctx.schema, ctx.n, rng=rng)
+        shadow_times.append(clock() - t0)
+        t0 = clock()
+        generator = ctx.new_generator().fit(pool_rows, ctx.schema, rng=rng)
+        t1 = clock()
+        synthetic = generator.sample(ctx.n, rng=rng)
+        t2 = clock()
         feature_rows.append(queries.features(synthetic, target))
-        feature_times.append(time.perf_counter() - started)
+        fit_times.append(t2 - t0)
+        sample_times.append(t2 - t1)
+        feature_times.append(clock() - t2)
 
     # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'.
     n_rows = spec.attack.n_shadow
     base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
     train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
     labels = (np.arange(n_rows) % 2).astype(np.int8)
-    started = time.perf_counter()
-    MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
-    classifier = time.perf_counter() - started
+    t0 = clock()
+    fitted = MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
+    # A target's unit also scores its 2 N_eval runs and checkpoints the classifier.
+    fitted.score(base[np.arange(2 * spec.attack.n_eval) % n_rows])
+    pickle.dumps(fitted)
+    classifier = clock() - t0
+    wall, cpu = time.perf_counter() - wall0, clock() - cpu0
+    share = min(1.0, max(0.05, cpu / wall)) if wall > 0 else 1.0
+    startup = throughput = None
+    workers = max(1, int(workers))
+    if workers > 1:
+        startup, throughput = _measure_workers(ctx, training, workers)
+    from privgame.execution import default_workers
+
     return Calibration(
         fit_sample=statistics.median(fit_times),
+        shadow_fit_sample=statistics.median(shadow_times),
         features=statistics.median(feature_times),
         classifier=classifier,
         fits=len(fit_times),
+        sample=statistics.median(sample_times),
+        setup=setup,
+        share=share,
+        startup=startup,
+        throughput=throughput,
+        workers=workers,
+        load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
+        cores=default_workers(),
+    )
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """An estimate of a run's wall-clock time, by part, in seconds.
+
+    ``seconds`` is ``(setup + results) / share + startup + (generator + features + classifier) /
+    parallel``; every part but ``startup`` (wall-clock) is in CPU seconds.
+
+    Attributes
+    ----------
+    setup : float
+        Serial work in the engine before the units: the context, the engine's timing of a fit,
+        and a deterministic generator's single model-seeded fit on D.
+    startup : float
+        Starting the worker processes (wall-clock seconds).
+    generator : float
+        Every generator fit and sample of the plan.
+    features : float
+        The attack's features on every scored dataset.
+    classifier : float
+        Every meta-classifier fit.
+    results : float
+        Assembling and writing the results.
+    share : float
+        The share of a core the engine's own process gets (for ``setup`` and ``results``).
+    parallel : float
+        The cores the workers get together (measured), scaled down when fewer units than
+        workers can run at once.
+    total_fits : int
+        The plan's generator fits.
+    """
+
+    setup: float
+    startup: float
+    generator: float
+    features: float
+    classifier: float
+    results: float
+    share: float
+    parallel: float
+    total_fits: int
+
+    @property
+    def work(self) -> float:
+        """CPU seconds of the units."""
+        return self.generator + self.features + self.classifier
+
+    @property
+    def cpu(self) -> float:
+        """CPU seconds of the whole run (worker start-up aside)."""
+        return self.setup + self.results + self.work
+
+    @property
+    def seconds(self) -> float:
+        """The estimated wall-clock seconds."""
+        return (self.setup + self.results) / self.share + self.startup + self.work / self.parallel
+
+
+def breakdown(
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    workers: int,
+    calibration: Calibration | None = None,
+    scheduler: bool = False,
+) -> Breakdown:
+    """The estimated time of the run ``spec`` on ``table`` with ``workers`` processes, by part.
+
+    Parameters
+    ----------
+    spec : RunSpec
+        The run (validated or not; the table must fit its sizes).
+    table : DataFrame
+        The prepared table.
+    workers : int
+        Local worker processes (or Dask workers) the run will use.
+    calibration : Calibration, optional
+        A calibration measured earlier with :func:`calibrate` for the same generator, sizes and
+        attack settings; measured now (with ``workers``) when not given.
+    scheduler : bool, default False
+        Whether the run goes to a Dask cluster, whose workers this machine cannot time: each is
+        then taken to have a core of its own.
+
+    Returns
+    -------
+    Breakdown
+    """
+    from privgame.games.engine import CHUNK, build_context, plan_summary
+    from privgame.generators import resolve
+
+    workers = max(1, int(workers))
+    cal = (
+        calibration
+        if calibration is not None
+        else calibrate(spec, table, workers=1 if scheduler else workers)
+    )
+    _, targets = build_context(spec, table)
+    n_targets = len(targets)
+    plan = plan_summary(spec, n_targets, table=table)
+    n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
+    deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
+    sample = cal.sample if cal.sample > 0 else cal.fit_sample
+    # A deterministic fit on D is fitted once and sampled for every model-seeded 'in' dataset.
+    ms_in_samples = n_eval // 2 if deterministic else 0
+    shadow = cal.fit_sample if cal.shadow_fit_sample is None else cal.shadow_fit_sample
+    shadow_fits = (n_shadow // 2) * (1 + n_targets)  # the shared 'out' datasets, each target's 'in'
+    generator = (
+        shadow_fits * shadow + (plan["total_fits"] - shadow_fits) * cal.fit_sample + ms_in_samples * sample
+    )
+    probe = min(3 * cal.fit_sample, _PROBE_SECONDS + cal.fit_sample)
+    setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
+    shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
+    at_once = max(1, min(workers, max(n_targets, shared_chunks)))
+    # A second's measurement catches a moment, the minute's load average the trend: both count.
+    known = cal.load is not None and math.isfinite(cal.load)
+    share = min(1.0, max(0.05, (cal.share + cal.load_share(1)) / 2 if known else cal.share))
+    if workers == 1:
+        throughput, startup = share, 0.0
+    elif scheduler:
+        throughput, startup = float(workers), STARTUP_SECONDS
+    elif cal.throughput is None or cal.workers != workers:
+        # Not measured for this count: each worker gets the share this process got.
+        throughput = workers * ((share + cal.load_share(workers)) / 2 if known else share)
+        startup = STARTUP_SECONDS if cal.startup is None else cal.startup
+    else:
+        throughput = (cal.throughput + workers * cal.load_share(workers)) / 2 if known else cal.throughput
+        startup = float(cal.startup or 0.0)
+    return Breakdown(
+        setup=setup,
+        startup=startup,
+        generator=generator,
+        features=n_targets * (n_shadow + 2 * n_eval) * cal.features,
+        classifier=n_targets * cal.classifier,
+        results=cal.fit_sample + cal.setup,
+        share=share,
+        parallel=throughput * at_once / workers,
+        total_fits=int(plan["total_fits"]),
     )
 
 
@@ -122,12 +447,11 @@ def estimate_seconds(
     *,
     workers: int,
     calibration: Calibration | None = None,
+    scheduler: bool = False,
 ) -> float:
     """Estimated wall-clock seconds of the run ``spec`` on ``table`` with ``workers`` processes.
 
-    The median fit + sample time of three calibration fits, times the plan's total generator
-    fits, plus a feature and classifier allowance for every target, divided by the number of
-    units that can run at once, plus a fixed start-up allowance (see the module notes).
+    The sum of :func:`breakdown`'s parts (see the module notes).
 
     Parameters
     ----------
@@ -140,24 +464,60 @@ def estimate_seconds(
     calibration : Calibration, optional
         A calibration measured earlier with :func:`calibrate` for the same generator, sizes and
         attack settings; measured now when not given.
+    scheduler : bool, default False
+        Whether the run goes to a Dask cluster (see :func:`breakdown`).
 
     Returns
     -------
     float
-        Seconds, at least the start-up allowance.
+        Seconds.
     """
-    from privgame.games.engine import CHUNK, build_context, plan_summary
+    return breakdown(spec, table, workers=workers, calibration=calibration, scheduler=scheduler).seconds
 
-    _, targets = build_context(spec, table)
-    cal = calibration if calibration is not None else calibrate(spec, table)
-    n_targets = len(targets)
-    plan = plan_summary(spec, n_targets, table=table)
-    n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
-    per_target = (n_shadow + 2 * n_eval) * cal.features + cal.classifier
-    work = plan["total_fits"] * cal.fit_sample + n_targets * per_target
-    shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
-    parallel = max(1, min(int(workers), max(n_targets, shared_chunks)))
-    return work / parallel + STARTUP_SECONDS
+
+def time_left(
+    *,
+    elapsed: float,
+    done: float,
+    total: float,
+    units_done: int,
+    estimate_left: float | None = None,
+) -> float | None:
+    """Seconds left in a run, from the rate of its finished work.
+
+    Parameters
+    ----------
+    elapsed : float
+        Seconds since the first unit of this attempt started.
+    done, total : float
+        Work finished by this attempt, and the work this attempt had to do (in any unit, e.g.
+        generator fits, or estimated seconds per unit).
+    units_done : int
+        Units this attempt finished; the rate of a single unit is never extrapolated on its own
+        (the first unit also pays for starting the workers).
+    estimate_left : float, optional
+        The time left by the estimate made before the run (its estimated seconds less the
+        seconds since the run started). Used alone before two units are done, and weighed
+        against the measured rate by the share of the work done.
+
+    Returns
+    -------
+    float or None
+        Seconds left (0 when all is done); None while nothing can be said (fewer than two units
+        done and no estimate).
+    """
+    if total <= 0 or done >= total:
+        return 0.0
+    prior = None
+    if estimate_left is not None and math.isfinite(estimate_left):
+        prior = max(0.0, float(estimate_left))
+    if units_done < 2 or done <= 0 or elapsed <= 0:
+        return prior
+    measured = elapsed / done * (total - done)
+    if prior is None:
+        return measured
+    share = done / total  # the measured rate counts for more as more work is measured
+    return share * measured + (1 - share) * prior
 
 
 def cost_warning(seconds: float) -> str | None:
@@ -213,6 +573,8 @@ class CostCheck:
     text : str
         The estimate in words, e.g. ``"about 3.2 hours with 8 worker processes (about 1.1 days of
         CPU time)"``.
+    calibration : Calibration or None
+        The timings the estimate was made from (None when the generator could not be timed).
     """
 
     cpu_seconds: float
@@ -221,6 +583,7 @@ class CostCheck:
     limit_seconds: float
     over: bool
     text: str
+    calibration: Calibration | None = None
 
 
 def in_words(seconds: float) -> str:
@@ -256,6 +619,7 @@ def check_cost(
     calibration: Calibration | None = None,
     allow_large: bool = False,
     limit_seconds: float | None = None,
+    scheduler: bool = False,
 ) -> CostCheck:
     """Estimate a run's cost and refuse it, before any work, when it exceeds the limit.
 
@@ -285,6 +649,8 @@ def check_cost(
         Run whatever the estimate says.
     limit_seconds : float, optional
         The CPU-time limit; :data:`COST_LIMIT_SECONDS` (30 days) by default.
+    scheduler : bool, default False
+        Whether the run goes to a Dask cluster (its workers are not timed here).
 
     Returns
     -------
@@ -306,14 +672,18 @@ def check_cost(
     limit = COST_LIMIT_SECONDS if limit_seconds is None else float(limit_seconds)
     try:
         # One timed fit tells days from years; the Evaluate page passes its three-fit calibration.
-        cal = calibration if calibration is not None else calibrate(spec, table, fits=1)
+        cal = (
+            calibration
+            if calibration is not None
+            else calibrate(spec, table, fits=1, workers=1 if scheduler else workers)
+        )
     except PrivgameError:
         raise
     except Exception:  # the estimate is advice: a generator that cannot be timed fails in the run
         nan = float("nan")
         return CostCheck(nan, nan, workers, limit, False, "no estimate (the generator could not be timed)")
-    cpu = estimate_seconds(spec, table, workers=1, calibration=cal)
-    wall = estimate_seconds(spec, table, workers=workers, calibration=cal)
+    cpu = breakdown(spec, table, workers=1, calibration=cal).cpu
+    wall = estimate_seconds(spec, table, workers=workers, calibration=cal, scheduler=scheduler)
     noun = "process" if workers == 1 else "processes"
     text = f"{in_words(wall)} with {workers} worker {noun} ({in_words(cpu)} of CPU time)"
     over = not cpu <= limit  # NaN or inf counts as over
@@ -326,7 +696,7 @@ def check_cost(
                 '"I know it\'s large").',
             ],
         )
-    return CostCheck(cpu, wall, workers, limit, over, text)
+    return CostCheck(cpu, wall, workers, limit, over, text, cal)
 
 
 __all__ += ["COST_LIMIT_SECONDS", "CostCheck", "check_cost", "in_words"]

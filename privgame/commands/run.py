@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -22,7 +23,7 @@ from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
-    from privgame.estimate import Calibration
+    from privgame.estimate import Calibration, CostCheck
     from privgame.setups import AuditInputs
     from privgame.store import RunFolder
 
@@ -334,11 +335,12 @@ def run(args: argparse.Namespace) -> int:
     scheduler = scheduler_address(args.scheduler)
     resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
     calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
-    _check_cost(spec, inputs, args, calibration)  # before anything is written
+    cost = _check_cost(spec, inputs, args, calibration)  # before anything is written
     folder = create_run(default_runs_root() if args.out is None else args.out, spec, inputs.table)
     print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None
     try:
-        return _execute(folder, args, spec, inputs, dataset, scheduler)
+        return _execute(folder, args, spec, inputs, dataset, scheduler, estimate)
     except KeyboardInterrupt:
         return interrupted("run", folder.path, _resume_command(folder, args))
 
@@ -354,8 +356,12 @@ def _execute(
     inputs: AuditInputs,
     dataset: Dataset,
     scheduler: str | None,
+    estimate: float | None = None,
 ) -> int:
-    """Run a created run folder to its end (and ``--resolve-to``), then print its summary."""
+    """Run a created run folder to its end (and ``--resolve-to``), then print its summary.
+
+    ``estimate`` (seconds) is shown as the time left until units have finished.
+    """
     from privgame.games.engine import execute, plan_summary
 
     if dataset.dropped_rows and not args.quiet:
@@ -368,7 +374,9 @@ def _execute(
             print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets), table=inputs.table)["text"], file=sys.stderr)
-    execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
+    execute(
+        folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet), estimate=estimate
+    )
     if args.resolve_to and folder.status().get("state") == "done":
         _resolve(folder, args, scheduler)
     return _finish(folder, args)
@@ -376,10 +384,15 @@ def _execute(
 
 def _check_cost(
     spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace, calibration: Calibration | None
-) -> None:
+) -> CostCheck:
     """Refuse a run whose estimated cost is over the limit, unless ``--i-know-its-large``.
 
     See :func:`privgame.estimate.check_cost`; the estimate is printed unless ``--quiet``.
+
+    Returns
+    -------
+    CostCheck
+        The estimate, which the engine shows as the time left until units have finished.
 
     Raises
     ------
@@ -387,11 +400,15 @@ def _check_cost(
         With the estimate, for a run over the limit without ``--i-know-its-large``.
     """
     from privgame.estimate import check_cost
-    from privgame.execution import default_workers
+    from privgame.execution import resolve_workers, scheduler_address
 
-    workers = args.workers if args.workers and args.workers > 0 else default_workers()
     cost = check_cost(
-        spec, inputs.table, workers=workers, calibration=calibration, allow_large=args.i_know_its_large
+        spec,
+        inputs.table,
+        workers=resolve_workers(args.workers),
+        calibration=calibration,
+        allow_large=args.i_know_its_large,
+        scheduler=scheduler_address(args.scheduler) is not None,
     )
     if cost.over:
         print(
@@ -401,6 +418,7 @@ def _check_cost(
         )
     elif not args.quiet:
         print(f"estimated time: {cost.text}.", file=sys.stderr)
+    return cost
 
 
 def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> Calibration:
@@ -417,15 +435,18 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
         Naming everything the plug-in does that the engine cannot rely on.
     """
     from privgame.estimate import calibrate, cost_warning, estimate_seconds
-    from privgame.execution import default_workers
+    from privgame.execution import resolve_workers, scheduler_address
     from privgame.games.engine import build_context
     from privgame.generators import check_contract
 
     ctx, _ = build_context(spec, inputs.table)
     report = check_contract(spec.generator, ctx.X[ctx.target], inputs.schema, params=spec.generator_params)
-    workers = args.workers or default_workers()
-    calibration = calibrate(spec, inputs.table)
-    seconds = estimate_seconds(spec, inputs.table, workers=workers, calibration=calibration)
+    workers = resolve_workers(args.workers)
+    on_dask = scheduler_address(args.scheduler) is not None
+    calibration = calibrate(spec, inputs.table, workers=1 if on_dask else workers)
+    seconds = estimate_seconds(
+        spec, inputs.table, workers=workers, calibration=calibration, scheduler=on_dask
+    )
     print(
         f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
         f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {ctx.n:,} rows "

@@ -33,6 +33,7 @@ from privgame import metrics
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.errors import RunError
+from privgame.estimate import time_left
 from privgame.execution import (
     Cancelled,
     batch_size,
@@ -90,7 +91,9 @@ class Progress:
     elapsed : float
         Seconds since this attempt started.
     eta : float or None
-        Estimated seconds left, once a unit has finished in this attempt.
+        Estimated seconds left (:func:`privgame.estimate.time_left`): the run's estimate until two
+        units have finished in this attempt, then weighed against the rate of the finished fits
+        since the first unit started; None without an estimate until two units have finished.
     """
 
     phase: str
@@ -239,6 +242,7 @@ def execute(
     scheduler: str | None = None,
     progress: Callable[[Progress], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    estimate: float | None = None,
 ) -> RunFolder:
     """Run or resume the run in ``folder``.
 
@@ -253,6 +257,10 @@ def execute(
         Called with a :class:`Progress` after every finished unit.
     cancel : callable, optional
         Polled between units; returning True stops the run (state ``cancelled``; resumable).
+    estimate : float, optional
+        The run's estimated seconds (:func:`privgame.estimate.estimate_seconds`), kept in
+        ``status.json``: the time left shown before the first units finish, and weighed against
+        the measured rate while few have (see :func:`privgame.estimate.time_left`).
 
     Returns
     -------
@@ -267,6 +275,8 @@ def execute(
     """
     workers = resolve_workers(workers)
     with _claim(folder):
+        if estimate is not None:
+            folder.write_status(estimate_seconds=float(estimate))
         return _execute(folder, workers=workers, scheduler=scheduler, progress=progress, cancel=cancel)
 
 
@@ -349,13 +359,25 @@ def _execute(
     # The model on D was fitted above (or every chunk sampling it is checkpointed).
     done_units = len(catalogue)
     fits_done = model_fits + sum(e.fits for e in catalogue.values())
-    fits_done_now = 0
+    fits_done_now = units_done_now = 0
+    fits_todo = fits_total - fits_done
+    estimated = folder.status().get("estimate_seconds")
+    # A resumed run has only its share of the estimated work left.
+    estimated = (
+        float(estimated) * fits_todo / max(1, fits_total) if isinstance(estimated, (int, float)) else None
+    )
+    work_started: float | None = None
 
     def report(phase: str) -> None:
-        elapsed = time.time() - started
-        eta = None
-        if fits_done_now > 0:
-            eta = elapsed / fits_done_now * (fits_total - fits_done)
+        now = time.time()
+        elapsed = now - started
+        eta = time_left(
+            elapsed=now - (work_started or now),
+            done=fits_done_now,
+            total=fits_todo,
+            units_done=units_done_now,
+            estimate_left=None if estimated is None else estimated - elapsed,
+        )
         state = Progress(phase, done_units, total_units, fits_done, fits_total, elapsed, eta)
         folder.write_status(
             state="running" if phase != "done" else "done",
@@ -386,6 +408,7 @@ def _execute(
         report("shared")
         _warm_workers(ctx, workers, scheduler)
         shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
+        work_started = time.time()
         for (name, start, fits), result, seconds in until_cancelled(
             run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
         ):
@@ -397,6 +420,7 @@ def _execute(
                 shared_seconds += seconds
                 folder.write_status(shared_seconds=shared_seconds)
             done_units += 1
+            units_done_now += 1
             fits_done += fits
             fits_done_now += fits
             report("shared")
@@ -439,6 +463,7 @@ def _execute(
                 for record_id, result in results:
                     folder.save_target(record_id, result)
                     done_units += 1
+                    units_done_now += 1
                     fits_done += fits_of(record_id)
                     fits_done_now += fits_of(record_id)
                 report("targets")
@@ -642,7 +667,9 @@ def _extend_runs(
 
     def report(phase: str) -> None:
         elapsed = time.time() - started
-        eta = elapsed / fits_done * (fits_total - fits_done) if fits_done else None
+        eta = time_left(
+            elapsed=elapsed, done=fits_done - model_fits, total=fits_total - model_fits, units_done=done_units
+        )
         folder.write_status(
             state="running",
             phase=phase,

@@ -1,0 +1,174 @@
+"""The time estimate against the real run, on three set-ups.
+
+Usage: ``python benchmarks/estimate.py [--workers 2] [--only NAME ...] [--json]``
+
+Each set-up goes through the command line's own code path (``privgame run``'s parser, spec,
+cost check and engine): the estimate the CLI prints (:func:`privgame.estimate.check_cost`), then
+the run itself, timed from the engine's start to its results. Prints, per set-up, the estimate
+by part, the actual seconds, the ratio estimate / actual, and the machine's load
+(``os.getloadavg``) before and after; the acceptance is every ratio within [1/1.5, 1.5].
+
+The set-ups:
+
+- ``adult-release``: Adult in the release set-up (D = 70% of Adult, 31,655 rows), Synthpop;
+- ``adult-paper``: Adult in the paper's set-up (|D| = 1,000), Baynet, 10 random targets, N = 50;
+- ``large``: a 50,000-row table resampled from Adult's rows (seeded by the project's streams),
+  release set-up (D = 35,000 rows), Synthpop.
+
+The two release set-ups use 2 targets and N = 8 so that the whole benchmark stays near ten
+minutes on a busy two-core machine; their cost per fit is the large-table one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import psutil
+
+from privgame.cli import build_parser
+from privgame.commands.run import _check_cost, build_spec
+from privgame.data import BUNDLED_ADULT
+from privgame.estimate import breakdown
+from privgame.execution import _shut_down_workers, resolve_workers
+from privgame.games.engine import execute
+from privgame.seeding import stream
+from privgame.store import create_run
+
+ACCEPT = 1.5
+_LARGE_STREAM = 41  # the resampled table's own stream
+LARGE_ROWS = 50_000
+
+SETUPS: dict[str, list[str]] = {
+    "adult-release": ["--generator", "synthpop", "--targets", "2", "--n-shadow", "8", "--n-eval", "8"],
+    "adult-paper": [
+        "--setup",
+        "paper",
+        "--generator",
+        "baynet",
+        "--targets",
+        "10",
+        "--n-shadow",
+        "50",
+        "--n-eval",
+        "50",
+    ],
+    "large": ["--generator", "synthpop", "--targets", "2", "--n-shadow", "8", "--n-eval", "8"],
+}
+
+
+def large_table(folder: Path) -> Path:
+    """Write a ``LARGE_ROWS``-row table of Adult's rows, drawn with replacement, and return its path."""
+    adult = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna()
+    rows = stream(0, 0, _LARGE_STREAM).integers(0, len(adult), size=LARGE_ROWS)
+    path = folder / "large.csv"
+    adult.iloc[rows].to_csv(path, index=False)
+    return path
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """CPU seconds of this process, and of its live children (the run's worker processes)."""
+    me = psutil.Process()
+    children = 0.0
+    for child in me.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            children += sum(child.cpu_times()[:2])
+    return sum(me.cpu_times()[:2]), children
+
+
+def measure(name: str, data: Path, workers: int, out: Path) -> dict[str, object]:
+    """Estimate one set-up as ``privgame run`` does, run it, and compare."""
+    argv = [
+        "run",
+        "--data",
+        str(data),
+        *SETUPS[name],
+        "--workers",
+        str(workers),
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    args = build_parser().parse_args(argv)
+    load_before = os.getloadavg()[0]
+    spec, inputs, _ = build_spec(args)
+    cost = _check_cost(spec, inputs, args, None)
+    parts = breakdown(spec, inputs.table, workers=resolve_workers(args.workers), calibration=cost.calibration)
+    folder = create_run(args.out, spec, inputs.table)
+    cpu_before = cpu_seconds()
+    started = time.perf_counter()
+    execute(folder, workers=args.workers, estimate=cost.wall_seconds)
+    actual = time.perf_counter() - started
+    cpu_after = cpu_seconds()
+    parent, workers_cpu = cpu_after[0] - cpu_before[0], cpu_after[1] - cpu_before[1]
+    # The next set-up starts its own workers, as a new `privgame run` would.
+    _shut_down_workers()
+    status = folder.status()
+    return {
+        "setup": name,
+        "command": "python -m privgame " + " ".join(argv),
+        "estimate": cost.wall_seconds,
+        "actual": actual,
+        "ratio": cost.wall_seconds / actual,
+        "cpu_estimate": parts.setup + parts.results + parts.work,
+        "cpu_actual": parent + workers_cpu,
+        "cpu_engine": parent,
+        "parts": {
+            "setup": parts.setup,
+            "startup": parts.startup,
+            "generator": parts.generator,
+            "features": parts.features,
+            "classifier": parts.classifier,
+            "results": parts.results,
+            "share": parts.share,
+            "parallel": parts.parallel,
+            "fits": parts.total_fits,
+        },
+        "fits_done": status.get("fits_done"),
+        "unit_seconds": status.get("unit_seconds"),
+        "load": [load_before, os.getloadavg()[0]],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--only", nargs="+", choices=sorted(SETUPS), help="run these set-ups only")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    names = args.only or list(SETUPS)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for name in names:
+            data = large_table(folder) if name == "large" else Path(BUNDLED_ADULT)
+            results.append(measure(name, data, args.workers, folder / "runs"))
+            r = results[-1]
+            p = r["parts"]
+            print(
+                f"{name:14s} estimate {r['estimate']:7.1f} s  actual {r['actual']:7.1f} s  "
+                f"ratio {r['ratio']:.2f}  (CPU s estimated {r['cpu_estimate']:.1f}, used "
+                f"{r['cpu_actual']:.1f}, {r['cpu_engine']:.1f} of it in the engine's process; "
+                f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}; "
+                f"{p['fits']} fits; parts: set-up {p['setup']:.1f}, start-up {p['startup']:.1f}, "
+                f"generator {p['generator']:.1f}, features {p['features']:.1f}, classifier "
+                f"{p['classifier']:.1f}, results {p['results']:.1f} CPU s; share {p['share']:.2f}, workers' "
+                f"cores {p['parallel']:.2f}; "
+                f"measured in units: {r['unit_seconds']})",
+                flush=True,
+            )
+    ok = all(1 / ACCEPT <= r["ratio"] <= ACCEPT for r in results)
+    print(f"{os.cpu_count()} cores; uptime load average now {os.getloadavg()}")
+    print(f"every ratio within [1/{ACCEPT}, {ACCEPT}]: {'yes' if ok else 'NO'}")
+    if args.json:
+        print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
