@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from privgame.errors import ParameterError
@@ -293,12 +293,16 @@ class RunSpec:
     left_out: tuple[int, ...] = ()
     parent: dict[str, Any] | None = None
 
-    def __post_init__(self) -> None:
-        # A Synthpop spec names its categorical splits, so a run resumed after the default
-        # changes keeps the splits it started with (old specs: see from_dict).
+    def with_explicit_defaults(self) -> RunSpec:
+        """This spec with the generator defaults a run folder must name, so a resume keeps them.
+
+        A Synthpop spec names its categorical splits: a run folder written before the option
+        existed reads as ``ordinal`` (see :meth:`from_dict`), so a new one must say ``onehot``.
+        """
         if self.generator == "synthpop" and "categorical_splits" not in self.generator_params:
             params = {**self.generator_params, "categorical_splits": _SYNTHPOP_SPLITS_DEFAULT}
-            object.__setattr__(self, "generator_params", params)
+            return replace(self, generator_params=params)
+        return self
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
