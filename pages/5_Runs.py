@@ -184,10 +184,8 @@ def _compare() -> None:
         table,
         width="stretch",
         height=35 * (len(table) + 1) + 3,
-        column_config={
-            "_index": st.column_config.TextColumn("", width="large"),
-            **{run_id: st.column_config.TextColumn(run_id, width="large") for run_id in chosen},
-        },
+        # The labels column at its content's width; the runs share what is left of the page.
+        column_config={"_index": st.column_config.TextColumn("", width="large")},
     )
     st.page_link(
         PAGES["remedies"],
