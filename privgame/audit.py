@@ -98,7 +98,7 @@ def describe_setup(spec: RunSpec) -> list[str]:
             "attacker with more data would reach. A population table (--population) removes this "
             "limit."
         )
-    if reference < n_d:
+    if reference < n_d and spec.attack.games != "model-seeded":
         overlap = n_d / eval_
         lines.append(
             f"The traditional game draws its datasets of {_n(n_d)} rows from D plus the "
@@ -111,7 +111,9 @@ def describe_setup(spec: RunSpec) -> list[str]:
 
 
 def traditional_text(spec: RunSpec) -> str:
-    """How the run played the traditional game (pooled or per target), in one sentence."""
+    """How the run played the traditional game (pooled, per target, or not at all), in one sentence."""
+    if spec.attack.games == "model-seeded":
+        return "The traditional game was not played: this re-audit played the model-seeded game alone."
     if spec.attack.traditional == "pooled":
         return (
             "The traditional game was pooled: one seeded sequence of datasets drawn from the evaluation "

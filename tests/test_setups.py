@@ -164,6 +164,9 @@ def test_the_set_up_is_said_in_words(tables: dict[str, Path]) -> None:
     per_target = _spec(inputs, "data.csv")
     per_target = replace(per_target, attack=replace(per_target.attack, traditional="per-target"))
     assert "datasets of its own for each audited record" in " ".join(describe_setup(per_target))
+    alone = replace(per_target, attack=replace(per_target.attack, games="model-seeded"))
+    said = " ".join(describe_setup(alone))
+    assert "was not played" in said and "draws its datasets" not in said
 
 
 def test_spec_json_round_trips_the_set_up(tables: dict[str, Path]) -> None:
