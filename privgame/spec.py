@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from privgame.errors import ParameterError
@@ -293,16 +293,12 @@ class RunSpec:
     left_out: tuple[int, ...] = ()
     parent: dict[str, Any] | None = None
 
-    def with_explicit_defaults(self) -> RunSpec:
-        """This spec with the generator defaults a run folder must name, so a resume keeps them.
-
-        A Synthpop spec names its categorical splits: a run folder written before the option
-        existed reads as ``ordinal`` (see :meth:`from_dict`), so a new one must say ``onehot``.
-        """
+    def __post_init__(self) -> None:
+        # A Synthpop spec names its categorical splits, so that its JSON (a run folder, a study)
+        # keeps them when the default changes; JSON written before the option reads as ordinal.
         if self.generator == "synthpop" and "categorical_splits" not in self.generator_params:
             params = {**self.generator_params, "categorical_splits": _SYNTHPOP_SPLITS_DEFAULT}
-            return replace(self, generator_params=params)
-        return self
+            object.__setattr__(self, "generator_params", params)
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""

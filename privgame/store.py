@@ -1146,7 +1146,6 @@ def create_run(
     OutputError
         When the folder cannot be written (``root`` is a file, read-only, or the disk is full).
     """
-    spec = spec.with_explicit_defaults()  # the folder names what a resume must keep
     generator = _id_generator(spec.generator)
     if generator is None:
         raise RunError(

@@ -21,16 +21,19 @@ def dataset():
 
 
 def _spec(dataset, **changes) -> RunSpec:
-    spec = RunSpec(
+    options = {
+        "sizes": Sizes(aux=150, eval=150, target=30).to_dict(),
+        "generator": "synthpop",
+        "attack": AttackSettings(n_shadow=8, n_eval=8),
+        "targets": TargetSelection(mode="random", k=2),
+        **changes,
+    }
+    return RunSpec(
         data_name=dataset.source_name,
         data_fingerprint=dataset.fingerprint,
         schema=dataset.schema.to_dict(),
-        sizes=Sizes(aux=150, eval=150, target=30).to_dict(),
-        generator="synthpop",
-        attack=AttackSettings(n_shadow=8, n_eval=8),
-        targets=TargetSelection(mode="random", k=2),
+        **options,
     )
-    return replace(spec, **changes)
 
 
 def test_calibration_times_every_piece(dataset) -> None:
