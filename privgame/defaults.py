@@ -53,3 +53,9 @@ DEFAULT_DATASETS = 15
 
 DEFAULT_N_EVALS: tuple[int, ...] = tuple(range(100, 2001, 100))
 """The convergence study's values of N_eval."""
+
+LEAVE_OUT_CHOICES: tuple[str, ...] = ("at-risk", "at-risk-and-undecided")
+"""``remedy --leave-out``'s choices (the keys of :data:`privgame.remedy.LEAVE_OUT`)."""
+
+UTILITY_SAMPLES = 5
+"""``utility --samples``' default (:data:`privgame.utility.DEFAULT_SAMPLES`)."""

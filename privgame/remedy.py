@@ -50,6 +50,7 @@ import pandas as pd
 from privgame.audit import records_at
 from privgame.data import fingerprint_table
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
+from privgame.defaults import LEAVE_OUT_CHOICES
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
 from privgame.spec import GAMES, RunSpec
@@ -68,10 +69,9 @@ __all__ = [
     "parse_merge_rare",
 ]
 
-LEAVE_OUT: dict[str, tuple[str, ...]] = {
-    "at-risk": ("at risk",),
-    "at-risk-and-undecided": ("at risk", "undecided"),
-}
+LEAVE_OUT: dict[str, tuple[str, ...]] = dict(
+    zip(LEAVE_OUT_CHOICES, (("at risk",), ("at risk", "undecided")), strict=True)
+)
 """The ``--leave-out`` choices and the model-seeded verdicts whose records each leaves out."""
 
 GENERALISE_PARAMS: dict[str, str] = {"min-leaf": "min_samples_leaf", "epsilon": "epsilon", "bins": "bins"}

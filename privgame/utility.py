@@ -44,6 +44,7 @@ from sklearn.metrics import balanced_accuracy_score, r2_score
 
 from privgame.data import encode, fingerprint_table
 from privgame.data.schema import CATEGORICAL, Schema
+from privgame.defaults import UTILITY_SAMPLES
 from privgame.errors import ParameterError, RunError
 from privgame.games.plan import run_split
 from privgame.generators import create
@@ -71,7 +72,7 @@ __all__ = [
     "utility_split",
 ]
 
-DEFAULT_SAMPLES = 5
+DEFAULT_SAMPLES = UTILITY_SAMPLES
 MAX_SAMPLES = 100
 QUANTILE_BINS = 10
 """Continuous columns are compared in (up to) this many quantile bins of the real data."""

@@ -5,9 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from privgame.compare import compare_runs
-from privgame.store import RunFolder
-
 __all__ = ["add_parser", "format_table", "run"]
 
 
@@ -47,6 +44,9 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.compare import compare_runs
+    from privgame.store import RunFolder
+
     table = compare_runs([RunFolder(p) for p in args.run_dirs], args.threshold)
     if args.format == "csv":
         print(table.to_csv(index=False), end="")

@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from privgame.commands._progress import ProgressBar
-from privgame.execution import scheduler_address
-from privgame.games.engine import execute
-from privgame.remedy import (
-    LEAVE_OUT,
-    Remedy,
-    create_remedy,
-    parse_bin,
-    parse_generalise,
-    parse_merge_rare,
-)
-from privgame.store import RunFolder
+from privgame.defaults import LEAVE_OUT_CHOICES
 from privgame.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.remedy import Remedy
 
 __all__ = ["add_parser", "remedy_from_args", "run"]
 
@@ -35,7 +28,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("run_dir", help="a finished run's folder")
     parser.add_argument(
-        "--leave-out", choices=list(LEAVE_OUT), help="take these records (model-seeded verdict at t) out of D"
+        "--leave-out",
+        choices=list(LEAVE_OUT_CHOICES),
+        help="take these records (model-seeded verdict at t) out of D",
     )
     parser.add_argument("--threshold", type=float, help="t for --leave-out (default: the run's)")
     parser.add_argument(
@@ -73,6 +68,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def remedy_from_args(args: argparse.Namespace) -> Remedy:
     """The :class:`~privgame.remedy.Remedy` the command line asks for."""
+    from privgame.remedy import Remedy, parse_bin, parse_generalise, parse_merge_rare
+
     return Remedy(
         leave_out=args.leave_out,
         threshold=args.threshold,
@@ -84,6 +81,12 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.commands._progress import ProgressBar
+    from privgame.execution import scheduler_address
+    from privgame.games.engine import execute
+    from privgame.remedy import create_remedy
+    from privgame.store import RunFolder
+
     parent = RunFolder(args.run_dir)
     folder, reuse = create_remedy(parent, remedy_from_args(args), args.out)
     spec = folder.spec()

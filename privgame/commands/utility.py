@@ -6,10 +6,8 @@ import argparse
 import sys
 import textwrap
 
-from privgame.data.schema import Schema
-from privgame.store import RunFolder
+from privgame.defaults import UTILITY_SAMPLES as DEFAULT_SAMPLES
 from privgame.terminal import json_text, terminal_safe
-from privgame.utility import DEFAULT_SAMPLES, default_target_column, measure_utility, utility_lines
 
 __all__ = ["add_parser", "run"]
 
@@ -42,6 +40,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.data.schema import Schema
+    from privgame.store import RunFolder
+    from privgame.utility import default_target_column, measure_utility, utility_lines
+
     folder = RunFolder(args.run_dir)
     if args.target_column is None:
         chosen = default_target_column(Schema.from_dict(folder.spec().schema))
