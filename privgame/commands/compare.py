@@ -19,7 +19,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("run_dirs", nargs="+", metavar="RUN_DIR", help="finished runs' folders")
     parser.add_argument("--threshold", type=float, help="t for every run (default: each run's own)")
-    parser.add_argument("--format", choices=["table", "csv", "json"], default="table")
+    parser.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="how to print the comparison (default: %(default)s)",
+    )
     parser.set_defaults(handler=run)
 
 
