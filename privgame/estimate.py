@@ -19,7 +19,9 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of
   their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), averaged
-  likewise with ``workers * cores / (load - 1 + workers)``.
+  likewise with ``workers * cores / (load - 1 + workers)``. Timing fresh workers costs seconds
+  of its own, so it is done only for a run whose work is a minute of CPU time or more
+  (:data:`WORKER_TIMING_WORK`); a smaller run is estimated with a fixed start-up allowance.
 
 :func:`breakdown` then counts the run's work exactly from its plan
 (:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
@@ -200,6 +202,22 @@ def _measure_workers(ctx: Any, rows: np.ndarray, workers: int) -> tuple[float, f
     return startup, max(0.05, throughput)
 
 
+WORKER_TIMING_WORK = 60.0
+"""CPU seconds of work from which :func:`calibrate` starts and times real worker processes."""
+
+
+def _rough_work(spec: RunSpec, d_rows: int, per_dataset: float, classifier: float) -> float:
+    """A quick upper view of a run's CPU seconds: every target's datasets and its classifier."""
+    chosen = spec.targets
+    targets = {
+        "plan": chosen.outliers + chosen.random,
+        "ids": len(chosen.ids),
+        "all": d_rows,
+    }.get(chosen.mode, chosen.k if chosen.k is not None else d_rows)
+    datasets = spec.attack.n_shadow + 2 * spec.attack.n_eval
+    return float(targets) * (datasets * per_dataset + classifier)
+
+
 def calibrate(
     spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FITS, workers: int = 1
 ) -> Calibration:
@@ -281,7 +299,8 @@ def calibrate(
     share = min(1.0, max(0.05, cpu / wall)) if wall > 0 else 1.0
     startup = throughput = None
     workers = max(1, int(workers))
-    if workers > 1:
+    per_dataset = statistics.median(fit_times) + statistics.median(feature_times)
+    if workers > 1 and _rough_work(spec, ctx.n, per_dataset, classifier) >= WORKER_TIMING_WORK:
         startup, throughput = _measure_workers(ctx, training, workers)
     from privgame.execution import default_workers
 
