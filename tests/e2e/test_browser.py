@@ -176,6 +176,26 @@ def _settle(page) -> None:  # type: ignore[no-untyped-def]
     page.locator('[data-testid="stStatusWidget"]').wait_for(state="hidden", timeout=STEP_TIMEOUT_MS)
 
 
+def _slide_to(page, value: float) -> None:  # type: ignore[no-untyped-def]
+    """Move the page's first slider to ``value`` with the keyboard, one step of 0.01 at a time.
+
+    Key presses sent while Streamlit reruns can be lost, so read the thumb back and correct
+    until it shows ``value``.
+    """
+    thumb = page.get_by_role("slider").first
+    shown = page.locator('[data-testid="stSliderThumbValue"]').first
+    for _ in range(80):
+        _settle(page)
+        now = float(shown.inner_text())
+        if abs(now - value) < 0.005:
+            return
+        thumb.focus()
+        steps = round(abs(now - value) / 0.01)
+        for _ in range(steps):
+            thumb.press("ArrowLeft" if now > value else "ArrowRight")
+    raise AssertionError(f"the slider did not reach {value}; it shows {shown.inner_text()}")
+
+
 def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
     """Save the whole page: Streamlit scrolls inside its main block, so grow the window to fit."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -360,12 +380,8 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
 
         # One threshold for every page: move it on Results, find it on Record and Release
         folder = RunFolder(runs_root / run.run_id)
-        thumb = page.get_by_role("slider").first
-        thumb.focus()
-        for _ in range(20):
-            thumb.press("ArrowLeft")
-        _settle(page)
-        page.wait_for_function("() => window.location.search.includes('t=0.6')")
+        _slide_to(page, 0.6)
+        page.wait_for_function("() => /[?&]t=0\\.6(&|$)/.test(window.location.search)")
         page.get_by_text(verdict_text(run_summary(folder, 0.6))).wait_for()
         _go(page, "Record")
         assert page.locator('[data-testid="stSliderThumbValue"]').first.inner_text() == "0.60"
