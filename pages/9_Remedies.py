@@ -33,6 +33,7 @@ from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
 from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, Remedy, family, leave_out_ids
 from privgame.store import RunFolder, open_run
+from privgame.utility import DEFAULT_SAMPLES, MAX_SAMPLES, family_target_column, measure_utility, unmeasured
 
 # Session key of the remedy run started here, followed until it ends.
 STARTED_KEY = "_remedy_started"
@@ -135,6 +136,44 @@ def _progress(run_id: str) -> None:
     st.progress(min(1.0, done / total) if total else 0.0, text=text)
 
 
+def _measure_family(members: list[RunFolder]) -> None:
+    """Measure the utility of the family's runs that lack it (``utility RUN --family``)."""
+    schema = Schema.from_dict(members[0].spec().schema)
+    names = schema.names
+    current = family_target_column(members)
+    cols = st.columns(2)
+    target = cols[0].selectbox(
+        "Column the downstream model predicts",
+        names,
+        index=names.index(current) if current in names else 0,
+        key="family-utility-target",
+        help="Every run of the family is measured predicting the same column, so that their figures compare.",
+    )
+    samples = cols[1].number_input(
+        "Synthetic samples",
+        min_value=2,
+        max_value=MAX_SAMPLES,
+        value=DEFAULT_SAMPLES,
+        key="family-utility-samples",
+        help="Each figure is the mean ± sd over this many fresh synthetic samples of the generator.",
+    )
+    todo = unmeasured(members, target)
+    if not todo:
+        st.caption(f"Every run of the family has its utility measured predicting {plain(target)}.")
+        return
+    st.caption(
+        f"{len(todo)} of the {len(members)} runs have no utility figures predicting {plain(target)} "
+        f"yet. The same as the command: python -m privgame utility {plain(members[0].path)} --family "
+        f"--target-column {plain(target)} --samples {int(samples)}"
+    )
+    if st.button(f"Measure the utility of {len(todo)} run(s)", key="family-utility-measure"):
+        progress = st.progress(0.0, text="Measuring…")
+        for i, member in enumerate(todo):
+            progress.progress(i / len(todo), text=f"Measuring {member.run_id} ({i + 1} of {len(todo)})…")
+            measure_utility(member, samples=int(samples), target_column=target)
+        st.rerun()
+
+
 def _compare(folder: RunFolder, t: float) -> None:
     """The family's table, the paired chart against the parent, and the privacy-utility chart."""
     members = [f for f in family(folder) if f.status().get("state") == "done" and f.has_results()]
@@ -163,9 +202,11 @@ def _compare(folder: RunFolder, t: float) -> None:
         st.caption(chart.caption)
     else:
         st.caption(
-            "The privacy–utility chart needs each run's downstream utility: measure it with "
-            "python -m privgame utility RUN_DIR --target-column COLUMN."
+            "The privacy–utility chart needs each run's downstream utility: measure it below (or "
+            "with python -m privgame utility RUN_DIR --family)."
         )
+    with st.expander("Utility of the family", expanded=not len(chart.data)):
+        _measure_family(members)
     for member in members:
         st.page_link(
             PAGES["release"],

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,11 +62,13 @@ __all__ = [
     "association_matrix",
     "default_target_column",
     "downstream_score",
+    "family_target_column",
     "measure_utility",
     "per_column_table",
     "spread",
     "stored_utility",
     "total_variation",
+    "unmeasured",
     "utility_lines",
     "utility_row",
     "utility_split",
@@ -605,6 +607,36 @@ def stored_utility(folder: RunFolder) -> UtilityReport | None:
             f"utility.json of run {folder.run_id} does not hold utility figures ({error}); measure them "
             f"again: python -m privgame utility {folder.path}"
         ) from None
+
+
+def family_target_column(folders: Sequence[RunFolder]) -> str | None:
+    """The target column a family of runs is (or should be) compared on.
+
+    The first stored report's target column, so that every run's downstream figure predicts the
+    same column; else :func:`default_target_column` of the first run's schema.
+    """
+    for folder in folders:
+        report = stored_utility(folder)
+        if report is not None and report.target_column is not None:
+            return report.target_column
+    if not folders:
+        return None
+    return default_target_column(Schema.from_dict(folders[0].spec().schema))
+
+
+def unmeasured(folders: Sequence[RunFolder], target_column: str | None) -> list[RunFolder]:
+    """The runs among ``folders`` with no utility figures for ``target_column``.
+
+    A run counts as measured when its stored report predicts ``target_column`` (or, for
+    ``target_column=None``, when it has any report): the privacy–utility chart of a family
+    compares downstream figures for one column only.
+    """
+    missing = []
+    for folder in folders:
+        report = stored_utility(folder)
+        if report is None or (target_column is not None and report.target_column != target_column):
+            missing.append(folder)
+    return missing
 
 
 def utility_lines(report: UtilityReport) -> list[str]:

@@ -229,3 +229,27 @@ def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws
     assert all(0.0 <= v <= 1.0 for v in table["fidelity"])
     chart = privacy_utility_chart(table)
     assert len(chart.data) == int(table["share_at_risk"].notna().sum())
+
+
+def test_the_family_option_measures_only_the_runs_without_utility(
+    parent: RunFolder, left: RunFolder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privgame.cli import main
+    from privgame.utility import family_target_column, measure_utility, stored_utility, unmeasured
+
+    members = family(parent)
+    assert [f.run_id for f in members][:1] == [parent.run_id] and left.run_id in {f.run_id for f in members}
+    measure_utility(parent, samples=2, target_column="income")
+    # A run measured on another column is measured again for the family's column.
+    measure_utility(left, samples=2, target_column="race")
+    assert family_target_column(members) == "income"
+    assert [f.run_id for f in unmeasured(members, "income")] == [left.run_id]
+    assert unmeasured(members, None) == []
+
+    assert main(["utility", str(parent.path), "--family", "--samples", "2"]) == 0
+    out = capsys.readouterr()
+    assert "1 to measure, predicting 'income'" in out.err
+    assert f"{left.run_id}:" in out.out and f"{parent.run_id}:" not in out.out
+    report = stored_utility(left)
+    assert report is not None and report.target_column == "income"
+    assert unmeasured(family(left), "income") == []

@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
+from typing import TYPE_CHECKING
 
 from privgame.defaults import UTILITY_SAMPLES as DEFAULT_SAMPLES
 from privgame.terminal import json_text, terminal_safe
+
+if TYPE_CHECKING:
+    from privgame.store import RunFolder
 
 __all__ = ["add_parser", "run"]
 
@@ -35,6 +39,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--target-column",
         help="the column the downstream model predicts (default: the last categorical column)",
     )
+    parser.add_argument(
+        "--family",
+        action="store_true",
+        help="measure every run of RUN_DIR's remedy family that has no figures for the target column "
+        "yet (RUN_DIR included), so that compare and the privacy-utility chart show them all; the "
+        "target column defaults to the one the family was measured with",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     parser.set_defaults(handler=run)
 
@@ -45,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
     from privgame.utility import default_target_column, measure_utility, utility_lines
 
     folder = RunFolder(args.run_dir)
+    if args.family:
+        return _family(folder, args)
     if args.target_column is None:
         chosen = default_target_column(Schema.from_dict(folder.spec().schema))
         if chosen is not None:
@@ -56,6 +69,34 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(report.to_dict(), sort_keys=True, indent=2))
         return 0
-    for line in utility_lines(report):
+    _print_lines(utility_lines(report))
+    return 0
+
+
+def _print_lines(lines: list[str]) -> None:
+    for line in lines:
         print(textwrap.fill(terminal_safe(line, one_line=True), width=100, subsequent_indent="  "))
+
+
+def _family(folder: RunFolder, args: argparse.Namespace) -> int:
+    from privgame.remedy import family
+    from privgame.utility import family_target_column, measure_utility, unmeasured, utility_lines
+
+    members = family(folder)
+    target = args.target_column or family_target_column(members)
+    todo = unmeasured(members, target)
+    print(
+        f"family of {len(members)} run(s); {len(todo)} to measure, predicting {target!r}.",
+        file=sys.stderr,
+    )
+    reports = {}
+    for member in todo:
+        print(f"measuring {member.run_id} ...", file=sys.stderr)
+        reports[member.run_id] = measure_utility(member, samples=args.samples, target_column=target)
+    if args.json:
+        print(json_text({k: v.to_dict() for k, v in reports.items()}, sort_keys=True, indent=2))
+        return 0
+    for run_id, report in reports.items():
+        print(f"{run_id}:")
+        _print_lines(utility_lines(report))
     return 0

@@ -33,6 +33,7 @@ from privgame.data import BUNDLED_ADULT
 from privgame.release import verdict_text
 from privgame.report import high_risk
 from privgame.store import RunFolder, list_runs
+from privgame.utility import unmeasured
 
 pytestmark = pytest.mark.browser
 
@@ -516,7 +517,12 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         assert page.locator(".js-plotly-plot").count() == 1
         page.get_by_text("The privacy–utility chart needs each run's downstream utility").wait_for()
         _shot(page, "m2-compare")
+        # Measure the family's utility from the page: the privacy-utility chart appears.
+        page.get_by_role("button", name="Measure the utility of 2 run(s)").click()
+        page.locator(".js-plotly-plot").nth(1).wait_for(timeout=RUN_TIMEOUT_MS)
+        _shot(page, "m2b-privacy-utility")
         remedy = RunFolder(root / child.run_id)
+        assert not unmeasured([parent, remedy], "income")
         assert remedy.spec().parent["run_id"] == parent.run_id and remedy.spec().left_out
 
         page.get_by_role("link", name=f"Release from {child.run_id}").click()
