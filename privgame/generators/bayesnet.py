@@ -310,6 +310,9 @@ def _dense_configs(codes: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]) 
     n = codes.shape[1]
     if not cols:
         return np.zeros(n, dtype=np.int64), 1
+    if len(cols) == 1:
+        # a column's own codes are already small: absent values just count zero
+        return codes[cols[0]], int(cards[cols[0]])
     ids = codes[cols[0]]
     size = int(cards[cols[0]])
     for c in cols[1:]:
@@ -545,6 +548,30 @@ def _sampling_cdfs(tables: list[np.ndarray]) -> list[np.ndarray]:
     return cdfs
 
 
+# Buckets per row of a sampling table in the guide (see ``_guides``): a power of two, so that
+# ``g / GUIDE`` and ``u * GUIDE`` are exact.
+GUIDE = 32
+
+
+@njit(cache=True)
+def _guides(cdf: np.ndarray, k: int, out: np.ndarray) -> None:
+    """The guide table of one shifted cdf (``_sampling_cdfs``) with ``k`` entries per row.
+
+    ``out[c * GUIDE + g]`` is how many entries of row ``c`` are at most ``c + g / GUIDE``. For a
+    uniform ``u`` in bucket ``g = floor(u * GUIDE)``, ``c + u >= c + g / GUIDE`` (rounding is
+    monotone), so those entries are at most ``c + u`` too: the draw's count starts there
+    (the indexed search of Chen and Asau), and with ``GUIDE`` buckets it seldom moves far.
+    """
+    rows = cdf.shape[0] // k
+    for c in range(rows):
+        s = 0
+        for g in range(GUIDE):
+            v = np.float64(c) + g / GUIDE
+            while s < k and cdf[c * k + s] <= v:
+                s += 1
+            out[c * GUIDE + g] = s
+
+
 @njit(cache=True)
 def _draw(
     cards: np.ndarray,
@@ -553,18 +580,21 @@ def _draw(
     parent_ends: np.ndarray,
     cdfs: np.ndarray,
     cdf_ends: np.ndarray,
+    guides: np.ndarray,
     u: np.ndarray,
     out: np.ndarray,
 ) -> None:
     """Ancestral sampling into ``out``: column ``order[i]`` from its cdf (``_sampling_cdfs``).
 
     Each value is the index ``np.searchsorted(cdf, config + u, side="right")`` would give,
-    clipped into the row of the parent configuration ``config``. Entries before that row are at
-    most ``config`` and the entries never decrease, so that index is the row's start plus the
-    number of the row's entries at most ``config + u``; when all ``k`` are, it lies past the
-    row and is clipped to ``k - 1`` all the same. Counting needs no branch.
+    clipped into the row of the parent configuration ``config``: the row's entries never
+    decrease and those before the row are at most ``config``, so it is the number of the row's
+    entries at most ``config + u`` (clipped to ``k - 1`` when all ``k`` are). The count starts
+    from the row's guide (``_guides``; position ``i``'s guide begins at ``cdf_ends[i] // k *
+    GUIDE``) and steps on while the next entry is at most ``config + u``.
     """
     n = out.shape[1]
+    guide_start = 0
     for i in range(order.shape[0]):
         col = order[i]
         k = cards[col]
@@ -576,10 +606,42 @@ def _draw(
                 c = c * cards[p] + out[p, r]
             v = np.float64(c) + u[i, r]
             row = start + c * k
-            below = 0
-            for t in range(k):
-                below += cdfs[row + t] <= v
+            below = guides[guide_start + c * GUIDE + np.int64(u[i, r] * GUIDE)]
+            while below < k and cdfs[row + below] <= v:
+                below += 1
             out[col, r] = min(below, k - 1)
+        guide_start += (cdf_ends[i + 1] - start) // k * GUIDE
+
+
+class _Sampler:
+    """A fitted network's sampling tables, flattened once for ``_draw``."""
+
+    def __init__(
+        self, cards: np.ndarray, order: list[int], parents: list[tuple[int, ...]], cdfs: list[np.ndarray]
+    ) -> None:
+        self.cards = np.asarray(cards, dtype=np.int64)
+        self.order = np.array(order, dtype=np.int64)
+        self.parent_flat = np.array([p for ps in parents for p in ps], dtype=np.int64)
+        self.parent_ends = np.cumsum([0] + [len(ps) for ps in parents], dtype=np.int64)
+        self.cdf_ends = np.cumsum([0] + [len(c) for c in cdfs], dtype=np.int64)
+        self.cdfs = np.concatenate(cdfs) if cdfs else np.zeros(0)
+        parts = []
+        for i, cdf in enumerate(cdfs):
+            k = int(self.cards[order[i]])
+            part = np.empty(len(cdf) // k * GUIDE, dtype=np.int64)
+            _guides(cdf, k, part)
+            parts.append(part)
+        self.guides = np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def draw(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Codes ``(d, n)`` drawn column by column in order (one uniform per row and column)."""
+        out = np.zeros((len(self.cards), n), dtype=np.int64)
+        u = rng.random((len(self.order), n))
+        _draw(
+            self.cards, self.order, self.parent_flat, self.parent_ends, self.cdfs, self.cdf_ends,
+            self.guides, u, out,
+        )  # fmt: skip
+        return out
 
 
 def _ancestral_sample(
@@ -591,17 +653,7 @@ def _ancestral_sample(
     rng: np.random.Generator,
 ) -> np.ndarray:
     """Codes ``(d, n)`` drawn column by column in ``order`` (one uniform per row and column)."""
-    d = len(order)
-    out = np.zeros((len(cards), n), dtype=np.int64)
-    u = rng.random((d, n))
-    parent_flat = np.array([p for ps in parents for p in ps], dtype=np.int64)
-    parent_ends = np.cumsum([0] + [len(ps) for ps in parents], dtype=np.int64)
-    cdf_ends = np.cumsum([0] + [len(c) for c in cdfs], dtype=np.int64)
-    _draw(
-        np.asarray(cards, dtype=np.int64), np.array(order, dtype=np.int64), parent_flat, parent_ends,
-        np.concatenate(cdfs), cdf_ends, u, out,
-    )  # fmt: skip
-    return out
+    return _Sampler(cards, order, parents, cdfs).draw(n, rng)
 
 
 # --------------------------------------------------------------------------- generators
@@ -655,6 +707,7 @@ class _BayesNetBase(SyntheticGenerator):
         self.tables_ = tables
         self.noise_scale_ = noise_scale
         self.cdfs_ = _sampling_cdfs(tables)
+        self.sampler_ = _Sampler(domain.cards, order, parents, self.cdfs_)
 
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` encoded rows by ancestral sampling of the fitted network.
@@ -675,7 +728,7 @@ class _BayesNetBase(SyntheticGenerator):
         if not isinstance(n, Integral) or isinstance(n, bool) or n < 0:
             raise ParameterError(f"Cannot sample {n!r} rows: n must be a whole number >= 0.")
         domain: _Domain = self.domain_
-        codes = _ancestral_sample(domain.cards, self.order_, self.parents_, self.cdfs_, int(n), rng)
+        codes = self.sampler_.draw(int(n), rng)
         return domain.values(codes, rng)
 
     @property

@@ -20,7 +20,9 @@ from privgame.generators.bayesnet import (
     _ancestral_sample,
     _conditional_tables,
     _Domain,
+    GUIDE,
     _draw,
+    _guides,
     _mi_sensitivity,
     _MutualInformation,
     _sampling_cdfs,
@@ -221,6 +223,8 @@ def test_ancestral_sampling_is_the_searchsorted_draw():
     u = np.array([[0.0, 0.0, 0.0, 0.0], [0.0, np.nextafter(1.0, 0.0), 0.5, 0.999]])
     out = np.zeros((2, 4), dtype=np.int64)
     out[0] = parent
+    guides = np.empty(4000 * GUIDE, dtype=np.int64)
+    _guides(flat[ends[1] :], 3, guides)
     _draw(
         cards,
         np.array([1]),
@@ -228,11 +232,50 @@ def test_ancestral_sampling_is_the_searchsorted_draw():
         np.array([0, 1]),
         flat[ends[1] :],
         np.array([0, ends[2] - ends[1]]),
+        guides,
         u[1:],
         out,
     )
     expected = np.clip(np.searchsorted(cdfs[1], parent + u[1], side="right") - parent * 3, 0, 2)
     np.testing.assert_array_equal(out[1], expected)
+
+
+def test_the_guided_draw_is_the_searchsorted_draw_at_bucket_edges():
+    # Probabilities in multiples of 1 / GUIDE put cdf entries exactly on bucket edges, and
+    # uniforms exactly on them: the guide must neither skip an entry nor stop short.
+    rng = np.random.default_rng(11)
+    for k in (1, 2, 5, 41, 200):
+        rows = 7
+        table = rng.integers(0, 3, size=(rows, k)).astype(np.float64)
+        table[:, 0] += 0.5 * (table.sum(axis=1) == 0)  # no empty row
+        table[2] = 0.0
+        table[2, -1] = 1.0  # all the mass on the last value
+        table /= table.sum(axis=1, keepdims=True)
+        if k >= GUIDE:
+            table[3] = 0.0
+            table[3, :GUIDE] = 1.0 / GUIDE  # every edge is an entry
+        cdfs = _sampling_cdfs([np.full((1, rows), 1 / rows), table])
+        n = 20_000
+        edges = np.arange(GUIDE) / GUIDE
+        u = rng.random((2, n))
+        u[1, : n // 2] = edges[rng.integers(0, GUIDE, n // 2)]
+        u[1, -1] = np.nextafter(1.0, 0.0)
+        codes = _ancestral_sample(np.array([rows, k]), [0, 1], [(), (0,)], cdfs, n, _Fixed(u))
+        root = np.clip(np.searchsorted(cdfs[0], u[0], side="right"), 0, rows - 1)
+        expected = np.clip(np.searchsorted(cdfs[1], root + u[1], side="right") - root * k, 0, k - 1)
+        np.testing.assert_array_equal(codes[0], root)
+        np.testing.assert_array_equal(codes[1], expected)
+
+
+class _Fixed:
+    """A stand-in for a Generator whose ``random`` returns given uniforms."""
+
+    def __init__(self, u: np.ndarray) -> None:
+        self.u = u
+
+    def random(self, shape: tuple[int, ...]) -> np.ndarray:
+        assert shape == self.u.shape
+        return self.u
 
 
 def test_discretise_matches_the_binning_formula():
