@@ -173,6 +173,12 @@ def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarr
     return ctx, _union(groups)
 
 
+EXACT_POOL_PAIRS = 2_000_000
+"""Above this many (target, evaluation run) pairs, :func:`plan_summary` estimates the pooled game's
+fits instead of scanning the pool: the scan grows with the pairs (about a minute at 300 million,
+a run of years that the cost check refuses at once)."""
+
+
 def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = None) -> dict[str, Any]:
     """The cost of a plan: generator fits, shared, pooled and per target.
 
@@ -186,7 +192,7 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         trained depends on which records are audited; it is counted exactly (it is then the
         number of fits the run makes) with the table, or when this process built the spec's
         context (:func:`build_context`) a moment ago, and estimated otherwise (``exact`` is
-        False).
+        False), as it is for a plan of more than :data:`EXACT_POOL_PAIRS` evaluation runs.
 
     Returns
     -------
@@ -205,14 +211,15 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
         if table is not None or known is not None:
             ctx, targets = known if known is not None else build_context(spec, table)
-            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             n_targets = len(targets)
+        if (table is not None or known is not None) and n_targets * spec.attack.n_eval <= EXACT_POOL_PAIRS:
+            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             pool_fits = pool_plan.fits()
             extra_fits = sum(pool_plan.extra_fits(int(r)) for r in targets)
         else:
-            pool_fits = pool.expected_pool_fits(
-                spec.sizes["target"], spec.sizes["eval"], spec.attack.n_eval, n_targets
-            )
+            sizes = (spec.sizes["target"], spec.sizes["eval"], spec.attack.n_eval, n_targets)
+            pool_fits = pool.expected_pool_fits(*sizes)
+            extra_fits = pool.expected_extra_fits(*sizes)
             exact = False
     fits = count_fits(
         n_targets,

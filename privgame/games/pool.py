@@ -88,6 +88,7 @@ __all__ = [
     "blocks",
     "catalogue_entry",
     "describe_pool",
+    "expected_extra_fits",
     "expected_pool_fits",
     "gather",
     "missing_pairs",
@@ -291,6 +292,28 @@ def expected_pool_fits(n: int, eval_size: int, n_eval: int, n_targets: int) -> i
     if p < 1:
         q += (1 - p) * binom.cdf(half - 1, index, 1 - p)
     return round(float(np.sum(1.0 - (1.0 - np.clip(q, 0.0, 1.0)) ** n_targets)))
+
+
+def expected_extra_fits(
+    n: int, eval_size: int, n_eval: int, n_targets: int, *, limit: int = POOL_LIMIT
+) -> int:
+    """About how many per-target draws a plan makes: the runs the pool leaves short.
+
+    After the ``limit`` (:data:`POOL_LIMIT`) pool datasets a target has X ~ Bin(limit, p) 'in'
+    datasets and limit - X 'out' ones (p = |D| / |D_eval|); each kind short of h = N_eval / 2 is
+    made up by per-target draws, E[max(0, h - X)] + E[max(0, h - (limit - X))] per target.
+    """
+    from scipy.stats import binom
+
+    half = int(n_eval) // 2
+    if n_targets <= 0 or half <= 0 or eval_size <= 0:
+        return 0
+    p = min(1.0, n / eval_size)
+    k = np.arange(half)
+    short = 0.0
+    for q in (p, 1.0 - p):
+        short += float(np.sum((half - k) * binom.pmf(k, int(limit), q)))
+    return round(short * n_targets)
 
 
 # -- features, packed exactly ------------------------------------------------------------------

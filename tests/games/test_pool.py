@@ -14,7 +14,7 @@ from privgame import metrics
 from privgame.cli import main
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.errors import ParameterError
-from privgame.games import pool
+from privgame.games import engine, pool
 from privgame.games.engine import build_context, execute, extend, plan_summary, start_run
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
@@ -157,6 +157,32 @@ def test_expected_pool_fits_is_close_to_the_exact_count(small_adult: Path) -> No
     # Once this process built the spec's context (as the dashboard does), the count is exact.
     again = plan_summary(spec, 20)
     assert again["exact"] and again["total_fits"] == exact["total_fits"]
+
+
+def test_expected_extra_fits_is_close_to_the_per_target_draws_of_a_short_pool(small_adult: Path) -> None:
+    # p = |D| / |D_eval| = 0.1: after 80 pool datasets a target has about 8 'in' ones of the 10
+    # it needs, so most targets fall short and get per-target draws.
+    spec, table = _spec(small_adult, targets=TargetSelection("random", 60), seed=5)
+    ctx, targets = build_context(spec, table)
+    plan = pool.plan_pool(ctx, targets, spec.attack.n_eval, limit=80)
+    exact = sum(plan.extra_fits(int(r)) for r in targets)
+    guess = pool.expected_extra_fits(60, 600, spec.attack.n_eval, len(targets), limit=80)
+    assert exact > 0 and abs(guess - exact) <= 0.2 * exact
+    assert pool.expected_extra_fits(60, 600, spec.attack.n_eval, len(targets)) == 0  # the full pool
+
+
+def test_a_very_large_plan_is_estimated_without_scanning_the_pool(
+    small_adult: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec, table = _spec(small_adult, targets=TargetSelection("random", 20))
+    monkeypatch.setattr(engine, "EXACT_POOL_PAIRS", 20 * spec.attack.n_eval - 1)
+
+    def no_scan(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the pool was scanned")
+
+    monkeypatch.setattr(pool, "plan_pool", no_scan)
+    summary = plan_summary(spec, 20, table=table)
+    assert not summary["exact"] and summary["text"].startswith("about ") and summary["pool_fits"] > 0
 
 
 # ---- runs --------------------------------------------------------------------------------------

@@ -15,12 +15,12 @@ from privgame.data.schema import CATEGORICAL, Column, Schema, infer_schema
 from privgame.errors import ParameterError, SchemaError
 from privgame.generators import create
 from privgame.generators.bayesnet import (
+    GUIDE,
     BaynetGenerator,
     PrivBayesGenerator,
     _ancestral_sample,
     _conditional_tables,
     _Domain,
-    GUIDE,
     _draw,
     _guides,
     _mi_sensitivity,

@@ -133,7 +133,10 @@ def test_concurrent_runs_each_see_only_their_own_data_and_results(
     assert len(fingerprints) == 4
     spans = [(folder.status()["started"], folder.status()["finished"]) for folder in by_origin.values()]
     most = max(sum(start <= moment < end for start, end in spans) for moment, _ in spans)
-    assert most >= 3, f"at most {most} runs ran at once: {spans}"
+    # Two background runs started together always overlap; whether the CLI's run and the
+    # in-process one overlap them as well depends on the machine's load (a busy CI machine
+    # starts them seconds apart), so only the overlap that does not is asserted.
+    assert most >= 2, f"no two runs ran at once: {spans}"
 
     # Same rows and seed, another origin label: the same risks, so nothing leaked between them.
     a, same = by_origin["session-a"].records(), by_origin["in-process"].records()

@@ -74,11 +74,12 @@ def test_the_spec_refuses_counts_beyond_the_hard_limits(small_adult: Path) -> No
 def test_a_run_of_years_is_refused_with_its_estimate(
     adult_rows: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Every record of a 3,150-row D with 100,000 evaluation runs each: years of CPU time."""
+    """Every record of a 3,150-row D with 100,000 shadow datasets and evaluation runs each: years."""
     data = tmp_path / "adult.csv"
     adult_rows.iloc[:, :6].to_csv(data, index=False)
     out = tmp_path / "runs"
-    argv = ["run", "--data", str(data), "--generator", "synthpop", "--all-targets", "--n-eval", "100000"]
+    argv = ["run", "--data", str(data), "--generator", "synthpop", "--all-targets"]
+    argv += ["--n-shadow", "100000", "--n-eval", "100000"]
     assert main([*argv, "--workers", "2", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "privgame: This run would take about" in err and re.search(r"(days|years) of CPU time", err)
