@@ -30,6 +30,7 @@ from pages import (
     show_setup,
     show_verdict,
     threshold_slider,
+    utility_inputs,
 )
 from privgame.audit import GROUP_LABELS, group_masks, records_at
 from privgame.background import dismiss_extension, extension_state, launch_extend
@@ -42,8 +43,6 @@ from privgame.report import high_risk, to_bytes
 from privgame.spec import RunSpec
 from privgame.store import RunFolder, open_run
 from privgame.utility import (
-    DEFAULT_SAMPLES,
-    MAX_SAMPLES,
     UtilityReport,
     default_target_column,
     measure_utility,
@@ -355,23 +354,12 @@ UTILITY_HELP = {
 def _measure_form(folder: RunFolder, report: UtilityReport | None) -> None:
     """Choose the target column and samples, and measure (``python -m privgame utility``)."""
     schema = Schema.from_dict(folder.spec().schema)
-    names = schema.names
     current = report.target_column if report is not None else default_target_column(schema)
-    cols = st.columns(2)
-    target = cols[0].selectbox(
-        "Column the downstream model predicts",
-        names,
-        index=names.index(current) if current in names else 0,
-        key=f"utility-target-{folder.run_id}",
+    target, samples = utility_inputs(
+        schema.names,
+        current,
+        key=f"utility-{folder.run_id}",
         help="By default the last categorical column (Adult: income).",
-    )
-    samples = cols[1].number_input(
-        "Synthetic samples",
-        min_value=2,
-        max_value=MAX_SAMPLES,
-        value=DEFAULT_SAMPLES,
-        key=f"utility-samples-{folder.run_id}",
-        help="Each figure is the mean ± sd over this many fresh synthetic samples of the generator.",
     )
     st.caption("The same as the command:")
     st.code(

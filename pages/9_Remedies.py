@@ -24,6 +24,7 @@ from pages import (
     show_error,
     show_verdict,
     threshold_slider,
+    utility_inputs,
 )
 from privgame.audit import run_summary
 from privgame.background import launch_remedy
@@ -33,7 +34,7 @@ from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
 from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, Remedy, family, leave_out_ids
 from privgame.store import RunFolder, open_run
-from privgame.utility import DEFAULT_SAMPLES, MAX_SAMPLES, family_target_column, measure_utility, unmeasured
+from privgame.utility import family_target_column, measure_utility, unmeasured
 
 # Session key of the remedy run started here, followed until it ends.
 STARTED_KEY = "_remedy_started"
@@ -139,23 +140,11 @@ def _progress(run_id: str) -> None:
 def _measure_family(members: list[RunFolder]) -> None:
     """Measure the utility of the family's runs that lack it (``utility RUN --family``)."""
     schema = Schema.from_dict(members[0].spec().schema)
-    names = schema.names
-    current = family_target_column(members)
-    cols = st.columns(2)
-    target = cols[0].selectbox(
-        "Column the downstream model predicts",
-        names,
-        index=names.index(current) if current in names else 0,
-        key="family-utility-target",
+    target, samples = utility_inputs(
+        schema.names,
+        family_target_column(members),
+        key="family-utility",
         help="Every run of the family is measured predicting the same column, so that their figures compare.",
-    )
-    samples = cols[1].number_input(
-        "Synthetic samples",
-        min_value=2,
-        max_value=MAX_SAMPLES,
-        value=DEFAULT_SAMPLES,
-        key="family-utility-samples",
-        help="Each figure is the mean ± sd over this many fresh synthetic samples of the generator.",
     )
     todo = unmeasured(members, target)
     if not todo:

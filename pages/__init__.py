@@ -48,6 +48,7 @@ __all__ = [
     "show_setup",
     "show_verdict",
     "threshold_slider",
+    "utility_inputs",
     "when",
 ]
 
@@ -445,3 +446,30 @@ def open_record(run_id: str, record_id: int) -> None:
     st.switch_page(
         PAGES["record"], query_params=_with_threshold(run_id, {"run": run_id, "record": str(int(record_id))})
     )
+
+
+def utility_inputs(names: Sequence[str], current: str | None, *, key: str, help: str) -> tuple[str, int]:
+    """The column the downstream model predicts and the number of synthetic samples, side by side.
+
+    ``current`` is selected first when it is one of ``names``; ``key`` prefixes both widgets' keys.
+    Returns what ``python -m privgame utility`` takes as ``--target-column`` and ``--samples``.
+    """
+    from privgame.utility import DEFAULT_SAMPLES, MAX_SAMPLES
+
+    cols = st.columns(2)
+    target = cols[0].selectbox(
+        "Column the downstream model predicts",
+        list(names),
+        index=list(names).index(current) if current in names else 0,
+        key=f"{key}-target",
+        help=help,
+    )
+    samples = cols[1].number_input(
+        "Synthetic samples",
+        min_value=2,
+        max_value=MAX_SAMPLES,
+        value=DEFAULT_SAMPLES,
+        key=f"{key}-samples",
+        help="Each figure is the mean ± sd over this many fresh synthetic samples of the generator.",
+    )
+    return str(target), int(samples)

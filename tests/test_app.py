@@ -731,8 +731,8 @@ def test_results_measure_the_utility_and_show_it_beside_the_risks(with_runs: Pat
     _no_failures(at)
     assert "Utility" in [h.value for h in at.subheader]
     assert "not measured yet" in _texts(at.caption)
-    assert at.selectbox(key=f"utility-target-{latest.run_id}").value == "income"
-    at.number_input(key=f"utility-samples-{latest.run_id}").set_value(2)
+    assert at.selectbox(key=f"utility-{latest.run_id}-target").value == "income"
+    at.number_input(key=f"utility-{latest.run_id}-samples").set_value(2)
     at.button(key=f"utility-measure-{latest.run_id}").click().run()
     _no_failures(at)
     report = stored_utility(open_run(with_runs, latest.run_id))  # what the CLI would print
