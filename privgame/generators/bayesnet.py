@@ -590,8 +590,8 @@ def _draw(
     clipped into the row of the parent configuration ``config``: the row's entries never
     decrease and those before the row are at most ``config``, so it is the number of the row's
     entries at most ``config + u`` (clipped to ``k - 1`` when all ``k`` are). The count starts
-    from the row's guide (``_guides``; position ``i``'s guide begins at ``cdf_ends[i] // k *
-    GUIDE``) and steps on while the next entry is at most ``config + u``.
+    from the row's guide (``_guides``; ``guides`` holds each position's guide after those of the
+    positions before it) and steps on while the next entry is at most ``config + u``.
     """
     n = out.shape[1]
     guide_start = 0
@@ -706,8 +706,7 @@ class _BayesNetBase(SyntheticGenerator):
         self.parents_ = parents
         self.tables_ = tables
         self.noise_scale_ = noise_scale
-        self.cdfs_ = _sampling_cdfs(tables)
-        self.sampler_ = _Sampler(domain.cards, order, parents, self.cdfs_)
+        self.sampler_ = _Sampler(domain.cards, order, parents, _sampling_cdfs(tables))
 
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` encoded rows by ancestral sampling of the fitted network.
