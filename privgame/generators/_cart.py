@@ -379,18 +379,19 @@ def _sort_by_rank(X, rank, rows, f, n_bins, s, e, ords, xs, count):
 
 
 @njit(cache=True)
-def _add_rows(hist, rows, s, e, rank, blist, hoff, width, classify, yc, yv, sign):
+def _add_rows(hist, rows, s, e, boff, classify, yc, yv, sign):
     """Add (``sign`` 1), subtract (-1) or clear (0) the rows ``rows[s:e]`` in ``hist``.
 
-    Bin ``b`` of the binned predictors (``hoff`` their offsets) takes ``width`` cells from
-    ``b * width``: the row count, then the count of each class or the sum of the target.
+    Bin ``b`` of the binned predictors takes ``width`` cells from ``b * width``: the row count,
+    then the count of each class or the sum of the target; ``boff[r, q]`` is the first cell of
+    row ``r``'s bin in the ``q``-th binned predictor.
     """
     for i in range(s, e):
         r = rows[i]
         if classify:
             c = 1 + yc[r]
-            for f in blist:
-                b = (hoff[f] + rank[r, f]) * width
+            for q in range(boff.shape[1]):
+                b = boff[r, q]
                 if sign == 0:
                     hist[b] = 0.0
                     hist[b + c] = 0.0
@@ -399,8 +400,8 @@ def _add_rows(hist, rows, s, e, rank, blist, hoff, width, classify, yc, yv, sign
                     hist[b + c] += sign
         else:
             v = yv[r]
-            for f in blist:
-                b = (hoff[f] + rank[r, f]) * width
+            for q in range(boff.shape[1]):
+                b = boff[r, q]
                 if sign == 0:
                     hist[b] = 0.0
                     hist[b + 1] = 0.0
@@ -410,10 +411,37 @@ def _add_rows(hist, rows, s, e, rank, blist, hoff, width, classify, yc, yv, sign
 
 
 @njit(cache=True)
-def _release(pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv):
+def _move_rows(src, dst, rows, s, e, boff, classify, yc, yv):
+    """Move the rows ``rows[s:e]`` from the histograms ``src`` to ``dst``.
+
+    One pass for what two calls of ``_add_rows`` do (add to ``dst``, subtract from ``src``),
+    with the same float operations, so the counts and sums are the same bit for bit.
+    """
+    for i in range(s, e):
+        r = rows[i]
+        if classify:
+            c = 1 + yc[r]
+            for q in range(boff.shape[1]):
+                b = boff[r, q]
+                dst[b] += 1.0
+                dst[b + c] += 1.0
+                src[b] -= 1.0
+                src[b + c] -= 1.0
+        else:
+            v = yv[r]
+            for q in range(boff.shape[1]):
+                b = boff[r, q]
+                dst[b] += 1.0
+                dst[b + 1] += v
+                src[b] -= 1.0
+                src[b + 1] -= v
+
+
+@njit(cache=True)
+def _release(pool, slot, free, n_free, rows, s, e, boff, classify, yc, yv):
     """Zero the histograms of the node ``[s, e)`` in ``pool[slot]`` and free the slot."""
-    if (e - s) * len(blist) * 4 < pool.shape[1]:
-        _add_rows(pool[slot], rows, s, e, rank, blist, hoff, width, classify, yc, yv, 0)
+    if (e - s) * boff.shape[1] * 4 < pool.shape[1]:
+        _add_rows(pool[slot], rows, s, e, boff, classify, yc, yv, 0)
     else:
         pool[slot] = 0.0
     free[n_free] = slot
@@ -635,6 +663,14 @@ def _grow_tree(
     width = ncls + 1 if classify else 2
     hist_from = _HIST_COST * n_bins * width
     use_hist = n_bins > 0 and n * k >= hist_from
+    # Each row's first histogram cell in each binned predictor, computed once per tree: the
+    # histogram updates read this compact table (it stays in cache) instead of the wider ranks.
+    # (int32 suffices: a histogram of 2**31 cells would need 16 GiB per node.)
+    boff = np.empty((n if use_hist else 0, len(blist)), dtype=np.int32)
+    for i in range(boff.shape[0]):
+        for q in range(len(blist)):
+            f = blist[q]
+            boff[i, q] = (hoff[f] + rank[i, f]) * width
     # Each pending histogram node owns a slot of ``pool``; a split builds the smaller child's
     # histograms and turns the parent's into the larger child's by subtracting, so each level
     # reads only the rows of the smaller children. Free slots are kept zeroed.
@@ -667,7 +703,7 @@ def _grow_tree(
     if use_hist:
         n_free -= 1
         st_slot[0] = free[n_free]
-        _add_rows(pool[st_slot[0]], rows, 0, n, rank, blist, hoff, width, classify, yc, yv, 1)
+        _add_rows(pool[st_slot[0]], rows, 0, n, boff, classify, yc, yv, 1)
     top = 1
     count_nodes = 1
     while top > 0:
@@ -695,9 +731,7 @@ def _grow_tree(
         hi[node] = e
         if bf < 0:
             if in_hist:
-                n_free = _release(
-                    pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv
-                )
+                n_free = _release(pool, slot, free, n_free, rows, s, e, boff, classify, yc, yv)
                 if binned[0]:  # the leaf's values are stored in column 0's order
                     _sort_by_rank(X, rank, rows, 0, uoff[1] - uoff[0], s, e, ords, xs, count)
             feature[node] = -1
@@ -743,9 +777,7 @@ def _grow_tree(
             small_left = mid - s <= e - mid
             ss, se = (s, mid) if small_left else (mid, e)
             if (e - s - (se - ss)) * k < hist_from:  # neither child uses histograms
-                n_free = _release(
-                    pool, slot, free, n_free, rows, s, e, rank, blist, hoff, width, classify, yc, yv
-                )
+                n_free = _release(pool, slot, free, n_free, rows, s, e, boff, classify, yc, yv)
             else:
                 small_slot = -1
                 if (se - ss) * k >= hist_from:
@@ -753,8 +785,9 @@ def _grow_tree(
                         pool, free, n_free = _grow_pool(pool)
                     n_free -= 1
                     small_slot = free[n_free]
-                    _add_rows(pool[small_slot], rows, ss, se, rank, blist, hoff, width, classify, yc, yv, 1)
-                _add_rows(pool[slot], rows, ss, se, rank, blist, hoff, width, classify, yc, yv, -1)
+                    _move_rows(pool[slot], pool[small_slot], rows, ss, se, boff, classify, yc, yv)
+                else:
+                    _add_rows(pool[slot], rows, ss, se, boff, classify, yc, yv, -1)
                 left_slot, right_slot = (small_slot, slot) if small_left else (slot, small_slot)
             for cs, ce, child_slot in ((s, mid, left_slot), (mid, e, right_slot)):
                 if child_slot >= 0:
