@@ -32,7 +32,7 @@ from privgame.compare import COMPARE_LABELS, compare_runs, paired_risks
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
 from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
-from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, Remedy, family, leave_out_ids
+from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, SAMPLE_CHOICES, Remedy, family, leave_out_ids
 from privgame.store import RunFolder, open_run
 from privgame.utility import family_target_column, measure_utility, unmeasured
 
@@ -42,6 +42,10 @@ LEAVE_LABELS = {
     "none": "keep every record",
     "at-risk": "the records at risk",
     "at-risk-and-undecided": "the records at risk and the undecided ones",
+}
+SAMPLE_LABELS = {
+    "kept": "the parent's, minus the records left out (faster; the share is an upper estimate)",
+    "fresh": "a fresh one of the new D (unbiased share; trains new attacks)",
 }
 GENERALISE_LABELS = {
     "min-leaf": "larger minimum leaf size (Synthpop)",
@@ -61,11 +65,19 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         horizontal=True,
         key="remedy-leave",
     )
+    sample = "kept"
     if leave != "none":
         ids = leave_out_ids(folder, leave, t)
         st.caption(
             f"{len(ids)} record(s) would leave D at t = {t:g}"
             + (f": {', '.join(str(i) for i in ids[:20])}" if ids else "; choose a lower t or another remedy.")
+        )
+        sample = st.radio(
+            "Random sample of the re-audit",
+            list(SAMPLE_CHOICES),
+            format_func=SAMPLE_LABELS.__getitem__,
+            horizontal=True,
+            key="remedy-sample",
         )
     cols = st.columns(2)
     kind = cols[0].selectbox(
@@ -108,6 +120,7 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         merge_rare=tuple((c, int(min_count)) for c in merge),
         bins=tuple((c, int(n_bins)) for c in binned),
         games=games,
+        sample=sample,
     )
 
 

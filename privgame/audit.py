@@ -8,7 +8,9 @@ The share estimate uses only the records of the uniform random sample of D (audi
 ``random``): the most outlying records are chosen for being unusual, so they never enter it. A
 record is *at risk* when its model-seeded risk is above the threshold t. The interval is the
 95% Clopper-Pearson interval of :func:`privgame.metrics.binomial_interval`; when every record of
-D was audited (a census) the share is exact and has no sampling interval.
+D was audited (a census) the share is exact and has no sampling interval. A leave-out remedy that
+kept its parent's random sample reads it with :func:`privgame.metrics.kept_sample_share`: a
+conservative ("at most") estimate, since that sample is no longer uniform over the new D.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ __all__ = [
     "audit_summary",
     "describe_setup",
     "group_masks",
+    "kept_sample",
     "miss_rate_caveat",
     "records_at",
     "run_summary",
@@ -165,8 +168,29 @@ def share_at_risk(
     m = int(risks.size)
     n_d = int(spec.sizes["target"])
     census = spec.targets.mode == "all" or m >= n_d
+    kept = kept_sample(spec)
     estimate = at_risk / m
-    low, high = (estimate, estimate) if census else metrics.binomial_interval(at_risk, m, level=level)
+    method = "census" if census else "Clopper-Pearson"
+    extra: dict[str, Any] = {}
+    if census:
+        low, high = estimate, estimate
+    elif kept is not None:
+        estimate, low, high = metrics.kept_sample_share(
+            records_in_d=int(kept["records_in_d"]),
+            sampled=int(kept["sampled"]),
+            removable=int(kept["removable"]),
+            left_out=int(kept["left_out"]),
+            kept=m,
+            kept_at_risk=at_risk,
+            level=level,
+        )
+        method = "kept sample"
+        unsampled = int(kept["removable"]) / int(kept["sampled"]) * int(kept["records_in_d"]) - int(
+            kept["left_out"]
+        )
+        extra["unsampled_removable"] = max(0, round(unsampled))
+    else:
+        low, high = metrics.binomial_interval(at_risk, m, level=level)
     out = {
         "records_in_d": n_d,
         "sampled": m,
@@ -176,11 +200,22 @@ def share_at_risk(
         "high": high,
         "census": census,
         "level": level,
-        "method": "census" if census else "Clopper-Pearson",
+        "method": method,
         "threshold": threshold,
+        **extra,
     }
     out["text"] = share_text(out)
     return out
+
+
+def kept_sample(spec: RunSpec) -> dict[str, Any] | None:
+    """What a leave-out remedy that kept its parent's random sample recorded of that sample, or
+    ``None`` for a run whose random sample was drawn (see :func:`privgame.metrics.kept_sample_share`).
+    """
+    kept = (spec.parent or {}).get("kept_sample")
+    if not kept or not spec.targets.sample_ids:
+        return None
+    return dict(kept)
 
 
 def _pct(value: float) -> str:
@@ -198,6 +233,14 @@ def share_text(share: Mapping[str, Any]) -> str:
         return (
             f"{_pct(share['estimate'])} of the {n_d} records are at risk ({share['at_risk']:,} of "
             f"{share['sampled']:,}, every record audited; {t})."
+        )
+    if share.get("method") == "kept sample":
+        return (
+            f"At most an estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) "
+            f"of the {n_d} records are at risk: {share['at_risk']:,} of the {share['sampled']:,} records "
+            "kept from the parent run's random sample are at risk now, and the parent's estimated "
+            f"{share['unsampled_removable']:,} records that the remedy would have left out but the audit "
+            f"never sampled count as still at risk ({t}; 95% interval)."
         )
     return (
         f"An estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) of the "
@@ -249,9 +292,11 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
         if share["census"]:
             text += f"; {_pct(share['estimate'])} of all {share['records_in_d']:,} records are at risk"
         else:
+            at_most = "at most " if share["method"] == "kept sample" else ""
             text += (
-                f"; an estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) of "
-                f"all {share['records_in_d']:,} records are at risk"
+                f"; {at_most}an estimated {_pct(share['estimate'])} "
+                f"({_pct(share['low'])}–{_pct(share['high'])}) of all {share['records_in_d']:,} "
+                "records are at risk"
             )
     text += "."
     n = counts["at risk"]

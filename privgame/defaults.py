@@ -57,5 +57,9 @@ DEFAULT_N_EVALS: tuple[int, ...] = tuple(range(100, 2001, 100))
 LEAVE_OUT_CHOICES: tuple[str, ...] = ("at-risk", "at-risk-and-undecided")
 """``remedy --leave-out``'s choices (the keys of :data:`privgame.remedy.LEAVE_OUT`)."""
 
+SAMPLE_CHOICES: tuple[str, ...] = ("kept", "fresh")
+"""``remedy --sample``'s choices: a leave-out re-audit keeps the parent's random sample (the
+default) or draws a fresh one (see :mod:`privgame.remedy`)."""
+
 UTILITY_SAMPLES = 5
 """``utility --samples``' default (:data:`privgame.utility.DEFAULT_SAMPLES`)."""

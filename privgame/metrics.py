@@ -47,6 +47,7 @@ __all__ = [
     "binomial_interval",
     "ecdf",
     "hoeffding_half_width",
+    "kept_sample_share",
     "miss_rate",
     "miss_rate_curve",
     "percentiles",
@@ -506,6 +507,90 @@ def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tu
     low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
     high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
     return low, high
+
+
+def kept_sample_share(
+    *,
+    records_in_d: int,
+    sampled: int,
+    removable: int,
+    left_out: int,
+    kept: int,
+    kept_at_risk: int,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """The share at risk of D' = D minus the records a leave-out remedy took out, from the parent's
+    random sample kept: a conservative estimate and its interval.
+
+    The parent audited a uniform random sample S of ``sampled`` records of D (``records_in_d``
+    records). Let B be the records of D whose parent verdict the remedy leaves out (at risk, or
+    also undecided); ``removable`` = |S ∩ B| of them were sampled. The remedy took out R (the
+    ``left_out`` audited records of B: every sampled one, plus outliers), so D' = D - R. The
+    re-audit scores the ``kept`` records of S - R on D' and finds ``kept_at_risk`` at risk.
+
+    * S - R = S ∩ (D - B) is a uniform sample of D - B (a uniform sample meets any fixed set
+      in a uniform sample of it), so ``kept_at_risk / kept`` = q̂ estimates without bias the
+      share q of D - B at risk on D'.
+    * The records of B - R were never audited; counting all of them as still at risk bounds
+      their part from above. |B| is estimated by b̂ |D|, b̂ = ``removable / sampled``.
+
+    Estimate: ``(max(0, b̂ |D| - |R|) + (1 - b̂) |D| q̂) / |D'|``. In expectation it overstates
+    the share by the records of B - R no longer at risk on D', and never understates it.
+    Interval: Clopper-Pearson intervals of b and q at level ``1 - (1 - level) / 2`` each (so
+    both hold together with probability at least ``level``); the high end takes the worst b
+    and the high q; the low end counts only the records of D - B at risk,
+    ``(1 - b_high) |D| q_low / |D'|``, a bound on the true share whatever became of B - R.
+    Shares are clipped to [0, 1].
+
+    Parameters
+    ----------
+    records_in_d, sampled, removable, left_out, kept, kept_at_risk : int
+        As above; ``0 <= removable <= sampled <= records_in_d``, ``left_out < records_in_d``
+        and ``kept_at_risk <= kept <= sampled - removable``.
+    level : float, default 0.95
+
+    Returns
+    -------
+    (estimate, low, high) : tuple of float
+        With no kept record (``kept == 0``) q is unknown: the estimate is the high end.
+
+    Raises
+    ------
+    ParameterError
+        For counts out of range.
+    """
+    counts = {
+        "records_in_d": records_in_d,
+        "sampled": sampled,
+        "removable": removable,
+        "left_out": left_out,
+        "kept": kept,
+        "kept_at_risk": kept_at_risk,
+    }
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+            raise ParameterError(f"{name} must be a whole number of records, 0 or more; got {value!r}.")
+    n, m, k, n_out = int(records_in_d), int(sampled), int(removable), int(left_out)
+    m_kept, a_kept = int(kept), int(kept_at_risk)
+    if not (1 <= m <= n and k <= m and n_out < n and a_kept <= m_kept <= m - k):
+        raise ParameterError(
+            "A kept-sample share needs 1 <= sampled <= records_in_d, removable <= sampled, "
+            f"left_out < records_in_d and kept_at_risk <= kept <= sampled - removable; got {counts}."
+        )
+    level = _probability(level, "level", open_low=True, open_high=True)
+    each = 1.0 - (1.0 - level) / 2
+    n_new = n - n_out
+    b_hat = k / m
+    b_low, b_high = binomial_interval(k, m, level=each)
+    q_low, q_high = binomial_interval(a_kept, m_kept, level=each) if m_kept else (0.0, 1.0)
+
+    def bound(b: float, q: float) -> float:
+        return min(1.0, (max(0.0, b * n - n_out) + (1.0 - b) * n * q) / n_new)
+
+    high = max(bound(b_low, q_high), bound(b_high, q_high))
+    low = min(1.0, (1.0 - b_high) * n * q_low / n_new)
+    estimate = bound(b_hat, a_kept / m_kept) if m_kept else high
+    return estimate, low, max(high, estimate)
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,12 +8,17 @@ parent's run id and folder, the remedies applied and a one-line description). Re
     the parent's, unchanged, and the ids go to ``RunSpec.left_out``: record ids stay row numbers,
     D_aux and the reference records are the parent's, and the left-out records are in neither D
     nor D_eval, so neither the re-audit nor the release (:func:`privgame.release.make_release`)
-    uses them. The re-audit plays the parent's audit plan on the new D exactly as a fresh run
-    would: the outliers of the new D (the remaining outliers plus a fresh pick) and a uniform
-    random sample of the new D. The sample is drawn afresh, from the same seeded stream: the
-    parent's sample without its records at risk would no longer be a uniform sample of the new
-    D (its records at risk are exactly the ones removed), so the share-at-risk estimate would be
-    biased low.
+    uses them. The re-audit plays the parent's audit plan on the new D: the outliers of the new
+    D (the remaining outliers plus a fresh pick) and a random sample, by default the parent's
+    (``sample="kept"``). The parent's sample without the records taken out is no longer a
+    uniform sample of the new D (its records at risk are exactly the ones removed), so it is not
+    read as one: it is a uniform sample of the records the remedy would not have taken out, and
+    the records it would have taken out but the audit never sampled are counted as still at risk
+    (:func:`privgame.metrics.kept_sample_share`, a conservative estimate: it never reads low).
+    Its records keep their trained attacks, so the re-audit costs their model-seeded fits only.
+    ``sample="fresh"`` draws a uniform random sample of the new D instead, from the same seeded
+    stream (an unbiased estimate, at the cost of training the attacks of new records). A run
+    whose own sample was kept, or whose sample was wholly taken out, draws a fresh one.
 
 *Generalise* (``generalise``)
     A stronger generator setting: Synthpop's ``min_samples_leaf`` (``min-leaf=N``), PrivBayes'
@@ -47,18 +52,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.audit import records_at
+from privgame.audit import group_masks, records_at
 from privgame.data import fingerprint_table
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
-from privgame.defaults import LEAVE_OUT_CHOICES
+from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
-from privgame.spec import GAMES, RunSpec
+from privgame.spec import GAMES, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
 
 __all__ = [
     "GENERALISE_PARAMS",
     "LEAVE_OUT",
+    "SAMPLE_CHOICES",
     "Remedy",
     "create_remedy",
     "describe",
@@ -67,6 +73,7 @@ __all__ = [
     "parse_bin",
     "parse_generalise",
     "parse_merge_rare",
+    "plan_remedy",
 ]
 
 LEAVE_OUT: dict[str, tuple[str, ...]] = dict(
@@ -99,6 +106,9 @@ class Remedy:
         Continuous columns cut into that many quantile bins.
     games : {"model-seeded", "both"}
         The games the re-audit plays.
+    sample : {"kept", "fresh"}
+        With ``leave_out``: keep the parent's random sample (minus the records taken out; a
+        conservative share estimate, no new attacks) or draw a fresh one of the new D.
     """
 
     leave_out: str | None = None
@@ -107,6 +117,7 @@ class Remedy:
     merge_rare: tuple[tuple[str, int], ...] = ()
     bins: tuple[tuple[str, int], ...] = ()
     games: str = "model-seeded"
+    sample: str = "kept"
 
     def problems(self) -> list[str]:
         """Every problem with these settings that needs no run to see, one sentence each."""
@@ -117,6 +128,8 @@ class Remedy:
             out.append(f"the threshold t must be between 0 and 1; got {self.threshold}.")
         if self.games not in GAMES:
             out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
+        if self.sample not in SAMPLE_CHOICES:
+            out.append(f"--sample {self.sample!r} is unknown; use one of {list(SAMPLE_CHOICES)}.")
         if self.leave_out is None and self.generalise is None and not self.merge_rare and not self.bins:
             out.append("no remedy given; give --leave-out, --generalise, --merge-rare or --bin.")
         return out
@@ -320,6 +333,10 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         if setup.kind == "release"
         else setup.data_fingerprint,
     )
+    targets = replace(spec.targets, sample_ids=())
+    kept: dict[str, int] | None = None
+    if left_out and remedy.sample == "kept":
+        targets, kept = _kept_sample(parent, spec, left_out)
     sizes = dict(spec.sizes)
     sizes["target"] -= len(left_out)
     sizes["eval"] -= len(left_out)
@@ -335,8 +352,11 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
             "merge_rare": [list(p) for p in remedy.merge_rare],
             "bins": [list(p) for p in remedy.bins],
             "games": remedy.games,
+            "sample": ("kept" if kept else "fresh") if left_out else None,
         },
     }
+    if kept:
+        lineage["kept_sample"] = kept
     new_spec = replace(
         spec,
         data_fingerprint=spec.data_fingerprint if same_inputs else fingerprint_table(new_table),
@@ -344,11 +364,39 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         sizes=sizes,
         generator_params=params,
         attack=replace(spec.attack, games=remedy.games),
+        targets=targets,
         setup=setup,
         left_out=tuple(sorted({*spec.left_out, *left_out})),
         parent=lineage,
     )
     return new_spec.validate(), new_table, exact
+
+
+def _kept_sample(
+    parent: RunFolder, spec: RunSpec, left_out: list[int]
+) -> tuple[TargetSelection, dict[str, int] | None]:
+    """The remedy's audit plan with the parent's random sample kept, and what the share estimate
+    needs of that sample; the plan with a fresh sample and ``None`` where it cannot be kept."""
+    fresh = replace(spec.targets, sample_ids=())
+    if spec.targets.mode not in ("plan", "random") or spec.targets.sample_ids:
+        return fresh, None  # no uniform sample of D to keep (or one already kept: not uniform)
+    records = parent.records()
+    masks = group_masks(records, spec)
+    risks = records["risk_model_seeded"].to_numpy(float)
+    sampled = records.loc[masks["random"] & ~np.isnan(risks), "record_id"].to_numpy(np.int64)
+    out = np.asarray(left_out, dtype=np.int64)
+    kept_ids = np.setdiff1d(sampled, out)
+    if sampled.size == 0 or kept_ids.size == 0:
+        return fresh, None
+    outliers = spec.targets.outliers if spec.targets.mode == "plan" else 0
+    targets = TargetSelection.plan(outliers=outliers, random=int(kept_ids.size))
+    info = {
+        "records_in_d": int(spec.sizes["target"]),
+        "sampled": int(sampled.size),
+        "removable": int(np.isin(sampled, out).sum()),
+        "left_out": len(left_out),
+    }
+    return replace(targets, sample_ids=tuple(int(i) for i in kept_ids)), info
 
 
 def _init_params(cls: type) -> set[str]:

@@ -470,6 +470,11 @@ def _spec_rows(folder: RunFolder) -> list[tuple[str, Any]]:
 def _plan_text(spec: Any) -> str:
     """The records the run chose to audit, in words."""
     targets = spec.targets
+    if targets.mode == "plan" and targets.sample_ids:
+        return (
+            f"the audit plan: the {targets.outliers} most outlying records of D and the {targets.random} "
+            "records kept from the parent run's random sample"
+        )
     if targets.mode == "plan":
         return (
             f"the audit plan: the {targets.outliers} most outlying records of D and {targets.random} "

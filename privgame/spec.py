@@ -60,6 +60,10 @@ class TargetSelection:
         Record ids (row numbers of the prepared table) for ``ids``; each must be in D.
     outliers, random : int
         The audit plan's two groups (``plan`` only); either may be 0, not both.
+    sample_ids : tuple of int
+        ``plan`` only: the random group's records, fixed instead of drawn (``random`` of them).
+        A leave-out remedy keeps its parent's random sample this way (see
+        :mod:`privgame.remedy`); empty (the default) draws a uniform random sample of D.
     """
 
     mode: TargetMode = "random"
@@ -67,6 +71,7 @@ class TargetSelection:
     ids: tuple[int, ...] = ()
     outliers: int = 0
     random: int = 0
+    sample_ids: tuple[int, ...] = ()
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -86,6 +91,15 @@ class TargetSelection:
                     out.append(f"--{name} must be a whole number of records, 0 or more; got {value!r}.")
             if self.outliers == 0 and self.random == 0:
                 out.append("the audit plan is empty: give --outliers or --random a number above 0.")
+            if self.sample_ids and len(self.sample_ids) != self.random:
+                out.append(
+                    f"the fixed random sample lists {len(self.sample_ids)} records but --random is "
+                    f"{self.random}; they must agree."
+                )
+        if self.sample_ids and self.mode != "plan":
+            out.append("a fixed random sample (sample_ids) belongs to the audit plan (mode 'plan') only.")
+        if len(set(self.sample_ids)) != len(self.sample_ids):
+            out.append("the fixed random sample lists a record twice: list each record once.")
         return out
 
     @classmethod
@@ -324,6 +338,10 @@ class RunSpec:
         """A JSON-ready dict (infinite epsilon is written as the string "inf")."""
         data = asdict(self)
         data["targets"]["ids"] = list(self.targets.ids)
+        if self.targets.sample_ids:
+            data["targets"]["sample_ids"] = list(self.targets.sample_ids)
+        else:  # written only when set, so the specs of existing runs serialise exactly as before
+            del data["targets"]["sample_ids"]
         data["generator_params"] = {k: _json_number(v) for k, v in self.generator_params.items()}
         # Written only when set, so the specs of existing runs serialise exactly as before.
         for key, default in (("left_out", ()), ("parent", None)):
@@ -346,6 +364,7 @@ class RunSpec:
         """Rebuild a spec from :meth:`to_dict` output."""
         targets = dict(data.get("targets", {}))
         targets["ids"] = tuple(int(i) for i in targets.get("ids", ()))
+        targets["sample_ids"] = tuple(int(i) for i in targets.get("sample_ids", ()))
         params = {k: _from_json_number(v) for k, v in dict(data.get("generator_params", {})).items()}
         if data.get("generator") == "synthpop":
             # A Synthpop spec written before the option existed split categories as ordered codes.

@@ -211,7 +211,16 @@ def audit_groups(
         scores = _scores_of_d(X[target_ids], schema)
         order = np.lexsort((target_ids, -scores))
         groups["outlier"] = np.sort(target_ids[order[: wanted["outlier"]]])
-    if wanted.get("random"):
+    if selection.mode == "plan" and selection.sample_ids:
+        kept = np.asarray(selection.sample_ids, dtype=np.int64)
+        missing = np.setdiff1d(kept, target_ids)
+        if missing.size:
+            raise ParameterError(
+                f"Record ids {missing[:10].tolist()} of the fixed random sample are not in the target "
+                "dataset D; a kept sample must come from D (remake the remedy from its parent run)."
+            )
+        groups["random"] = np.sort(kept)
+    elif wanted.get("random"):
         rng = stream(seed, 0, Role.TARGETS)
         groups["random"] = np.sort(rng.choice(target_ids, size=wanted["random"], replace=False))
     return groups

@@ -627,3 +627,79 @@ def test_the_verdict_checks_its_inputs() -> None:
         verdicts([0.1, 0.2], [0.3], 0.8)
     with pytest.raises(ParameterError, match="threshold"):
         verdicts([0.1], [0.3], 1.5)
+
+
+# ---- the share at risk after a leave-out, from the parent's sample kept ----------------------
+
+
+def test_kept_sample_share_on_hand_made_counts() -> None:
+    # |D| = 1,000; the parent sampled 100, 10 of them left out (b = 0.1), plus 2 outliers; of the
+    # 90 kept, 9 are at risk on the new D.
+    estimate, low, high = metrics.kept_sample_share(
+        records_in_d=1000, sampled=100, removable=10, left_out=12, kept=90, kept_at_risk=9
+    )
+    assert estimate == pytest.approx((0.1 * 1000 - 12 + 0.9 * 1000 * 0.1) / 988)
+    assert 0 < low < estimate < high < 1
+
+
+def test_kept_sample_share_edges() -> None:
+    # Nothing was removable: the kept sample is the parent's whole sample, read as a plain share.
+    estimate, low, high = metrics.kept_sample_share(
+        records_in_d=500, sampled=50, removable=0, left_out=3, kept=50, kept_at_risk=5
+    )
+    assert estimate == pytest.approx(500 * 0.1 / 497)
+    assert low <= estimate <= high
+    # More left out (outliers) than the sample suggests are removable: that part is 0, not negative.
+    estimate, _, _ = metrics.kept_sample_share(
+        records_in_d=500, sampled=50, removable=1, left_out=30, kept=49, kept_at_risk=0
+    )
+    assert estimate == 0.0
+    # No kept record: q is unknown, so the estimate is the interval's high end.
+    estimate, low, high = metrics.kept_sample_share(
+        records_in_d=500, sampled=5, removable=5, left_out=5, kept=0, kept_at_risk=0
+    )
+    assert estimate == high and low == 0.0
+    with pytest.raises(ParameterError, match="kept_at_risk <= kept <= sampled - removable"):
+        metrics.kept_sample_share(
+            records_in_d=500, sampled=50, removable=10, left_out=10, kept=45, kept_at_risk=1
+        )
+    with pytest.raises(ParameterError, match="left_out must be a whole number"):
+        metrics.kept_sample_share(
+            records_in_d=500, sampled=50, removable=1, left_out=-1, kept=4, kept_at_risk=1
+        )
+
+
+def test_kept_sample_share_covers_the_truth_and_never_reads_low_on_average() -> None:
+    # A population where the remedy's leave-out set B is 10% of D, 5% of the rest is at risk on
+    # D', and half of B's unsampled records are still at risk: draw the parent's sample many
+    # times, leave out what it finds (plus 4 outliers of B), and read the kept sample.
+    rng = np.random.default_rng(7)
+    n, m = 2000, 120
+    in_b = np.zeros(n, dtype=bool)
+    in_b[:200] = True
+    at_risk_after = np.zeros(n, dtype=bool)
+    at_risk_after[200:300] = True  # 100 of the 1,800 records outside B
+    at_risk_after[:200:2] = True  # half of B
+    outliers = np.arange(4)
+    covered, estimates, truths = 0, [], []
+    trials = 400
+    for _ in range(trials):
+        sample = rng.choice(n, size=m, replace=False)
+        removed = np.union1d(sample[in_b[sample]], outliers)
+        kept = np.setdiff1d(sample, removed)
+        d_new = np.setdiff1d(np.arange(n), removed)
+        truth = at_risk_after[d_new].mean()
+        estimate, low, high = metrics.kept_sample_share(
+            records_in_d=n,
+            sampled=m,
+            removable=int(in_b[sample].sum()),
+            left_out=len(removed),
+            kept=len(kept),
+            kept_at_risk=int(at_risk_after[kept].sum()),
+        )
+        covered += low <= truth <= high
+        estimates.append(estimate)
+        truths.append(truth)
+    assert covered / trials >= 0.95
+    # Conservative: on average above the truth (by about the half of B no longer at risk).
+    assert np.mean(estimates) > np.mean(truths)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.audit import group_masks, share_at_risk
 from privgame.cli import main
 from privgame.compare import NOT_MEASURED, NOT_RUN, compare_runs, paired_risks
 from privgame.data import BUNDLED_ADULT, load_dataset
@@ -17,7 +18,15 @@ from privgame.errors import ParameterError
 from privgame.games.engine import execute, start_run
 from privgame.games.plan import run_split
 from privgame.release import make_release
-from privgame.remedy import Remedy, create_remedy, family, parse_bin, parse_generalise, parse_merge_rare
+from privgame.remedy import (
+    Remedy,
+    create_remedy,
+    family,
+    parse_bin,
+    parse_generalise,
+    parse_merge_rare,
+    plan_remedy,
+)
 from privgame.setups import release_inputs
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder
@@ -214,6 +223,7 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     assert set(table["run"]) >= {parent.run_id, left.run_id}
     remedies.radio(key="remedy-leave").set_value("at-risk-and-undecided").run()
     assert any("would leave D" in str(c.value) for c in remedies.caption)
+    assert remedies.radio(key="remedy-sample").value == "kept"
 
 
 def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
@@ -253,3 +263,61 @@ def test_the_family_option_measures_only_the_runs_without_utility(
     report = stored_utility(left)
     assert report is not None and report.target_column == "income"
     assert unmeasured(family(left), "income") == []
+
+
+def _kept_records(folder: RunFolder) -> set[int]:
+    records = folder.records()
+    masks = group_masks(records, folder.spec())
+    defined = records["risk_model_seeded"].notna().to_numpy()
+    return {int(r) for r in records.loc[masks["random"] & defined, "record_id"]}
+
+
+def test_a_leave_out_keeps_the_parents_sample_and_reads_its_share_conservatively(
+    parent: RunFolder, left: RunFolder
+) -> None:
+    spec = left.spec()
+    sampled = _kept_records(parent)
+    kept = set(spec.targets.sample_ids)
+    assert kept and kept == sampled - set(spec.left_out)
+    assert spec.parent is not None and spec.parent["remedies"]["sample"] == "kept"
+    assert spec.parent["kept_sample"] == {
+        "records_in_d": parent.spec().sizes["target"],
+        "sampled": len(sampled),
+        "removable": len(sampled & set(spec.left_out)),
+        "left_out": len(spec.left_out),
+    }
+    # The kept records keep their trained attacks: the re-audit made no shadow fits for them.
+    for record_id in kept:
+        assert np.array_equal(
+            left.load_target(record_id)["classifier"], parent.load_target(record_id)["classifier"]
+        )
+    share = share_at_risk(left.records(), spec, spec.threshold)
+    assert share is not None and share["method"] == "kept sample"
+    assert (
+        share["text"].startswith("At most an estimated")
+        and share["low"] <= share["estimate"] <= share["high"]
+    )
+    assert "at most an estimated" in left.summary()["answer"]["text"]
+
+
+def test_a_fresh_sample_is_drawn_on_request_and_after_a_kept_one(
+    parent: RunFolder, left: RunFolder, tmp_path: Path
+) -> None:
+    t = float(left.spec().parent["remedies"]["threshold"])  # type: ignore[index]
+    spec, _, _ = plan_remedy(parent, Remedy(leave_out="at-risk-and-undecided", threshold=t, sample="fresh"))
+    assert spec.targets.sample_ids == () and "kept_sample" not in spec.parent  # type: ignore[operator]
+    assert spec.parent["remedies"]["sample"] == "fresh"  # type: ignore[index]
+    assert share_at_risk(parent.records(), replace(spec, parent=None), t) is not None
+    # A remedy of a run whose sample was kept: that sample is not uniform, so a fresh one is drawn.
+    highs = np.sort(left.records()["risk_model_seeded_high"].to_numpy(float))
+    child, _, _ = plan_remedy(
+        left, Remedy(leave_out="at-risk-and-undecided", threshold=float(highs[-1]) - 1e-9)
+    )
+    assert child.targets.sample_ids == () and "kept_sample" not in child.parent  # type: ignore[operator]
+    # The command line's --sample reaches the remedy.
+    assert main(["remedy", str(parent.path), "--leave-out", "at-risk-and-undecided", "--threshold", str(t),
+                 "--sample", "fresh", "--no-run", "--out", str(tmp_path)]) == 0  # fmt: skip
+    (made,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert RunFolder(made).spec().targets.sample_ids == ()
+    with pytest.raises(ParameterError, match="--sample 'nope' is unknown"):
+        create_remedy(parent, Remedy(leave_out="at-risk", sample="nope"), tmp_path)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from privgame.defaults import LEAVE_OUT_CHOICES
+from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -58,6 +58,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         default="model-seeded",
         help="games the re-audit plays (default: model-seeded, which the verdict rests on)",
     )
+    parser.add_argument(
+        "--sample",
+        choices=list(SAMPLE_CHOICES),
+        default="kept",
+        help=(
+            "with --leave-out, the re-audit's random sample: kept (the default: the parent's, minus the "
+            "records taken out; no new attacks, a conservative share estimate) or fresh (a new uniform "
+            "sample of the new D)"
+        ),
+    )
     parser.add_argument("--out", help="folder for the new run (default: beside the parent)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
     parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
@@ -77,6 +87,7 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
         merge_rare=tuple(parse_merge_rare(v) for v in args.merge_rare),
         bins=tuple(parse_bin(v) for v in args.bin),
         games=args.games,
+        sample=args.sample,
     )
 
 
@@ -101,6 +112,19 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(
             "the generator or the columns change: every shadow dataset and attack is recomputed.",
+            file=sys.stderr,
+        )
+    sample = (spec.parent or {}).get("remedies", {}).get("sample")
+    if sample == "kept":
+        print(
+            f"the re-audit keeps the parent's random sample ({len(spec.targets.sample_ids)} records after "
+            "the leave-out); its share of D at risk is a conservative estimate (--sample fresh draws anew).",
+            file=sys.stderr,
+        )
+    elif sample == "fresh" and args.sample == "kept":
+        print(
+            "the parent's random sample cannot be kept (it was itself kept, or wholly left out): a fresh "
+            "one is drawn.",
             file=sys.stderr,
         )
     if args.no_run:
