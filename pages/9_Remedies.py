@@ -32,7 +32,15 @@ from privgame.compare import COMPARE_LABELS, compare_runs, paired_risks
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
 from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
-from privgame.remedy import GENERALISE_PARAMS, LEAVE_OUT, SAMPLE_CHOICES, Remedy, family, leave_out_ids
+from privgame.remedy import (
+    GENERALISE_PARAMS,
+    LEAVE_OUT,
+    SAMPLE_CHOICES,
+    Remedy,
+    family,
+    kept_sample_ids,
+    leave_out_ids,
+)
 from privgame.store import RunFolder, open_run
 from privgame.utility import family_target_column, measure_utility, unmeasured
 
@@ -79,6 +87,11 @@ def _form(folder: RunFolder, t: float) -> Remedy:
             horizontal=True,
             key="remedy-sample",
         )
+        if sample == "kept" and ids and kept_sample_ids(folder, ids) is None:
+            st.caption(
+                "This run's random sample cannot be kept (it is wholly left out, or was itself kept "
+                "from a parent run): the re-audit draws a fresh one."
+            )
     cols = st.columns(2)
     kind = cols[0].selectbox(
         "Generalise the generator",

@@ -69,6 +69,7 @@ __all__ = [
     "create_remedy",
     "describe",
     "family",
+    "kept_sample_ids",
     "leave_out_ids",
     "parse_bin",
     "parse_generalise",
@@ -372,31 +373,42 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     return new_spec.validate(), new_table, exact
 
 
+def kept_sample_ids(parent: RunFolder, left_out: Sequence[int]) -> list[int] | None:
+    """The records of the parent's random sample that a leave-out of ``left_out`` keeps, or
+    ``None`` when a re-audit cannot keep the sample and draws a fresh one: the parent has no
+    uniform random sample of its D (no sample, or one kept from its own parent), or every
+    sampled record is left out."""
+    spec = parent.spec()
+    if spec.targets.mode not in ("plan", "random") or spec.targets.sample_ids:
+        return None
+    records = parent.records()
+    risks = records["risk_model_seeded"].to_numpy(float)
+    sampled = records.loc[group_masks(records, spec)["random"] & ~np.isnan(risks), "record_id"]
+    kept = sorted({int(r) for r in sampled} - {int(r) for r in left_out})
+    return kept or None
+
+
 def _kept_sample(
     parent: RunFolder, spec: RunSpec, left_out: list[int]
 ) -> tuple[TargetSelection, dict[str, int] | None]:
     """The remedy's audit plan with the parent's random sample kept, and what the share estimate
     needs of that sample; the plan with a fresh sample and ``None`` where it cannot be kept."""
-    fresh = replace(spec.targets, sample_ids=())
-    if spec.targets.mode not in ("plan", "random") or spec.targets.sample_ids:
-        return fresh, None  # no uniform sample of D to keep (or one already kept: not uniform)
+    kept = kept_sample_ids(parent, left_out)
+    if kept is None:
+        return replace(spec.targets, sample_ids=()), None
     records = parent.records()
-    masks = group_masks(records, spec)
     risks = records["risk_model_seeded"].to_numpy(float)
-    sampled = records.loc[masks["random"] & ~np.isnan(risks), "record_id"].to_numpy(np.int64)
-    out = np.asarray(left_out, dtype=np.int64)
-    kept_ids = np.setdiff1d(sampled, out)
-    if sampled.size == 0 or kept_ids.size == 0:
-        return fresh, None
+    sampled = records.loc[group_masks(records, spec)["random"] & ~np.isnan(risks), "record_id"]
+    removed = set(left_out)
     outliers = spec.targets.outliers if spec.targets.mode == "plan" else 0
-    targets = TargetSelection.plan(outliers=outliers, random=int(kept_ids.size))
+    targets = TargetSelection.plan(outliers=outliers, random=len(kept))
     info = {
         "records_in_d": int(spec.sizes["target"]),
-        "sampled": int(sampled.size),
-        "removable": int(np.isin(sampled, out).sum()),
+        "sampled": len(sampled),
+        "removable": sum(int(r) in removed for r in sampled),
         "left_out": len(left_out),
     }
-    return replace(targets, sample_ids=tuple(int(i) for i in kept_ids)), info
+    return replace(targets, sample_ids=tuple(kept)), info
 
 
 def _init_params(cls: type) -> set[str]:

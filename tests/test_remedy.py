@@ -22,6 +22,7 @@ from privgame.remedy import (
     Remedy,
     create_remedy,
     family,
+    kept_sample_ids,
     parse_bin,
     parse_generalise,
     parse_merge_rare,
@@ -308,6 +309,10 @@ def test_a_fresh_sample_is_drawn_on_request_and_after_a_kept_one(
     assert spec.targets.sample_ids == () and "kept_sample" not in spec.parent  # type: ignore[operator]
     assert spec.parent["remedies"]["sample"] == "fresh"  # type: ignore[index]
     assert share_at_risk(parent.records(), replace(spec, parent=None), t) is not None
+    # Every sampled record left out: nothing to keep.
+    sampled = _kept_records(parent)
+    assert kept_sample_ids(parent, sorted(sampled)) is None
+    assert kept_sample_ids(parent, []) == sorted(sampled)
     # A remedy of a run whose sample was kept: that sample is not uniform, so a fresh one is drawn.
     highs = np.sort(left.records()["risk_model_seeded_high"].to_numpy(float))
     child, _, _ = plan_remedy(

@@ -474,6 +474,7 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
     background -> compare the family -> release from the new run."""
     from privgame.data import load_dataset
     from privgame.games.engine import start_run
+    from privgame.remedy import kept_sample_ids, leave_out_ids
     from privgame.setups import release_inputs
     from privgame.spec import AttackSettings, RunSpec, TargetSelection
 
@@ -506,6 +507,13 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         page.get_by_text("the records at risk and the undecided ones").click()
         _settle(page)
         page.get_by_text("would leave D").wait_for()
+        # The re-audit keeps the parent's random sample unless the owner asks for a fresh one.
+        page.get_by_text("Random sample of the re-audit").wait_for()
+        assert page.get_by_role(
+            "radio", name="the parent's, minus the records left out", exact=False
+        ).is_checked()
+        if kept_sample_ids(parent, leave_out_ids(parent, "at-risk-and-undecided", 0.6)) is None:
+            page.get_by_text("cannot be kept").wait_for()  # the sample is wholly left out
         _shot(page, "m1-remedies")
         page.get_by_role("button", name="Start the remedy").click()
         # The family's comparison appears once the re-audit is done: one release link per run.
@@ -524,6 +532,7 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         remedy = RunFolder(root / child.run_id)
         assert not unmeasured([parent, remedy], "income")
         assert remedy.spec().parent["run_id"] == parent.run_id and remedy.spec().left_out
+        assert remedy.spec().parent["remedies"]["sample"] in ("kept", "fresh")
 
         page.get_by_role("link", name=f"Release from {child.run_id}").click()
         page.get_by_role("heading", name="Release", exact=True).first.wait_for()
