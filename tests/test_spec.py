@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -73,3 +74,18 @@ def test_a_synthpop_spec_names_its_categorical_splits_and_old_specs_keep_ordinal
     assert RunSpec.from_dict(old).generator_params["categorical_splits"] == "ordinal"
     other = RunSpec.from_dict({**old, "generator": "baynet", "generator_params": {}})
     assert "categorical_splits" not in other.generator_params
+
+
+def test_a_kept_random_sample_round_trips_and_is_checked() -> None:
+    kept = replace(TargetSelection.plan(outliers=2, random=3), sample_ids=(9, 4, 7))
+    spec = _spec(targets=kept)
+    assert RunSpec.from_json(spec.to_json()) == spec
+    assert '"sample_ids"' in spec.to_json()
+    assert '"sample_ids"' not in _spec(targets=TargetSelection.plan()).to_json()  # old specs unchanged
+    problems = replace(kept, random=2, sample_ids=(4, 4)).problems()
+    assert any("twice" in p for p in problems)
+    assert any("must agree" in p for p in replace(kept, random=5).problems())
+    assert any(
+        "audit plan (mode 'plan') only" in p
+        for p in TargetSelection(mode="random", k=3, sample_ids=(1,)).problems()
+    )

@@ -110,3 +110,19 @@ def test_the_outlier_scores_of_d_are_computed_once_per_table(
     np.testing.assert_array_equal(cached, real(X, schema))
     cached[:] = -1  # a caller's changes never reach the memo
     np.testing.assert_array_equal(targets._scores_of_d(X, schema), real(X, schema))
+
+
+def test_a_kept_sample_is_the_random_group_and_must_come_from_d(table: pd.DataFrame) -> None:
+    from dataclasses import replace
+
+    from privgame.errors import ParameterError
+    from privgame.targets import audit_groups
+
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    ids = np.arange(len(table))
+    plan = replace(TargetSelection.plan(outliers=2, random=3), sample_ids=(7, 3, 11))
+    groups = audit_groups(plan, ids, X, schema, seed=0)
+    assert groups["random"].tolist() == [3, 7, 11] and len(groups["outlier"]) == 2
+    with pytest.raises(ParameterError, match=r"\[3\] of the fixed random sample are not in the target"):
+        audit_groups(plan, ids[ids != 3], X, schema, seed=0)
