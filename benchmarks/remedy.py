@@ -1,7 +1,7 @@
-"""What a leave-out remedy's re-audit costs next to a fresh audit of the same size.
+"""What a leave-out remedy's re-audit costs next to a fresh audit of the new D with the same plan.
 
 Usage: ``python benchmarks/remedy.py [--rows 1500] [--n-shadow 100] [--n-eval 20] [--outliers 6]
-[--random 6] [--workers 2] [--generator synthpop]``
+[--random 6] [--workers 2] [--generator synthpop] [--sample kept|fresh]``
 
 1. A fresh audit of a slice of Adult (release set-up, holdout 0.3; both games, the pooled
    traditional game): the parent.
@@ -110,7 +110,7 @@ def main() -> None:
         fits_r, sec_r = _cost(remedy)
         fits_f, sec_f = _cost(fresh)
         print(
-            f"re-audit / fresh audit of the same size: {fits_r / fits_f:.0%} of the fits, "
+            f"re-audit / fresh audit with the same plan: {fits_r / fits_f:.0%} of the fits, "
             f"{sec_r / sec_f:.0%} of the wall time (goal: at most 40%)."
         )
 
