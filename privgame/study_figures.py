@@ -203,7 +203,8 @@ def size_chart(spec: StudySpec, result: StudyResult) -> Chart:
     lows = np.r_[
         data["mean_model_seeded"] - data["sd_model_seeded"], data["mean_traditional"] - data["sd_traditional"]
     ]
-    floor = max(0.0, math.floor((min(0.5, float(np.nanmin(lows))) - 0.02) / 0.05) * 0.05)
+    lowest = float(np.nanmin(lows)) if np.isfinite(lows).any() else 0.5  # no defined risk yet
+    floor = max(0.0, math.floor((min(0.5, lowest) - 0.02) / 0.05) * 0.05)
     # Risks are AUCs: bars of one standard deviation are cut at 1, where no risk can lie.
     figure.update_yaxes(title_text=_RISK_AXIS, range=[floor, 1.0], row=1, col=2)
     k = int(data["records"].max())
