@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from privgame.store import RunFolder
@@ -19,7 +20,14 @@ from privgame.store import RunFolder
 if TYPE_CHECKING:
     from privgame.remedy import Remedy
 
-__all__ = ["dismiss_extension", "extension_state", "launch", "launch_extend", "launch_remedy"]
+__all__ = [
+    "dismiss_extension",
+    "extension_state",
+    "launch",
+    "launch_extend",
+    "launch_remedy",
+    "start_detached",
+]
 
 
 def launch(
@@ -38,7 +46,7 @@ def launch(
     folder.write_status(state="queued")
     if estimate is not None and math.isfinite(estimate):
         folder.write_status(estimate_seconds=float(estimate))
-    pid = _detached(folder, command + _executor(workers, scheduler))
+    pid = start_detached(folder.path / "engine.log", command + _executor(workers, scheduler))
     folder.write_status(state="queued", pid=pid)
     return pid
 
@@ -87,7 +95,7 @@ def launch_extend(
         command += ["--threshold", repr(float(threshold))]
     request = {"n_eval": n_eval, "threshold": threshold, "requested": time.time()}
     folder.write_status(extending=request)  # before the start: a quick extension clears it itself
-    pid = _detached(folder, command + _executor(workers, scheduler))
+    pid = start_detached(folder.path / "engine.log", command + _executor(workers, scheduler))
     if folder.status().get("extending"):
         folder.write_status(extending=request | {"pid": pid})
     return pid
@@ -147,9 +155,10 @@ def _executor(workers: int | None, scheduler: str | None) -> list[str]:
     return options + (["--scheduler", scheduler] if scheduler else [])
 
 
-def _detached(folder: RunFolder, command: list[str]) -> int:
-    """Start ``command`` in a new session with its output appended to the run's ``engine.log``."""
-    fd = os.open(folder.path / "engine.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+def start_detached(log_path: Path, command: list[str]) -> int:
+    """Start ``command`` in a new session, its output appended to ``log_path`` (created private,
+    mode 0600); return its pid. The process outlives its caller (the dashboard's session)."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     with os.fdopen(fd, "ab") as log:
         process = subprocess.Popen(
             command,

@@ -8,7 +8,6 @@ import json
 import os
 import secrets
 import shutil
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -311,15 +310,9 @@ def launch_study(folder: StudyFolder, *, workers: int | None = None) -> int:
     command = [sys.executable, "-m", "privgame", "study", "resume", str(folder.path), "--quiet"]
     if workers:
         command += ["--workers", str(int(workers))]
+    from privgame.background import start_detached
+
     folder.write_status(state="queued")
-    with open(folder.path / "engine.log", "ab") as log:
-        process = subprocess.Popen(
-            command,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
-    folder.write_status(state="queued", pid=process.pid)
-    return process.pid
+    pid = start_detached(folder.path / "engine.log", command)
+    folder.write_status(state="queued", pid=pid)
+    return pid
