@@ -37,6 +37,7 @@ from privgame.remedy import (
     LEAVE_OUT,
     SAMPLE_CHOICES,
     Remedy,
+    draws_sample,
     family,
     kept_sample_ids,
     leave_out_ids,
@@ -80,14 +81,15 @@ def _form(folder: RunFolder, t: float) -> Remedy:
             f"{len(ids)} record(s) would leave D at t = {t:g}"
             + (f": {', '.join(str(i) for i in ids[:20])}" if ids else "; choose a lower t or another remedy.")
         )
-        sample = st.radio(
-            "Random sample of the re-audit",
-            list(SAMPLE_CHOICES),
-            format_func=SAMPLE_LABELS.__getitem__,
-            horizontal=True,
-            key="remedy-sample",
-        )
-        if sample == "kept" and ids and kept_sample_ids(folder, ids) is None:
+        if draws_sample(spec):
+            sample = st.radio(
+                "Random sample of the re-audit",
+                list(SAMPLE_CHOICES),
+                format_func=SAMPLE_LABELS.__getitem__,
+                horizontal=True,
+                key="remedy-sample",
+            )
+        if sample == "kept" and ids and draws_sample(spec) and kept_sample_ids(folder, ids) is None:
             st.caption(
                 "This run's random sample cannot be kept (it is wholly left out, or was itself kept "
                 "from a parent run): the re-audit draws a fresh one."

@@ -68,6 +68,7 @@ __all__ = [
     "Remedy",
     "create_remedy",
     "describe",
+    "draws_sample",
     "family",
     "kept_sample_ids",
     "leave_out_ids",
@@ -353,7 +354,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
             "merge_rare": [list(p) for p in remedy.merge_rare],
             "bins": [list(p) for p in remedy.bins],
             "games": remedy.games,
-            "sample": ("kept" if kept else "fresh") if left_out else None,
+            "sample": ("kept" if kept else "fresh") if left_out and draws_sample(spec) else None,
         },
     }
     if kept:
@@ -373,13 +374,19 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     return new_spec.validate(), new_table, exact
 
 
+def draws_sample(spec: RunSpec) -> bool:
+    """Whether the run audits a random sample of D that is not all of D (``random``, or an audit
+    plan with a random group): the runs whose leave-out re-audit can keep or redraw it."""
+    return spec.targets.mode == "random" or (spec.targets.mode == "plan" and spec.targets.random > 0)
+
+
 def kept_sample_ids(parent: RunFolder, left_out: Sequence[int]) -> list[int] | None:
     """The records of the parent's random sample that a leave-out of ``left_out`` keeps, or
     ``None`` when a re-audit cannot keep the sample and draws a fresh one: the parent has no
     uniform random sample of its D (no sample, or one kept from its own parent), or every
     sampled record is left out."""
     spec = parent.spec()
-    if spec.targets.mode not in ("plan", "random") or spec.targets.sample_ids:
+    if not draws_sample(spec) or spec.targets.sample_ids:
         return None
     records = parent.records()
     risks = records["risk_model_seeded"].to_numpy(float)

@@ -21,6 +21,7 @@ from privgame.release import make_release
 from privgame.remedy import (
     Remedy,
     create_remedy,
+    draws_sample,
     family,
     kept_sample_ids,
     parse_bin,
@@ -309,6 +310,11 @@ def test_a_fresh_sample_is_drawn_on_request_and_after_a_kept_one(
     assert spec.targets.sample_ids == () and "kept_sample" not in spec.parent  # type: ignore[operator]
     assert spec.parent["remedies"]["sample"] == "fresh"  # type: ignore[index]
     assert share_at_risk(parent.records(), replace(spec, parent=None), t) is not None
+    # Only runs that audit a random sample (not all of D) have one to keep or redraw.
+    assert draws_sample(parent.spec())
+    outliers_only = replace(parent.spec(), targets=TargetSelection.plan(outliers=3, random=0))
+    assert not draws_sample(outliers_only)
+    assert not draws_sample(replace(parent.spec(), targets=TargetSelection(mode="all", k=None)))
     # Every sampled record left out: nothing to keep.
     sampled = _kept_records(parent)
     assert kept_sample_ids(parent, sorted(sampled)) is None

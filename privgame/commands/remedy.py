@@ -123,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
         )
     elif sample == "fresh" and args.sample == "kept":
         print(
-            "the parent's random sample cannot be kept (it was itself kept, or wholly left out): a fresh "
-            "one is drawn.",
+            "the parent's random sample cannot be kept (it was itself kept from a parent run, or it is "
+            "wholly left out): a fresh one is drawn.",
             file=sys.stderr,
         )
     if args.no_run:
