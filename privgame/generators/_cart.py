@@ -142,14 +142,14 @@ def _midpoint(a: float, b: float) -> float:
 
 @njit(cache=True)
 def _presort(X):
-    """Every column's stable sort order ``(d, n)``, dense ranks ``(n, d)`` and distinct values.
+    """Every column's stable sort order ``(d, n)``, dense ranks ``(d, n)`` and distinct values.
 
     The distinct values of column ``f`` are ``uniq[uoff[f]:uoff[f + 1]]``, ascending. A column of
     whole numbers in a range of at most ``4 n`` values is sorted by counting, in linear time.
     """
     n, d = X.shape
     orders = np.empty((d, n), dtype=np.int64)
-    rank = np.empty((n, d), dtype=np.int64)
+    rank = np.empty((d, n), dtype=np.int64)  # per column: a node's rows (ascending) read in order
     uniq = np.empty(n * d, dtype=np.float64)
     uoff = np.zeros(d + 1, dtype=np.int64)
     col = np.empty(n, dtype=np.float64)
@@ -180,7 +180,7 @@ def _presort(X):
                 b = np.int64(col[i] - low)
                 orders[f, start[b]] = i
                 start[b] += 1
-                rank[i, f] = dense[b]
+                rank[f, i] = dense[b]
         else:
             order = np.argsort(col, kind="mergesort")
             for i in range(n):
@@ -190,7 +190,7 @@ def _presort(X):
                     uniq[w] = v
                     w += 1
                 orders[f, i] = r
-                rank[r, f] = w - 1 - uoff[f]
+                rank[f, r] = w - 1 - uoff[f]
         uoff[f + 1] = w
     return orders, rank, uniq[:w].copy(), uoff
 
@@ -400,13 +400,13 @@ def _sort_by_rank(X, rank, rows, f, n_bins, s, e, ords, xs, count):
     for b in range(n_bins + 1):
         count[b] = 0
     for i in range(s, e):
-        count[rank[rows[i], f] + 1] += 1
+        count[rank[f, rows[i]] + 1] += 1
     for b in range(n_bins):
         count[b + 1] += count[b]
     for i in range(s, e):
         r = rows[i]
-        q = s + count[rank[r, f]]
-        count[rank[r, f]] += 1
+        q = s + count[rank[f, r]]
+        count[rank[f, r]] += 1
         ords[f, q] = r
         xs[f, q] = X[r, f]
 
@@ -700,10 +700,10 @@ def _grow_tree(
     # histogram updates read this compact table (it stays in cache) instead of the wider ranks.
     # (int32 suffices: a histogram of 2**31 cells would need 16 GiB per node.)
     boff = np.empty((n if use_hist else 0, len(blist)), dtype=np.int32)
-    for i in range(boff.shape[0]):
-        for q in range(len(blist)):
-            f = blist[q]
-            boff[i, q] = (hoff[f] + rank[i, f]) * width
+    for q in range(len(blist)):
+        f = blist[q]
+        for i in range(boff.shape[0]):
+            boff[i, q] = (hoff[f] + rank[f, i]) * width
     # Each pending histogram node owns a slot of ``pool``; a split builds the smaller child's
     # histograms and turns the parent's into the larger child's by subtracting, so each level
     # reads only the rows of the smaller children. Free slots are kept zeroed.
@@ -784,13 +784,13 @@ def _grow_tree(
             mid = s + n_l
             for i in range(s, e):
                 r = rows[i]
-                goes_left[r] = rank[r, bf] != lv
+                goes_left[r] = rank[bf, r] != lv
         elif ra < 0:
             threshold[node] = _midpoint(uniq[uoff[bf] + lv], uniq[uoff[bf] + rv])
             mid = s + n_l
             for i in range(s, e):
                 r = rows[i]
-                goes_left[r] = rank[r, bf] <= lv
+                goes_left[r] = rank[bf, r] <= lv
         else:
             if onehot[bf]:
                 threshold[node] = xs[bf, ra] - 0.5
