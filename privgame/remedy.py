@@ -385,14 +385,20 @@ def kept_sample_ids(parent: RunFolder, left_out: Sequence[int]) -> list[int] | N
     ``None`` when a re-audit cannot keep the sample and draws a fresh one: the parent has no
     uniform random sample of its D (no sample, or one kept from its own parent), or every
     sampled record is left out."""
+    sampled = _uniform_sample(parent)
+    if sampled is None:
+        return None
+    return sorted(set(sampled) - {int(r) for r in left_out}) or None
+
+
+def _uniform_sample(parent: RunFolder) -> list[int] | None:
+    """The parent's uniform random sample of its D (records with a defined risk), or ``None``."""
     spec = parent.spec()
     if not draws_sample(spec) or spec.targets.sample_ids:
         return None
     records = parent.records()
     risks = records["risk_model_seeded"].to_numpy(float)
-    sampled = records.loc[group_masks(records, spec)["random"] & ~np.isnan(risks), "record_id"]
-    kept = sorted({int(r) for r in sampled} - {int(r) for r in left_out})
-    return kept or None
+    return [int(r) for r in records.loc[group_masks(records, spec)["random"] & ~np.isnan(risks), "record_id"]]
 
 
 def _kept_sample(
@@ -400,19 +406,17 @@ def _kept_sample(
 ) -> tuple[TargetSelection, dict[str, int] | None]:
     """The remedy's audit plan with the parent's random sample kept, and what the share estimate
     needs of that sample; the plan with a fresh sample and ``None`` where it cannot be kept."""
-    kept = kept_sample_ids(parent, left_out)
-    if kept is None:
-        return replace(spec.targets, sample_ids=()), None
-    records = parent.records()
-    risks = records["risk_model_seeded"].to_numpy(float)
-    sampled = records.loc[group_masks(records, spec)["random"] & ~np.isnan(risks), "record_id"]
+    sampled = _uniform_sample(parent) or []
     removed = set(left_out)
+    kept = sorted(set(sampled) - removed)
+    if not kept:
+        return replace(spec.targets, sample_ids=()), None
     outliers = spec.targets.outliers if spec.targets.mode == "plan" else 0
     targets = TargetSelection.plan(outliers=outliers, random=len(kept))
     info = {
         "records_in_d": int(spec.sizes["target"]),
         "sampled": len(sampled),
-        "removable": sum(int(r) in removed for r in sampled),
+        "removable": sum(r in removed for r in sampled),
         "left_out": len(left_out),
     }
     return replace(targets, sample_ids=tuple(kept)), info
