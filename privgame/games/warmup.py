@@ -8,12 +8,16 @@ instead of compiling. Without a warm-up, the N workers of a fresh machine all st
 the same kernels at once (seconds each); :func:`warm_up` compiles them in the parent first, so
 the workers load them.
 
-A warm-up fits the run's generator on a few rows of D and samples a few rows, from a stream of
-its own, so it never changes a run's results. A Dask worker on another host has its own cache:
+A warm-up fits the run's generator on a few rows of D, and on the same rows each taken twice
+(Synthpop grows its trees on the distinct rows of a table that repeats rows, as shadow datasets
+drawn with replacement do: kernels of their own), and samples a few rows, from a stream of its
+own, so it never changes a run's results. A Dask worker on another host has its own cache:
 it compiles once there, and its later tasks (and the other workers of that host) reuse it.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from privgame.games.work import Context
 from privgame.seeding import stream
@@ -42,6 +46,7 @@ def warm_up(ctx: Context) -> None:
     rows = ctx.X[ctx.target[: min(WARM_UP_ROWS, len(ctx.target))]]
     rng = stream(ctx.seed, _WARM_UP_STREAM)
     try:
-        ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
+        for table in (rows, np.concatenate([rows, rows])):
+            ctx.new_generator().fit(table, ctx.schema, rng=rng).sample(len(rows), rng=rng)
     except Exception:  # see Notes: the run itself reports the generator's own errors
         return
