@@ -241,13 +241,15 @@ def _scan_sorted(
     """
     best_i = -1
     n_l = 0
+    # Unweighted, the right side keeps ``min_leaf`` rows by position; weighted, by count.
+    stop = e - min_leaf if wt is None else e - 1
     if classify:
         for c in range(ncls):
             cl[c] = 0
             cr[c] = tot[c]
         sq_l = 0
         sq_r = sq_tot
-        for i in range(s, e - 1):
+        for i in range(s, stop):
             r = ords[f, i]
             c = yc[r]
             w = _weight(wt, r)
@@ -256,7 +258,7 @@ def _scan_sorted(
             sq_r -= w * (2 * cr[c] - w)
             cr[c] -= w
             n_l += w
-            if n_l > m - min_leaf:
+            if wt is not None and n_l > m - min_leaf:
                 break
             if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
                 continue
@@ -266,12 +268,12 @@ def _scan_sorted(
                 best_i = i
     else:
         s_l = 0.0
-        for i in range(s, e - 1):
+        for i in range(s, stop):
             r = ords[f, i]
             w = _weight(wt, r)
             s_l += w * yv[r]
             n_l += w
-            if n_l > m - min_leaf:
+            if wt is not None and n_l > m - min_leaf:
                 break
             if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
                 continue
@@ -842,20 +844,20 @@ def _grow_tree(
             code = uniq[uoff[bf] + lv]
             threshold[node] = code - 0.5
             upper[node] = code + 0.5
-            mid = s
+            mid = s + n_l
             for i in range(s, e):
                 r = rows[i]
-                g = rank[bf, r] != lv
-                goes_left[r] = g
-                mid += g
+                goes_left[r] = rank[bf, r] != lv
+            if wt is not None:  # ``n_l`` counts weights: count the rows
+                mid = s + np.sum(goes_left[rows[s:e]])
         elif ra < 0:
             threshold[node] = _midpoint(uniq[uoff[bf] + lv], uniq[uoff[bf] + rv])
-            mid = s
+            mid = s + n_l
             for i in range(s, e):
                 r = rows[i]
-                g = rank[bf, r] <= lv
-                goes_left[r] = g
-                mid += g
+                goes_left[r] = rank[bf, r] <= lv
+            if wt is not None:
+                mid = s + np.sum(goes_left[rows[s:e]])
         else:
             if onehot[bf]:
                 threshold[node] = xs[bf, ra] - 0.5
@@ -863,12 +865,13 @@ def _grow_tree(
             else:
                 threshold[node] = _midpoint(xs[bf, ra - 1], xs[bf, ra])
             mid = e - (rb - ra)
-            n_l = m
             for i in range(s, e):
-                r = ords[bf, i]
-                g = i < ra or i >= rb
-                goes_left[r] = g
-                n_l -= (1 - g) * _weight(wt, r)
+                goes_left[ords[bf, i]] = i < ra or i >= rb
+            n_l = mid - s
+            if wt is not None:
+                n_l = m
+                for i in range(ra, rb):
+                    n_l -= wt[ords[bf, i]]
         left_slot = -1
         right_slot = -1
         if in_hist:
@@ -930,15 +933,16 @@ def _node_bound(n, total, min_leaf):
 
 
 @njit(cache=True)
-def _centres(X):
+def _centres(X, categorical):
     """What each column's regression target is centred by: its mean, rounded to a whole number.
 
     Shifting by a whole number keeps integer targets exact while keeping the squared sums of
     large-valued columns (e.g. incomes) small enough to compare splits precisely.
     """
-    centres = np.empty(X.shape[1], dtype=np.float64)
+    centres = np.zeros(X.shape[1], dtype=np.float64)
     for j in range(X.shape[1]):
-        centres[j] = np.round(np.mean(X[:, j].copy()))
+        if not categorical[j]:
+            centres[j] = np.round(np.mean(X[:, j].copy()))
     return centres
 
 
@@ -1169,7 +1173,7 @@ def grow_forest(
     categorical = np.asarray(categorical, dtype=np.bool_)
     onehot = _onehot(onehot, X.shape[1])
     ncls = _classes(X, categorical)
-    centres = _centres(X)
+    centres = _centres(X, categorical)
     if distinct is not False and len(X):
         first, inverse, counts = _dedup(X)
         wanted = distinct or len(first) <= _DISTINCT_SHARE * len(X)
@@ -1232,7 +1236,7 @@ def grow_tree(
     orders, rank, uniq, uoff = _presort(X)
     count, perm = _grow_tree(
         X, orders, rank, uoff, uniq, j, bool(categorical), ncls, int(min_samples_leaf), flags, np.int64(0),
-        feature, threshold, upper, left, right, lo, hi, None, _centres(X)[j],
+        feature, threshold, upper, left, right, lo, hi, None, _centres(X[:, j:], np.zeros(1, np.bool_))[0],
     )  # fmt: skip
     return Forest(
         feature[:count], threshold[:count], upper[:count], left[:count], right[:count], lo[:count],
@@ -1258,7 +1262,7 @@ def best_split(
     if categorical:
         yc, yv, ncls = y.astype(np.int64), np.zeros(n), int(y.max()) + 1
     else:
-        yc, yv, ncls = np.zeros(n, dtype=np.int64), y - _centres(y[:, None])[0], 0
+        yc, yv, ncls = np.zeros(n, dtype=np.int64), y - _centres(y[:, None], np.zeros(1, np.bool_))[0], 0
     if n < 2 * min_samples_leaf or k == 0:
         return None
     thresholds_only = np.zeros(k, dtype=np.bool_)
