@@ -58,6 +58,8 @@ __all__ = ["Forest", "apply_tree", "best_split", "grow_forest", "grow_tree", "sa
 # Histogram split search for predictors with at most this many distinct values; others keep
 # their sorted row lists at every node.
 _MAX_BINS = 512
+# Rows the sampler walks down a tree together (see ``_sample``).
+_LOCKSTEP = 4
 # Trees grow on the distinct rows (each counted as often as it occurs) when at most this share
 # of the rows is distinct: a bootstrap of a smaller table, as shadow datasets drawn with
 # replacement, has about 28% distinct rows at 3.5 draws per row and grows about 3.5 times
@@ -113,8 +115,9 @@ class Forest:
 
 
 # A node as the sampler reads it: what a step needs in one 32-byte record (half a cache line)
-# instead of four arrays. At a leaf, ``feature`` is 0 (unused), ``left`` -1, and ``lo``/``size``
-# locate its training values; int32 fields hold every index of a table below 2**31 rows.
+# instead of four arrays. A leaf points to itself (``left`` its own index, thresholds infinite,
+# ``feature`` 0), so a step from a leaf stays there, and ``lo``/``size`` locate its training
+# values; int32 fields hold every index of a table below 2**31 rows.
 _NODE = np.dtype(
     [("threshold", "f8"), ("upper", "f8"), ("left", "i4"), ("feature", "i4"), ("lo", "i4"), ("size", "i4")],
     align=True,
@@ -130,10 +133,11 @@ def _pack(
     hi: np.ndarray,
 ) -> np.ndarray:
     nodes = np.zeros(len(left), dtype=_NODE)
-    nodes["threshold"] = threshold
-    nodes["upper"] = upper
-    nodes["left"] = left
-    nodes["feature"] = np.where(left >= 0, feature, 0)
+    leaf = left < 0
+    nodes["threshold"] = np.where(leaf, np.inf, threshold)
+    nodes["upper"] = np.where(leaf, np.inf, upper)
+    nodes["left"] = np.where(leaf, np.arange(len(left)), left)
+    nodes["feature"] = np.where(leaf, 0, feature)
     nodes["lo"] = lo
     nodes["size"] = hi - lo
     return nodes
@@ -1096,20 +1100,33 @@ def _expand(X, inverse, wt, rank0, n_rank0, roots, left, lo, hi, perms):
 def _sample(nodes, roots, leaf_values, u):
     m, d = u.shape
     out = np.empty((m, d), dtype=np.float64)
-    # One tree at a time, each row walked to its leaf: the tree's nodes stay in cache, the walks
-    # of successive rows are independent so the processor overlaps them, and the right child is
-    # always left + 1, so a step needs no branch. (Measured on Adult: 25-35% faster than moving
-    # all rows one level at a time through a list of active rows; packing each node's fields
-    # in one record, 15-20% faster again than reading four arrays.)
+    # One tree at a time, so its nodes stay in cache, and rows walked four in lockstep: their
+    # steps are independent, so the processor overlaps them. A step has no branch (the right
+    # child is always left + 1, the side is computed with ``&``) and a leaf steps to itself, so
+    # the four walk until none moves. (Measured on Adult at 31,655 rows: 18% faster than one
+    # row at a time, which was 25-35% faster than moving all rows one level at a time through
+    # a list of active rows; packing each node's fields in one record, 15-20% faster again than
+    # reading four arrays.)
+    at = np.empty(_LOCKSTEP, dtype=np.int64)
     for j in range(d):
         root = roots[j]
-        for i in range(m):
-            node = nodes[root]
-            while node.left >= 0:
-                x = out[i, node.feature]
-                node = nodes[node.left + np.int64(not x <= node.threshold and x <= node.upper)]
-            pos = min(np.int64(u[i, j] * node.size), node.size - 1)
-            out[i, j] = leaf_values[j, node.lo + pos]
+        for i0 in range(0, m, _LOCKSTEP):
+            group = min(_LOCKSTEP, m - i0)
+            for g in range(group):
+                at[g] = root
+            moved = True
+            while moved:
+                moved = False
+                for g in range(group):
+                    node = nodes[at[g]]
+                    x = out[i0 + g, node.feature]
+                    step = node.left + (np.int64(x > node.threshold) & np.int64(x <= node.upper))
+                    moved |= step != at[g]
+                    at[g] = step
+            for g in range(group):
+                node = nodes[at[g]]
+                pos = min(np.int64(u[i0 + g, j] * node.size), node.size - 1)
+                out[i0 + g, j] = leaf_values[j, node.lo + pos]
     return out
 
 
