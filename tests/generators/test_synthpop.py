@@ -276,6 +276,9 @@ def test_fast_sampling_matches_a_row_by_row_walk() -> None:
     np.testing.assert_array_equal(sample_forest(forest, u), reference_sample(forest, u))
     u[:5] = np.nextafter(1.0, 0.0)  # the largest uniform still picks a row inside its leaf
     np.testing.assert_array_equal(sample_forest(forest, u), reference_sample(forest, u))
+    for m in (0, 1, 2, 3, 5, 301):  # rows walk in groups of four: every partial group
+        u = rng.random((m, 4))
+        np.testing.assert_array_equal(sample_forest(forest, u), reference_sample(forest, u))
 
 
 def test_sampled_values_come_from_the_leaf_the_row_lands_in() -> None:
