@@ -8,8 +8,9 @@ categorical column ``j`` in ``S`` and ``r[j] >= x[j]`` for every continuous colu
 For tables with at most ``max_exact_columns`` used columns every one of the ``2**d - 1`` subsets is
 a query. All answers come from one pass over the rows: each row's per-column agreement with ``x``
 is a ``d``-bit pattern, the patterns are histogrammed into ``2**d`` bins, and a superset-sum
-(zeta) transform turns the histogram into the answer of every subset at once. Wider tables use,
-as TAPAS does, a seeded random sample of subsets of orders 1 to 3 that are counted directly.
+(zeta) transform turns the histogram into the answer of every subset at once, in one compiled
+kernel. Wider tables use, as TAPAS does, a seeded random sample of subsets of orders 1 to 3 that
+are counted directly.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numba import njit
 
 from privgame.errors import ParameterError
 
@@ -174,9 +176,11 @@ class QuerySet:
             Row counts, in the order described in the class docstring.
         """
         target = self._check_target(target)
-        matches = self._matches(synthetic, target)
         if self.exact:
-            return _all_subset_counts(matches).astype(np.float32)
+            # Contiguous arguments, so that every call runs the one compiled (and warmed) kernel.
+            synthetic = np.ascontiguousarray(self._check_synthetic(synthetic))
+            return _subset_counts(synthetic, np.ascontiguousarray(target), self.is_categorical)
+        matches = self._matches(synthetic, target)
         assert self.subsets is not None
         return _sampled_counts(matches, self.subsets).astype(np.float32)
 
@@ -202,7 +206,7 @@ class QuerySet:
             )
         return target
 
-    def _matches(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
+    def _check_synthetic(self, synthetic: np.ndarray) -> np.ndarray:
         synthetic = np.asarray(synthetic, dtype=np.float64)
         if synthetic.ndim != 2 or synthetic.shape[1] != self.n_columns:
             raise ParameterError(
@@ -210,23 +214,64 @@ class QuerySet:
                 f"{self.n_columns} used columns; pass an encoded array of shape (n, "
                 f"{self.n_columns})."
             )
+        return synthetic
+
+    def _matches(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
+        synthetic = self._check_synthetic(synthetic)
         return np.where(self.is_categorical, synthetic == target, synthetic >= target)
 
 
-def _all_subset_counts(matches: np.ndarray) -> np.ndarray:
-    """Counts for subset bitmasks ``1 .. 2**d - 1`` from the (n, d) agreement matrix."""
-    n, d = matches.shape
+@njit(cache=True)
+def _subset_counts(synthetic, target, is_categorical):
+    """Float32 counts for subset bitmasks ``1 .. 2**d - 1`` of an (n, d) dataset, in one pass.
+
+    Rows are histogrammed by their agreement pattern; then ``_superset_sums`` makes each mask
+    count the rows whose pattern is one of its supersets.
+    """
+    n, d = synthetic.shape
     size = 1 << d
-    if n == 0:
-        return np.zeros(size - 1, dtype=np.int64)
-    patterns = matches.astype(np.int64) @ (np.int64(1) << np.arange(d, dtype=np.int64))
-    counts = np.bincount(patterns, minlength=size)
-    for j in range(d):
-        # Axis 1 of this view is bit j: adding the "bit set" half into the "bit clear" half
-        # makes every mask count the rows whose pattern is one of its supersets.
-        view = counts.reshape(-1, 2, 1 << j)
-        view[:, 0, :] += view[:, 1, :]
-    return counts[1:]
+    counts = np.zeros(size, dtype=np.int64)
+    for i in range(n):
+        pattern = 0
+        for j in range(d):
+            v = synthetic[i, j]
+            agrees = v == target[j] if is_categorical[j] else v >= target[j]
+            pattern |= np.int64(agrees) << j
+        counts[pattern] += 1
+    _superset_sums(counts)
+    out = np.empty(size - 1, dtype=np.float32)
+    for mask in range(1, size):
+        out[mask - 1] = counts[mask]
+    return out
+
+
+@njit(cache=True)
+def _superset_sums(counts):
+    """In place: ``counts[mask]`` becomes the sum of ``counts`` over the supersets of ``mask``.
+
+    For each bit, every mask without it adds the count of the same mask with it. Bits 0-2 are
+    done together on each run of 8 counts, in registers, because their runs are too short for
+    the loop to vectorise (4 times faster at 15 columns than one bit at a time).
+    """
+    size = len(counts)
+    bit = 1
+    if size >= 8:
+        for b in range(0, size, 8):
+            c0, c1, c2, c3 = counts[b], counts[b + 1], counts[b + 2], counts[b + 3]
+            c4, c5, c6, c7 = counts[b + 4], counts[b + 5], counts[b + 6], counts[b + 7]
+            c0, c2, c4, c6 = c0 + c1, c2 + c3, c4 + c5, c6 + c7  # bit 0
+            c0, c1, c4, c5 = c0 + c2, c1 + c3, c4 + c6, c5 + c7  # bit 1
+            c0, c1, c2, c3 = c0 + c4, c1 + c5, c2 + c6, c3 + c7  # bit 2
+            counts[b], counts[b + 1], counts[b + 2], counts[b + 3] = c0, c1, c2, c3
+            counts[b + 4], counts[b + 5], counts[b + 6], counts[b + 7] = c4, c5, c6, c7
+        bit = 8
+    while bit < size:
+        for block in range(0, size, 2 * bit):
+            low = counts[block : block + bit]
+            high = counts[block + bit : block + 2 * bit]
+            for t in range(bit):
+                low[t] += high[t]
+        bit *= 2
 
 
 def _sampled_counts(matches: np.ndarray, subsets: np.ndarray) -> np.ndarray:

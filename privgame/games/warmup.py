@@ -1,18 +1,19 @@
-"""Compile the generator's numba kernels once, here, before worker processes start.
+"""Compile the run's numba kernels once, here, before worker processes start.
 
-privgame's numba kernels (Synthpop's CART, Baynet's counts and draws) are compiled with
-``cache=True``: the first process to compile one writes it to numba's on-disk cache (beside the
-module in ``__pycache__``, or in ``$NUMBA_CACHE_DIR`` or the user's cache folder where the
-package folder is read-only, as in some installed packages), and every later process loads it
-instead of compiling. Without a warm-up, the N workers of a fresh machine all start by compiling
-the same kernels at once (seconds each); :func:`warm_up` compiles them in the parent first, so
-the workers load them.
+privgame's numba kernels (Synthpop's CART, Baynet's counts and draws, the attack's query counts)
+are compiled with ``cache=True``: the first process to compile one writes it to numba's on-disk
+cache (beside the module in ``__pycache__``, or in ``$NUMBA_CACHE_DIR`` or the user's cache folder
+where the package folder is read-only, as in some installed packages), and every later process
+loads it instead of compiling. Without a warm-up, the N workers of a fresh machine all start by
+compiling the same kernels at once (seconds each); :func:`warm_up` compiles them in the parent
+first, so the workers load them.
 
 A warm-up fits the run's generator on a few rows of D, and on the same rows each taken twice
 (Synthpop grows its trees on the distinct rows of a table that repeats rows, as shadow datasets
-drawn with replacement do: kernels of their own), and samples a few rows, from a stream of its
-own, so it never changes a run's results. A Dask worker on another host has its own cache:
-it compiles once there, and its later tasks (and the other workers of that host) reuse it.
+drawn with replacement do: kernels of their own), and samples a few rows, from a stream of its own,
+so it never changes a run's results; it also counts the attack's queries on those rows. A Dask
+worker on another host has its own cache: it compiles once there, and its later tasks (and the
+other workers of that host) reuse it.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ _WARM_UP_STREAM = 14  # a stream no run uses for its results
 
 
 def warm_up(ctx: Context) -> None:
-    """Fit and sample the run's generator on a few rows of D, compiling and caching its kernels.
+    """Fit and sample the run's generator on a few rows of D and count the attack's queries on
+    them, compiling and caching their kernels.
 
     Parameters
     ----------
@@ -44,6 +46,8 @@ def warm_up(ctx: Context) -> None:
     if at all, in the run itself, with the run's own error: the warm-up only saves time.
     """
     rows = ctx.X[ctx.target[: min(WARM_UP_ROWS, len(ctx.target))]]
+    if len(rows):
+        ctx.queries().features(rows, rows[0])
     rng = stream(ctx.seed, _WARM_UP_STREAM)
     try:
         for table in (rows, np.concatenate([rows, rows])):

@@ -168,3 +168,38 @@ def test_popcount_without_numpy_bitwise_count(monkeypatch: pytest.MonkeyPatch) -
     np.testing.assert_array_equal(queries_module._popcount(words), expected)
     monkeypatch.delattr(np, "bitwise_count")
     np.testing.assert_array_equal(queries_module._popcount(words), expected)
+
+
+def reference_superset_sums(counts: np.ndarray) -> np.ndarray:
+    """Each mask's sum over the masks that contain it, one mask at a time."""
+    size = len(counts)
+    return np.array([sum(counts[s] for s in range(size) if s & mask == mask) for mask in range(size)])
+
+
+@pytest.mark.parametrize("d", range(0, 10))
+def test_superset_sums_against_the_obvious_sum(d: int) -> None:
+    counts = np.random.default_rng(d).integers(0, 50, size=1 << d).astype(np.int64)
+    expected = reference_superset_sums(counts)
+    queries_module._superset_sums(counts)  # in place
+    np.testing.assert_array_equal(counts, expected)
+
+
+@pytest.mark.parametrize(("n", "d"), [(0, 15), (1, 12), (500, 15), (3000, 14)])
+def test_wide_exact_features_equal_a_numpy_pattern_count(n: int, d: int) -> None:
+    # Adult's width and more rows than the brute-force cases: the compiled histogram and
+    # superset sums against numpy's bincount, then a subset-by-subset mask sum.
+    rng = np.random.default_rng(n + d)
+    is_cat = rng.random(d) < 0.5
+    table = rng.integers(0, 3, size=(n, d)).astype(float) + np.where(is_cat, 0.0, rng.random((n, d)))
+    target = table[0] if n else rng.integers(0, 3, size=d).astype(float)
+    matches = np.where(is_cat, table == target, table >= target)
+    patterns = matches.astype(np.int64) @ (np.int64(1) << np.arange(d, dtype=np.int64))
+    histogram = np.bincount(patterns, minlength=1 << d)
+    masks = np.arange(1, 1 << d)
+    chosen = rng.choice(masks, size=200, replace=False)
+    features = QuerySet.for_schema(is_cat).features(table, target)
+    assert features.shape == ((1 << d) - 1,) and features.dtype == np.float32
+    assert features.sum() >= 0 and (n == 0 or features[-1] >= 1)  # the target's own row
+    all_patterns = np.arange(1 << d)
+    for mask in chosen:
+        assert features[mask - 1] == histogram[(all_patterns & mask) == mask].sum(), mask

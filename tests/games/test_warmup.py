@@ -21,6 +21,7 @@ from privgame.data.encoding import encode
 from privgame.data.schema import infer_schema
 from privgame.games.warmup import warm_up
 from privgame.games.work import Context
+from privgame.attack import queries
 from privgame.generators import _cart, bayesnet
 from privgame.seeding import stream
 
@@ -46,9 +47,10 @@ if sys.argv[2] == "warm":
 else:
     # D itself, and a dataset drawn with replacement (a release set-up's shadow dataset)
     for rows in (ctx.target, rng.choice(ctx.aux, size=150, replace=True)):
-        ctx.new_generator().fit(X[rows], schema, rng=stream(0, 1)).sample(150, rng=stream(0, 2))
+        synthetic = ctx.new_generator().fit(X[rows], schema, rng=stream(0, 1)).sample(150, rng=stream(0, 2))
+        ctx.queries().features(synthetic, X[ctx.target[0]])
 kernels = [
-    getattr(m, name) for m in (_cart, bayesnet) for name in dir(m)
+    getattr(m, name) for m in (_cart, bayesnet, queries) for name in dir(m)
     if isinstance(getattr(m, name), CPUDispatcher)
 ]
 print(json.dumps({
