@@ -197,6 +197,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--scheduler",
         help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
     )
+    resume.add_argument(
+        "--resolve-to",
+        type=int,
+        metavar="E",
+        help="once the run is finished, add runs to the records whose verdict is undecided, doubling "
+        "N_eval each pass, until none is undecided or every record has E runs (as run --resolve-to; "
+        "passes already made are kept)",
+    )
     resume.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
     resume.set_defaults(handler=run_resume)
 
@@ -324,13 +332,7 @@ def run(args: argparse.Namespace) -> int:
     from privgame.generators import available
     from privgame.store import create_run, default_runs_root
 
-    if args.resolve_to is not None and (
-        args.resolve_to % 2 or args.resolve_to <= args.n_eval or args.resolve_to > MAX_N_EVAL
-    ):
-        raise ParameterError(
-            f"--resolve-to must be an even number above --n-eval ({args.n_eval}) and at most "
-            f"{MAX_N_EVAL:,}; got {args.resolve_to:,}."
-        )
+    _check_resolve_to(args.resolve_to, args.n_eval)
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
     resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
@@ -345,8 +347,29 @@ def run(args: argparse.Namespace) -> int:
         return interrupted("run", folder.path, _resume_command(folder, args))
 
 
+def _check_resolve_to(resolve_to: int | None, n_eval: int | None) -> None:
+    """Refuse an odd or too large ``--resolve-to``, and for a new run one not above ``--n-eval``.
+
+    A resumed run passes ``n_eval`` None: its passes may already have raised the run's N_eval
+    to ``--resolve-to``, which then asks for nothing more.
+    """
+    if resolve_to is None:
+        return
+    if n_eval is not None and (resolve_to % 2 or resolve_to <= n_eval or resolve_to > MAX_N_EVAL):
+        raise ParameterError(
+            f"--resolve-to must be an even number above --n-eval ({n_eval}) and at most "
+            f"{MAX_N_EVAL:,}; got {resolve_to:,}."
+        )
+    if resolve_to % 2 or resolve_to < 4 or resolve_to > MAX_N_EVAL:
+        raise ParameterError(
+            f"--resolve-to must be an even number from 4 to {MAX_N_EVAL:,}; got {resolve_to:,}."
+        )
+
+
 def _resume_command(folder: RunFolder, args: argparse.Namespace) -> str:
-    return privgame_command("resume", folder.path, *execution_flags(args))
+    """The ``resume`` command that finishes what ``args`` asked for, ``--resolve-to`` passes included."""
+    resolve = ["--resolve-to", str(args.resolve_to)] if getattr(args, "resolve_to", None) else []
+    return privgame_command("resume", folder.path, *execution_flags(args), *resolve)
 
 
 def _execute(
@@ -377,9 +400,7 @@ def _execute(
     execute(
         folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet), estimate=estimate
     )
-    if args.resolve_to and folder.status().get("state") == "done":
-        _resolve(folder, args, scheduler)
-    return _finish(folder, args)
+    return _resolve_and_finish(folder, args, scheduler)
 
 
 def _check_cost(
@@ -460,21 +481,43 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     return calibration
 
 
-def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> None:
-    """Extend the undecided records, doubling N_eval each pass, up to ``--resolve-to``."""
+def _resolve_and_finish(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> int:
+    """The ``--resolve-to`` passes, when asked for and the run is finished; then :func:`_finish`."""
+    if args.resolve_to and folder.status().get("state") == "done" and not _resolve(folder, args, scheduler):
+        print(f"cancelled; continue with: {_resume_command(folder, args)}", file=sys.stderr)
+        return 3
+    return _finish(folder, args)
+
+
+def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> bool:
+    """Extend the undecided records, doubling N_eval each pass, up to ``--resolve-to``.
+
+    The passes start again from the run's N_eval, so after an interruption (``resume
+    --resolve-to``) the same passes finish the work: a pass whose undecided records already have
+    its runs is skipped, one cut short extends only the records it had not reached (their runs are
+    checkpointed), and runs are indexed, so the results are those of passes never interrupted.
+
+    Returns
+    -------
+    bool
+        False when a pass was cancelled.
+    """
     from privgame.commands.extend import describe_pass
     from privgame.games.engine import extend, undecided_records
 
     n = folder.spec().attack.n_eval
     target = args.resolve_to
-    while n < target and undecided_records(folder):
+    while n < target and (undecided := undecided_records(folder)):
         n = min(2 * n, target)
+        if all(len(folder.load_target(r)["ms_scores"]) >= n for r in undecided):
+            continue  # a pass made before an interruption
         result = extend(
             folder, n, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)
         )
         if result.get("cancelled"):
-            return
+            return False
         print(describe_pass(result), file=sys.stderr)
+    return True
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -483,14 +526,11 @@ def run_resume(args: argparse.Namespace) -> int:
     from privgame.store import RunFolder
 
     folder = RunFolder(args.run_dir)
+    _check_resolve_to(args.resolve_to, None)
     print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    scheduler = scheduler_address(args.scheduler)
     try:
-        execute(
-            folder,
-            workers=args.workers,
-            scheduler=scheduler_address(args.scheduler),
-            progress=ProgressBar(args.quiet),
-        )
-        return _finish(folder, args)
+        execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
+        return _resolve_and_finish(folder, args, scheduler)
     except KeyboardInterrupt:
         return interrupted("run", folder.path, _resume_command(folder, args))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -94,7 +95,7 @@ def test_undecided_records_follow_the_three_way_verdict(inputs: AuditInputs, tmp
     assert undecided_records(folder, 1.0) == []  # every upper bound is at or below 1
 
 
-def _run(owner_csv: Path, out: Path, *extra: str) -> RunFolder:
+def _run_args(owner_csv: Path, out: Path) -> list[str]:
     args = ["run", "--data", str(owner_csv), "--generator", "baynet", "--outliers", "2", "--random", "2"]
     args += [
         "--n-shadow",
@@ -109,7 +110,11 @@ def _run(owner_csv: Path, out: Path, *extra: str) -> RunFolder:
         "--out",
         str(out),
     ]
-    assert main([*args, *extra]) == 0
+    return args
+
+
+def _run(owner_csv: Path, out: Path, *extra: str) -> RunFolder:
+    assert main([*_run_args(owner_csv, out), *extra]) == 0
     (folder,) = [RunFolder(p) for p in out.iterdir() if p.is_dir()]
     return folder
 
@@ -131,6 +136,62 @@ def test_resolve_to_doubles_until_the_cap(
     undecided = set(undecided_records(folder))
     assert all(runs[r] == passes[-1]["n_eval"] for r in undecided)
     assert "resolved" in capsys.readouterr().err
+
+
+def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # At t = 0.95 one record is decided at N_eval = 8 and the others are not, so the passes
+    # extend some records only (the run's N_eval stays 8): resuming must skip a finished pass.
+    extra = ["--threshold", "0.95", "--resolve-to", "24"]
+    whole = _run(owner_csv, tmp_path / "whole", *extra)
+    passes = whole.status().get("extensions") or []
+    assert [p["n_eval"] for p in passes] == [16, 24]
+    assert len(passes[0]["extended"]) < 4 and whole.spec().attack.n_eval == 8
+    capsys.readouterr()
+    # Ctrl-C in the last pass, just after its first record's new runs are checkpointed.
+    from privgame.games import engine
+
+    real_extend, real_save = engine.extend, RunFolder.save_target
+    extending: list[bool] = []
+
+    def spy_extend(*args: object, **kwargs: object) -> dict[str, object]:
+        extending.append(True)
+        return real_extend(*args, **kwargs)  # type: ignore[arg-type]
+
+    def save_then_interrupt(self: RunFolder, record_id: int, arrays: dict[str, np.ndarray]) -> None:
+        real_save(self, record_id, arrays)
+        if len(extending) == len(passes):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "extend", spy_extend)
+    monkeypatch.setattr(RunFolder, "save_target", save_then_interrupt)
+    out = tmp_path / "interrupted"
+    assert main([*_run_args(owner_csv, out), *extra]) == 130
+    monkeypatch.undo()
+    (folder,) = [RunFolder(p) for p in out.iterdir() if p.is_dir()]
+    command = capsys.readouterr().err.split("Resume it with: ", 1)[1].splitlines()[0]
+    assert command == f"python -m privgame resume {shlex.quote(str(folder.path))} --workers 1 --resolve-to 24"
+    assert len(folder.status()["extensions"]) == len(passes) - 1  # the last pass did not finish
+
+    assert main([*shlex.split(command)[3:], "--quiet"]) == 0
+    assert "records got more runs" in capsys.readouterr().err
+    for name in RESULT_FILES:
+        assert (folder.path / name).read_bytes() == (whole.path / name).read_bytes(), name
+    assert [p["n_eval"] for p in folder.status()["extensions"]] == [16, 24]
+    # Resuming again asks for nothing more.
+    assert main([*shlex.split(command)[3:], "--quiet"]) == 0
+    assert len(folder.status()["extensions"]) == len(passes)
+
+
+def test_resume_refuses_a_bad_resolve_to(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = _run(owner_csv, tmp_path)
+    assert main(["resume", str(folder.path), "--resolve-to", "13"]) == 2
+    assert "--resolve-to must be an even number from 4" in capsys.readouterr().err
+    assert main(["resume", str(folder.path), "--resolve-to", "8", "--quiet"]) == 0  # nothing to add
+    assert folder.status().get("extensions") is None
 
 
 def test_resolve_to_must_exceed_n_eval(
