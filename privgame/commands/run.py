@@ -315,7 +315,7 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
 def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
     state = folder.status().get("state")
     if state == "cancelled":
-        print(f"cancelled; resume with: python -m privgame resume {folder.path}", file=sys.stderr)
+        print(f"cancelled; resume with: {_resume_command(folder, args)}", file=sys.stderr)
         return 3
     from privgame.audit import run_summary
 

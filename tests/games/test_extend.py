@@ -184,6 +184,21 @@ def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
     assert len(folder.status()["extensions"]) == len(passes)
 
 
+def test_a_cancelled_resolve_to_pass_says_how_to_go_on(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privgame.games import engine
+
+    def cancelled(*args: object, **kwargs: object) -> dict[str, object]:
+        return {"cancelled": True}  # as a cancel request from the dashboard ends a pass
+
+    monkeypatch.setattr(engine, "extend", cancelled)
+    assert main([*_run_args(owner_csv, tmp_path), "--resolve-to", "24"]) == 3
+    (folder,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    expected = f"python -m privgame resume {shlex.quote(str(folder))} --workers 1 --resolve-to 24"
+    assert f"cancelled; continue with: {expected}" in capsys.readouterr().err
+
+
 def test_resume_refuses_a_bad_resolve_to(
     owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
