@@ -183,18 +183,25 @@ def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
     if len(X) == 0:
         raise ParameterError("The synthpop generator needs at least one training row.")
     problems: list[str] = []
-    finite = np.isfinite(X).all(axis=0)
+    # Whole-array checks (a few numpy calls, not a few per column: this runs on every fit).
+    finite = np.isfinite(X.min(axis=0)) & np.isfinite(X.max(axis=0))  # NaN and infinities show in both
+    categorical = np.array([col.role == "categorical" for col in schema.used])
+    sizes = np.array([len(col.categories or ()) for col in schema.used])
+    codes = X[:, categorical]
+    not_codes = np.zeros(d, dtype=bool)
+    not_codes[categorical] = (
+        (codes.min(axis=0) < 0)
+        | (codes.max(axis=0) >= sizes[categorical])
+        | (codes != np.round(codes)).any(axis=0)
+    )
     for j, col in enumerate(schema.used):
         if not finite[j]:
             problems.append(f"column {col.name!r} holds missing or infinite values; drop those rows.")
-        elif col.role == "categorical":
-            codes = X[:, j]
-            k = len(col.categories or ())
-            if np.any(codes < 0) or np.any(codes >= k) or np.any(codes != np.round(codes)):
-                problems.append(
-                    f"column {col.name!r} holds values that are not category codes 0..{k - 1}; "
-                    "encode the table with privgame.data.encoding.encode."
-                )
+        elif not_codes[j]:
+            problems.append(
+                f"column {col.name!r} holds values that are not category codes 0..{sizes[j] - 1}; "
+                "encode the table with privgame.data.encoding.encode."
+            )
     if problems:
         raise DataError("The training array does not fit its schema.", problems)
     return X

@@ -482,6 +482,25 @@ def test_bad_input_rejected(small) -> None:
         gen.sample(-1, rng=np.random.default_rng(0))
 
 
+@pytest.mark.parametrize(
+    ("column", "value", "problem"),
+    [
+        (0, -1.0, "'colour' holds values that are not category codes 0..2"),
+        (0, 1.5, "'colour' holds values that are not category codes 0..2"),
+        (0, np.nan, "'colour' holds missing or infinite values"),
+        (1, np.inf, "'size' holds missing or infinite values"),
+        (1, -np.inf, "'size' holds missing or infinite values"),
+    ],
+)
+def test_each_bad_cell_is_named_once(small, column: int, value: float, problem: str) -> None:
+    X, schema, _ = small
+    bad = X.copy()
+    bad[-1, column] = value  # the last row: whole-column checks must see every row
+    with pytest.raises(DataError, match="does not fit its schema") as info:
+        create("synthpop").fit(bad, schema, rng=np.random.default_rng(0))
+    assert len(info.value.problems) == 1 and problem in info.value.problems[0]
+
+
 def _tvd(a: np.ndarray, b: np.ndarray, categorical: bool, k: int) -> float:
     if categorical:
         p = np.bincount(a.astype(int), minlength=k) / len(a)
