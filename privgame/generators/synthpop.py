@@ -184,16 +184,13 @@ def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
         raise ParameterError("The synthpop generator needs at least one training row.")
     problems: list[str] = []
     # Whole-array checks (a few numpy calls, not a few per column: this runs on every fit).
-    finite = np.isfinite(X.min(axis=0)) & np.isfinite(X.max(axis=0))  # NaN and infinities show in both
-    categorical = np.array([col.role == "categorical" for col in schema.used])
-    sizes = np.array([len(col.categories or ()) for col in schema.used])
+    low, high = X.min(axis=0), X.max(axis=0)
+    finite = np.isfinite(low) & np.isfinite(high)  # NaN and infinities show in both
+    categorical = schema.is_categorical
+    sizes = schema.cardinalities
+    not_codes = categorical & ((low < 0) | (high >= sizes))
     codes = X[:, categorical]
-    not_codes = np.zeros(d, dtype=bool)
-    not_codes[categorical] = (
-        (codes.min(axis=0) < 0)
-        | (codes.max(axis=0) >= sizes[categorical])
-        | (codes != np.round(codes)).any(axis=0)
-    )
+    not_codes[categorical] |= (codes != np.round(codes)).any(axis=0)
     for j, col in enumerate(schema.used):
         if not finite[j]:
             problems.append(f"column {col.name!r} holds missing or infinite values; drop those rows.")
