@@ -23,6 +23,8 @@ from privgame.generators.bayesnet import (
     _Domain,
     _draw,
     _guides,
+    _joint_counts,
+    _marginal_counts,
     _mi_sensitivity,
     _MutualInformation,
     _sampling_cdfs,
@@ -155,6 +157,32 @@ def test_mutual_information_matches_textbook_formula(seed):
             assert value == pytest.approx(max(expected, 0.0), abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_the_counting_kernels_match_bincount(seed):
+    # marginal counts (up to each column's largest code, as np.bincount gives them, and the
+    # narrow copy) and joint counts of 1 to 3 columns, first column most significant
+    rng = np.random.default_rng(seed)
+    d, n = 5, int(rng.integers(0, 300))
+    cards = rng.integers(1, 7, size=d)
+    codes = np.stack([rng.integers(0, k, size=n) for k in cards])
+    narrow = np.empty(codes.shape, dtype=np.uint8)
+    counts, tops = _marginal_counts(codes, cards, narrow)
+    np.testing.assert_array_equal(narrow, codes)
+    for j in range(d):
+        expected = np.bincount(codes[j])
+        assert tops[j] == len(expected) - 1
+        np.testing.assert_array_equal(counts[j, : tops[j] + 1], expected)
+        assert not counts[j, tops[j] + 1 :].any()
+    for cols in [(0,), (3, 1), (2, 4, 0)]:
+        index = np.zeros(n, dtype=np.int64)
+        for c in cols:
+            index = index * cards[c] + codes[c]
+        size = math.prod(int(cards[c]) for c in cols)
+        got = _joint_counts(codes, cards, cols)
+        assert got.dtype == np.float64
+        np.testing.assert_array_equal(got, np.bincount(index, minlength=size))
+
+
 def test_mutual_information_sensitivity_bounds_a_one_row_change():
     rng = np.random.default_rng(0)
     n = 12
@@ -240,6 +268,27 @@ def test_ancestral_sampling_is_the_searchsorted_draw():
     np.testing.assert_array_equal(out[1], expected)
 
 
+def test_a_draw_with_two_parents_is_the_searchsorted_draw():
+    # the general path of the compiled draw (several parents), against np.searchsorted
+    rng = np.random.default_rng(9)
+    cards = np.array([3, 5, 4])
+    tables = [
+        rng.dirichlet(np.ones(3))[None, :],
+        rng.dirichlet(np.ones(5), size=3),
+        rng.dirichlet(np.ones(4), size=15),
+    ]
+    tables[2][4] = [0.0, 0.0, 1.0, 0.0]
+    cdfs = _sampling_cdfs(tables)
+    n = 30_000
+    codes = _ancestral_sample(cards, [0, 1, 2], [(), (0,), (0, 1)], cdfs, n, np.random.default_rng(10))
+    u = np.random.default_rng(10).random((3, n))
+    first = np.clip(np.searchsorted(cdfs[0], u[0], side="right"), 0, 2)
+    second = np.clip(np.searchsorted(cdfs[1], first + u[1], side="right") - first * 5, 0, 4)
+    config = first * 5 + second
+    third = np.clip(np.searchsorted(cdfs[2], config + u[2], side="right") - config * 4, 0, 3)
+    np.testing.assert_array_equal(codes, np.stack([first, second, third]))
+
+
 def test_the_guided_draw_is_the_searchsorted_draw_at_bucket_edges():
     # Probabilities in multiples of 1 / GUIDE put cdf entries exactly on bucket edges, and
     # uniforms exactly on them: the guide must neither skip an entry nor stop short.
@@ -320,6 +369,50 @@ def test_root_tables_are_marginals_of_the_first_joint_table():
     np.add.at(joint, (codes[1], codes[3]), 1)
     np.testing.assert_allclose(tables[1], joint / joint.sum(1, keepdims=True))
     assert tables[2].shape == (12, 3) and tables[3].shape == (9, 2)
+
+
+def test_values_follow_the_per_cell_rule():
+    # every kind of column: categorical, continuous, integer (with bins holding no whole
+    # number), integer without a whole number inside its bounds (rounded), and a flat one
+    schema = Schema(
+        (
+            Column("x", "continuous", lower=-1.5, upper=7.25),
+            Column("c", CATEGORICAL, categories=("a", "b", "c")),
+            Column("i", "continuous", lower=0, upper=3, integer=True),
+            Column("r", "continuous", lower=0.2, upper=0.7, integer=True),
+            Column("flat", "continuous", lower=2.0, upper=2.0),
+            Column("big", "continuous", lower=-40, upper=12345, integer=True),
+        )
+    )
+    domain = _Domain(schema, 10)
+    rng = np.random.default_rng(3)
+    n = 700
+    codes = np.stack([rng.integers(0, k, size=n) for k in domain.cards])
+    got = domain.values(codes, np.random.default_rng(4))
+    u = np.random.default_rng(4).random((5, n))
+    expected = np.empty((n, 6))
+    for i in range(n):
+        q = 0
+        for j, col in enumerate(schema.used):
+            b = int(codes[j, i])
+            if col.role == CATEGORICAL:
+                expected[i, j] = b
+                continue
+            lo, hi = domain.lower[j], domain.upper[j]
+            x = lo + (b + u[q, i]) * ((hi - lo) / domain.cards[j])
+            if col.integer and math.ceil(lo) <= math.floor(hi):
+                starts, counts = domain.integer_bins(j)
+                if counts[b] > 0:
+                    x = starts[b] + min(math.floor(u[q, i] * counts[b]), counts[b] - 1)
+                else:
+                    x = float(np.rint(x))
+                lo, hi = math.ceil(lo), math.floor(hi)
+            elif col.integer:
+                x = float(np.rint(x))
+            expected[i, j] = min(max(x, lo), hi)
+            q += 1
+    np.testing.assert_array_equal(got, expected)
+    assert set(np.unique(got[:, 3])) <= {0.2, 0.7} and (got[:, 4] == 2.0).all()
 
 
 def test_integer_bins_hold_every_whole_number_once():
