@@ -279,6 +279,12 @@ def test_fast_sampling_matches_a_row_by_row_walk() -> None:
     for m in (0, 1, 2, 3, 5, 301):  # rows walk in groups of four: every partial group
         u = rng.random((m, 4))
         np.testing.assert_array_equal(sample_forest(forest, u), reference_sample(forest, u))
+    # one-vs-rest splits (a code goes right, the others left) walk the same way
+    onehot = grow_forest(X, np.array([True, False, True, False]), 3, np.array([True, False, True, False]))
+    assert np.isfinite(onehot.upper[onehot.left >= 0]).any()
+    for m in (7, 400):
+        u = rng.random((m, 4))
+        np.testing.assert_array_equal(sample_forest(onehot, u), reference_sample(onehot, u))
 
 
 def test_sampled_values_come_from_the_leaf_the_row_lands_in() -> None:
