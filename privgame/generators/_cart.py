@@ -337,10 +337,10 @@ def _scan_onehot(ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot
 
 
 @njit(cache=True)
-def _node_totals(ords, yc, yv, wt, classify, ncls, s, e):
-    """Class counts, their sum of squares, the target sum and the weighted row count of the
-    node; ``pure`` if unsplittable."""
-    tot = np.zeros(max(ncls, 1), dtype=np.int64)
+def _node_totals(ords, yc, yv, wt, classify, ncls, s, e, tot):
+    """Class counts (into ``tot``), their sum of squares, the target sum and the weighted row
+    count of the node; ``pure`` if unsplittable."""
+    tot[:] = 0
     sq_tot = 0
     s_tot = 0.0
     m = 0
@@ -368,22 +368,21 @@ def _node_totals(ords, yc, yv, wt, classify, ncls, s, e):
 
 
 @njit(cache=True)
-def _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot):
+def _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr):
     """Best split of the node ``[s, e)``: ``(feature, start, end, proxy)``, feature -1 if none.
 
     The rows at positions ``[start, end)`` of the feature's sorted range go right, the others
     left: ``end`` is ``e`` for a threshold split, and a run of one code for a one-vs-rest split
-    (``onehot[feature]``).
+    (``onehot[feature]``). ``tot``, ``cl`` and ``cr`` are scratch arrays of ``max(ncls, 1)``
+    integers, allocated once per tree rather than at every node.
     """
     best_f = -1
     best_a = -1
     best_b = -1
     best = -np.inf
-    tot, sq_tot, s_tot, m, pure = _node_totals(ords, yc, yv, wt, classify, ncls, s, e)
+    _, sq_tot, s_tot, m, pure = _node_totals(ords, yc, yv, wt, classify, ncls, s, e, tot)
     if pure:
         return best_f, best_a, best_b, best
-    cl = np.empty_like(tot)
-    cr = np.empty_like(tot)
     for f in range(k):
         if xs[f, s] == xs[f, e - 1]:
             continue
@@ -548,9 +547,10 @@ def _grow_pool(pool):
 @njit(cache=True)
 def _hist_split(
     rows, rank, uoff, uniq, ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned, blist, hoff,
-    hist, onehot,
+    hist, onehot, tot, cl, cr, fl, fr,
 ):  # fmt: skip
-    """The split ``_best_split`` finds, from the node's histograms of the binned predictors.
+    """The split ``_best_split`` finds, from the node's histograms of the binned predictors
+    (``tot``, ``cl``, ``cr``, ``fl``, ``fr``: per-tree scratch arrays of ``max(ncls, 1)``).
 
     ``hist`` holds, per bin, the row count and then either the class counts or the target sum
     (see ``_add_rows``).
@@ -560,7 +560,7 @@ def _hist_split(
     right (see ``_best_split``); feature -1 if no split.
     """
     width = ncls + 1 if classify else 2
-    tot = np.zeros(max(ncls, 1), dtype=np.int64)
+    tot[:] = 0
     s_tot = 0.0
     m = 0
     y_min = np.inf
@@ -589,10 +589,6 @@ def _hist_split(
     best_nl = 0
     best_a = -1
     best_b = -1
-    cl = np.empty_like(tot)
-    cr = np.empty_like(tot)
-    fl = np.empty(len(tot), dtype=np.float64)
-    fr = np.empty(len(tot), dtype=np.float64)
     for f in range(k):
         if not binned[f]:
             if xs[f, s] == xs[f, e - 1]:
@@ -779,6 +775,13 @@ def _grow_tree(
             xs[f, i] = X[r, f]
     rows = np.arange(n)
     count = np.empty(_MAX_BINS + 1, dtype=np.int64)
+    # Scratch for the split searches, allocated once per tree: an allocation at every node was
+    # a measurable share of a small node's search.
+    tot = np.empty(max(ncls, 1), dtype=np.int64)
+    cl = np.empty_like(tot)
+    cr = np.empty_like(tot)
+    fl = np.empty(len(tot), dtype=np.float64)
+    fr = np.empty(len(tot), dtype=np.float64)
     goes_left = np.zeros(n, dtype=np.bool_)
     tmp_i = np.empty(n, dtype=np.int64)
     tmp_f = np.empty(n, dtype=np.float64)
@@ -820,10 +823,12 @@ def _grow_tree(
             if in_hist:
                 bf, lv, rv, n_l, ra, rb = _hist_split(
                     rows, rank, uoff, uniq, ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned,
-                    blist, hoff, pool[slot], onehot,
+                    blist, hoff, pool[slot], onehot, tot, cl, cr, fl, fr,
                 )  # fmt: skip
             else:
-                bf, ra, rb, _ = _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot)
+                bf, ra, rb, _ = _best_split(
+                    ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr
+                )  # fmt: skip
         lo[node] = s
         hi[node] = e
         if bf < 0:
@@ -1303,9 +1308,10 @@ def best_split(
     if n < 2 * min_samples_leaf or k == 0:
         return None
     thresholds_only = np.zeros(k, dtype=np.bool_)
+    tot, cl, cr = (np.empty(max(ncls, 1), dtype=np.int64) for _ in range(3))
     f, a, _, proxy = _best_split(
         orders, xs, yc, yv, None, bool(categorical), ncls, k, 0, n, int(min_samples_leaf),
-        thresholds_only,
+        thresholds_only, tot, cl, cr,
     )  # fmt: skip
     if f < 0:
         return None
