@@ -53,7 +53,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["Forest", "apply_tree", "best_split", "grow_forest", "grow_tree", "sample_forest"]
+__all__ = ["Forest", "apply_tree", "best_split", "check_cells", "grow_forest", "grow_tree", "sample_forest"]
 
 # Histogram split search for predictors with at most this many distinct values; others keep
 # their sorted row lists at every node.
@@ -1165,6 +1165,36 @@ def _apply(feature, threshold, upper, left, right, root, P):
             node = right[node] if threshold[node] < x <= upper[node] else left[node]
         out[i] = node
     return out
+
+
+def check_cells(X: np.ndarray, categorical: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which columns of ``X`` hold only finite values, and which categorical ones hold a value
+    that is not a code ``0 .. sizes[j] - 1`` (a whole number in range), in one pass.
+
+    Returns
+    -------
+    finite, not_codes : ndarray of bool, shape (d,)
+        ``not_codes[j]`` is False for a continuous column and for a column with a non-finite
+        value (report that first).
+    """
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    categorical = np.ascontiguousarray(categorical, dtype=np.bool_)
+    return _check_cells(X, categorical, np.asarray(sizes, dtype=np.float64))
+
+
+@njit(cache=True)
+def _check_cells(X, categorical, sizes):
+    n, d = X.shape
+    finite = np.ones(d, dtype=np.bool_)
+    not_codes = np.zeros(d, dtype=np.bool_)
+    for i in range(n):
+        for j in range(d):
+            v = X[i, j]
+            if not np.isfinite(v):
+                finite[j] = False
+            elif categorical[j] and (v < 0 or v >= sizes[j] or v != np.floor(v)):
+                not_codes[j] = True
+    return finite, not_codes & finite
 
 
 def _orders(X: np.ndarray) -> np.ndarray:

@@ -182,15 +182,11 @@ def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
         )
     if len(X) == 0:
         raise ParameterError("The synthpop generator needs at least one training row.")
+    from privgame.generators._cart import check_cells
+
     problems: list[str] = []
-    # Whole-array checks (a few numpy calls, not a few per column: this runs on every fit).
-    low, high = X.min(axis=0), X.max(axis=0)
-    finite = np.isfinite(low) & np.isfinite(high)  # NaN and infinities show in both
-    categorical = schema.is_categorical
     sizes = schema.cardinalities
-    not_codes = categorical & ((low < 0) | (high >= sizes))
-    codes = X[:, categorical]
-    not_codes[categorical] |= (codes != np.round(codes)).any(axis=0)
+    finite, not_codes = check_cells(X, schema.is_categorical, sizes)
     for j, col in enumerate(schema.used):
         if not finite[j]:
             problems.append(f"column {col.name!r} holds missing or infinite values; drop those rows.")
