@@ -1123,10 +1123,11 @@ def _sample(nodes, roots, leaf_values, u):
     # row's position in a scalar of its own: their steps are independent, so the processor
     # overlaps them. A step has no branch (the right child is always left + 1, the side is
     # computed with ``&``) and a leaf steps to itself, so the four walk until none moves.
-    # (Measured on Adult, interleaved in one process: the same walk with the four positions in
-    # a small array was 2.5 times slower, 160 against 63 ms at 31,655 rows and 2.5 against
-    # 0.9 ms at 1,000, its loads and stores waiting on each other; eight rows were no faster
-    # than four. Packing each node's fields in one record was 15-20% faster than four arrays.)
+    # (Measured on Adult, in one process: the same walk with the four positions in a small
+    # array was 1.6 times slower, about 110 against 67 ms at 31,655 rows and 1.5 against 1.0 ms
+    # at 1,000, its loads and stores waiting on each other; eight rows were no faster than four,
+    # one row at a time slower. Packing each node's fields in one record was 15-20% faster than
+    # reading four arrays.)
     for j in range(d):
         root = roots[j]
         i = 0
