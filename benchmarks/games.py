@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult_spec
+from _host import StealMeter
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import plan_summary, start_run
@@ -48,9 +49,11 @@ def main() -> None:
     full_fits_per_record = full_plan["total_fits"] / spec.sizes["target"]
     for workers in (int(w) for w in args.workers.split(",")):
         with tempfile.TemporaryDirectory() as root:
+            meter = StealMeter()
             start = time.perf_counter()
             folder = start_run(root, spec, dataset.table, workers=workers)
             wall = time.perf_counter() - start
+            steal = meter.share()
             status = folder.status()
             records = folder.records()
         unit = status["unit_seconds"]
@@ -81,6 +84,7 @@ def main() -> None:
             "classifier_s": round(unit["classifier"], 2),
             "mean_risk_model_seeded": round(float(records["risk_model_seeded"].mean()), 4),
             "mean_risk_traditional": round(float(records["risk_traditional"].mean()), 4),
+            "steal_share": None if steal is None else round(steal, 4),
         }
         if args.json:
             print(json.dumps(result))
@@ -90,6 +94,7 @@ def main() -> None:
                 f"{wall / args.targets:5.2f} s per target, overhead {100 * overhead:4.1f}% "
                 f"(generator {result['generator_s']} s, features {result['features_s']} s, "
                 f"classifier {result['classifier_s']} s of worker time)"
+                + ("" if steal is None else f"; {steal:.0%} of CPU time stolen by the hypervisor")
             )
     fewest = min(per_record)
     hours = per_record[fewest] * spec.sizes["target"] / 3600

@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult
+from _host import StealMeter
 
 from privgame.generators import create
 from privgame.seeding import stream
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="one generator's cases")
     args = parser.parse_args()
     X, schema = adult()
+    meter = StealMeter()
     for name, params, targets in CASES:
         if args.only and name != args.only:
             continue
@@ -80,6 +82,10 @@ def main() -> None:
                     f"median {median:8.2f} ms, min {min(times):8.2f} ms over {len(times)} runs{goal}",
                     flush=True,
                 )
+    if args.json:
+        print(json.dumps({"steal_share": meter.share()}))
+    else:
+        print(meter.describe())
 
 
 if __name__ == "__main__":

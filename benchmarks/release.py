@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import sys
 import tempfile
 import threading
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import psutil
 
@@ -30,6 +32,10 @@ from privgame.generators import create
 from privgame.seeding import stream
 from privgame.setups import release_inputs
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _host import StealMeter
 
 
 class PeakMemory:
@@ -102,9 +108,11 @@ def main() -> None:
     full_plan = plan_summary(full_spec, full_targets, table=inputs.table)
 
     with tempfile.TemporaryDirectory() as root, PeakMemory() as memory:
+        meter = StealMeter()
         start = time.perf_counter()
         folder = start_run(root, spec, inputs.table, workers=args.workers)
         wall = time.perf_counter() - start
+        steal = meter.share()
         status = folder.status()
         summary = folder.summary()
     unit = status["unit_seconds"]
@@ -138,6 +146,7 @@ def main() -> None:
         "peak_memory_gib": round(memory.peak / 2**30, 2),
         "at_risk_model_seeded": summary.get("at_risk_model_seeded"),
         "share_at_risk": (summary.get("share_at_risk") or {}).get("text"),
+        "steal_share": None if steal is None else round(steal, 4),
     }
     # The full plan on this many workers, from the figures above: the shared work, the
     # pool scaled to the full plan's pool, and each target's own work.
@@ -172,6 +181,8 @@ def main() -> None:
     )
     if result["share_at_risk"]:
         print(f"  verdict                   {result['share_at_risk']}")
+    if steal is not None:
+        print(f"  stolen by the hypervisor  {steal:.0%} of CPU time during the run (wall times fall with it)")
 
 
 if __name__ == "__main__":
