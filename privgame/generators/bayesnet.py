@@ -671,6 +671,17 @@ def _guides(cdf: np.ndarray, k: int, out: np.ndarray) -> None:
             out[c * GUIDE + g] = s
 
 
+@njit(inline="always")
+def _guided_draw(cdfs, guides, start, guide_start, k, c, u):
+    """The value drawn for configuration ``c`` with uniform ``u`` (see ``_draw``)."""
+    v = np.float64(c) + u
+    row = start + c * k
+    below = guides[guide_start + c * GUIDE + np.int64(u * GUIDE)]
+    while below < k and cdfs[row + below] <= v:
+        below += 1
+    return min(below, k - 1)
+
+
 @njit(cache=True)
 def _draw(
     cards: np.ndarray,
@@ -706,25 +717,14 @@ def _draw(
             # configurations; this loop, without the inner one, is about a third faster.
             parent = out[parent_flat[first]]
             for r in range(n):
-                c = parent[r]
-                v = np.float64(c) + ui[r]
-                row = start + c * k
-                below = guides[guide_start + c * GUIDE + np.int64(ui[r] * GUIDE)]
-                while below < k and cdfs[row + below] <= v:
-                    below += 1
-                drawn[r] = min(below, k - 1)
+                drawn[r] = _guided_draw(cdfs, guides, start, guide_start, k, parent[r], ui[r])
         else:
             for r in range(n):
                 c = 0
                 for q in range(first, last):
                     p = parent_flat[q]
                     c = c * cards[p] + out[p, r]
-                v = np.float64(c) + ui[r]
-                row = start + c * k
-                below = guides[guide_start + c * GUIDE + np.int64(ui[r] * GUIDE)]
-                while below < k and cdfs[row + below] <= v:
-                    below += 1
-                drawn[r] = min(below, k - 1)
+                drawn[r] = _guided_draw(cdfs, guides, start, guide_start, k, c, ui[r])
         guide_start += (cdf_ends[i + 1] - start) // k * GUIDE
 
 
