@@ -172,7 +172,7 @@ def _presort(X):
     """
     n, d = X.shape
     orders = np.empty((d, n), dtype=np.int64)
-    rank = np.empty((d, n), dtype=np.int64)  # per column: a node's rows (ascending) read in order
+    rank = np.empty((d, n), dtype=np.int32)  # per column: a node's rows (ascending) read in order
     uniq = np.empty(n * d, dtype=np.float64)
     uoff = np.zeros(d + 1, dtype=np.int64)
     col = np.empty(n, dtype=np.float64)
@@ -233,7 +233,7 @@ def _integral_sums(yv, wt):
 
 @njit(cache=True)
 def _scan_sorted(
-    ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+    ords, rks, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr, best
 ):
     """Scan feature ``f``'s sorted rows of the node ``[s, e)`` (``m`` rows counting weights):
     ``(proxy, position)`` if better.
@@ -262,7 +262,7 @@ def _scan_sorted(
             n_l += w
             if wt is not None and n_l > m - min_leaf:
                 break
-            if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
+            if n_l < min_leaf or rks[f, i] == rks[f, i + 1]:
                 continue
             p = sq_l / n_l + sq_r / (m - n_l)
             if p > best:
@@ -277,7 +277,7 @@ def _scan_sorted(
             n_l += w
             if wt is not None and n_l > m - min_leaf:
                 break
-            if n_l < min_leaf or xs[f, i] == xs[f, i + 1]:
+            if n_l < min_leaf or rks[f, i] == rks[f, i + 1]:
                 continue
             s_r = s_tot - s_l
             p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
@@ -288,7 +288,9 @@ def _scan_sorted(
 
 
 @njit(cache=True)
-def _scan_onehot(ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, best):
+def _scan_onehot(
+    ords, rks, uniq, uoff, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, best
+):
     """Scan feature ``f``'s one-vs-rest splits on the sorted rows of the node ``[s, e)``.
 
     Each run of equal codes other than 0 (the reference category, which has no indicator) is a
@@ -300,14 +302,14 @@ def _scan_onehot(ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot
     best_b = -1
     a = s
     while a < e:
-        value = xs[f, a]
+        value = rks[f, a]
         b = a + 1
         cnt = _weight(wt, ords[f, a])
-        while b < e and xs[f, b] == value:
+        while b < e and rks[f, b] == value:
             cnt += _weight(wt, ords[f, b])
             b += 1
         n_l = m - cnt
-        if value != 0.0 and cnt >= min_leaf and n_l >= min_leaf:
+        if uniq[uoff[f] + value] != 0.0 and cnt >= min_leaf and n_l >= min_leaf:
             if classify:
                 for c in range(ncls):
                     cl[c] = 0
@@ -368,7 +370,7 @@ def _node_totals(ords, yc, yv, wt, classify, ncls, s, e, tot):
 
 
 @njit(cache=True)
-def _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr):
+def _best_split(ords, rks, uniq, uoff, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr):
     """Best split of the node ``[s, e)``: ``(feature, start, end, proxy)``, feature -1 if none.
 
     The rows at positions ``[start, end)`` of the feature's sorted range go right, the others
@@ -384,15 +386,16 @@ def _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot,
     if pure:
         return best_f, best_a, best_b, best
     for f in range(k):
-        if xs[f, s] == xs[f, e - 1]:
+        if rks[f, s] == rks[f, e - 1]:
             continue
         if onehot[f]:
             p, a, b = _scan_onehot(
-                ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, best
-            )
+                ords, rks, uniq, uoff, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot,
+                cl, best,
+            )  # fmt: skip
         else:
             p, i = _scan_sorted(
-                ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr, best
+                ords, rks, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr, best
             )
             a = i + 1 if i >= 0 else -1
             b = e
@@ -405,24 +408,24 @@ def _best_split(ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot,
 
 
 @njit(cache=True)
-def _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f):
+def _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k):
     """Stable partition of feature ``f``'s rows ``[s, e)``: those going left first."""
     w = s
     nr = 0
     for i in range(s, e):
         r = ords[f, i]
-        x = xs[f, i]
+        x = rks[f, i]
         # both writes are safe (w <= i) and make the loop branch-free
         ords[f, w] = r
-        xs[f, w] = x
-        tmp_i[nr] = r
-        tmp_f[nr] = x
+        rks[f, w] = x
+        tmp_o[nr] = r
+        tmp_k[nr] = x
         g = goes_left[r]
         w += g
         nr += 1 - g
     for q in range(nr):
-        ords[f, w + q] = tmp_i[q]
-        xs[f, w + q] = tmp_f[q]
+        ords[f, w + q] = tmp_o[q]
+        rks[f, w + q] = tmp_k[q]
 
 
 @njit(cache=True)
@@ -441,7 +444,7 @@ def _partition_rows(rows, s, e, goes_left, tmp_i):
 
 
 @njit(cache=True)
-def _sort_by_rank(X, rank, rows, f, n_bins, s, e, ords, xs, count):
+def _sort_by_rank(rank, rows, f, n_bins, s, e, ords, rks, count):
     """Counting sort of the rows ``rows[s:e]`` (in row order) by their rank in column ``f``.
 
     This gives ``ords[f, s:e]`` exactly as partitioning the presorted list would: by value,
@@ -458,7 +461,7 @@ def _sort_by_rank(X, rank, rows, f, n_bins, s, e, ords, xs, count):
         q = s + count[rank[f, r]]
         count[rank[f, r]] += 1
         ords[f, q] = r
-        xs[f, q] = X[r, f]
+        rks[f, q] = rank[f, r]
 
 
 @njit(cache=True)
@@ -546,7 +549,7 @@ def _grow_pool(pool):
 
 @njit(cache=True)
 def _hist_split(
-    rows, rank, uoff, uniq, ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned, blist, hoff,
+    rows, rank, uoff, uniq, ords, rks, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned, blist, hoff,
     hist, onehot, tot, cl, cr, fl, fr,
 ):  # fmt: skip
     """The split ``_best_split`` finds, from the node's histograms of the binned predictors
@@ -591,15 +594,16 @@ def _hist_split(
     best_b = -1
     for f in range(k):
         if not binned[f]:
-            if xs[f, s] == xs[f, e - 1]:
+            if rks[f, s] == rks[f, e - 1]:
                 continue
             if onehot[f]:
                 p, a, b = _scan_onehot(
-                    ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, best
-                )
+                    ords, rks, uniq, uoff, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot,
+                    s_tot, cl, best,
+                )  # fmt: skip
             else:
                 p, i = _scan_sorted(
-                    ords, xs, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr,
+                    ords, rks, yc, yv, wt, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot, s_tot, cl, cr,
                     best,
                 )  # fmt: skip
                 a = i + 1 if i >= 0 else -1
@@ -725,7 +729,7 @@ def _grow_tree(
         lo[base] = 0
         hi[base] = n
         return 1, np.arange(n)
-    yc = np.zeros(n, dtype=np.int64)
+    yc = np.zeros(n, dtype=np.int32)
     yv = np.zeros(n, dtype=np.float64)
     if classify:
         for i in range(n):
@@ -764,15 +768,19 @@ def _grow_tree(
     pool = np.zeros((8 if use_hist else 0, n_bins * width), dtype=np.float64)
     free = np.arange(pool.shape[0])
     n_free = pool.shape[0]
-    ords = np.empty((k, n), dtype=np.int64)
-    xs = np.empty((k, n), dtype=np.float64)
+    # Predictor f's sorted list: its rows ``ords[f]`` and their dense ranks ``rks[f]`` (equal
+    # ranks are equal values; the value is ``uniq[uoff[f] + rank]``). Ranks instead of values and
+    # int32 instead of int64 (every table has fewer than 2**31 rows) halve the bytes that the
+    # scans and partitions move: 8% faster at 31,655 rows, the same trees.
+    ords = np.empty((k, n), dtype=np.int32)
+    rks = np.empty((k, n), dtype=np.int32)
     for f in range(k):
         if use_hist and binned[f]:
             continue
         for i in range(n):
             r = orders[f, i]
             ords[f, i] = r
-            xs[f, i] = X[r, f]
+            rks[f, i] = rank[f, r]
     rows = np.arange(n)
     count = np.empty(_MAX_BINS + 1, dtype=np.int64)
     # Scratch for the split searches, allocated once per tree: an allocation at every node was
@@ -784,7 +792,8 @@ def _grow_tree(
     fr = np.empty(len(tot), dtype=np.float64)
     goes_left = np.zeros(n, dtype=np.bool_)
     tmp_i = np.empty(n, dtype=np.int64)
-    tmp_f = np.empty(n, dtype=np.float64)
+    tmp_o = np.empty(n, dtype=np.int32)
+    tmp_k = np.empty(n, dtype=np.int32)
     total = 0
     for i in range(n):
         total += _weight(wt, i)
@@ -822,12 +831,12 @@ def _grow_tree(
         if m >= 2 * min_leaf:
             if in_hist:
                 bf, lv, rv, n_l, ra, rb = _hist_split(
-                    rows, rank, uoff, uniq, ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned,
+                    rows, rank, uoff, uniq, ords, rks, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned,
                     blist, hoff, pool[slot], onehot, tot, cl, cr, fl, fr,
                 )  # fmt: skip
             else:
                 bf, ra, rb, _ = _best_split(
-                    ords, xs, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr
+                    ords, rks, uniq, uoff, yc, yv, wt, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr
                 )  # fmt: skip
         lo[node] = s
         hi[node] = e
@@ -835,7 +844,7 @@ def _grow_tree(
             if in_hist:
                 n_free = _release(pool, slot, free, n_free, rows, s, e, boff, classify, yc, yv, wt)
                 if binned[0]:  # the leaf's values are stored in column 0's order
-                    _sort_by_rank(X, rank, rows, 0, uoff[1] - uoff[0], s, e, ords, xs, count)
+                    _sort_by_rank(rank, rows, 0, uoff[1] - uoff[0], s, e, ords, rks, count)
             feature[node] = -1
             left[node] = -1
             right[node] = -1
@@ -866,11 +875,12 @@ def _grow_tree(
             if wt is not None:
                 mid = s + np.sum(goes_left[rows[s:e]])
         else:
+            value = uniq[uoff[bf] + rks[bf, ra]]
             if onehot[bf]:
-                threshold[node] = xs[bf, ra] - 0.5
-                upper[node] = xs[bf, ra] + 0.5
+                threshold[node] = value - 0.5
+                upper[node] = value + 0.5
             else:
-                threshold[node] = _midpoint(xs[bf, ra - 1], xs[bf, ra])
+                threshold[node] = _midpoint(uniq[uoff[bf] + rks[bf, ra - 1]], value)
             mid = e - (rb - ra)
             for i in range(s, e):
                 goes_left[ords[bf, i]] = i < ra or i >= rb
@@ -885,7 +895,7 @@ def _grow_tree(
             _partition_rows(rows, s, e, goes_left, tmp_i)
             for f in range(k):
                 if (f != bf or onehot[f]) and not binned[f]:
-                    _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
+                    _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
             small_left = mid - s <= e - mid
             ss, se = (s, mid) if small_left else (mid, e)
             if (e - s - (se - ss)) * k < hist_from:  # neither child uses histograms
@@ -907,11 +917,11 @@ def _grow_tree(
                 splittable = cw >= 2 * min_leaf
                 for f in blist:
                     if splittable or f == 0:
-                        _sort_by_rank(X, rank, rows, f, uoff[f + 1] - uoff[f], cs, ce, ords, xs, count)
+                        _sort_by_rank(rank, rows, f, uoff[f + 1] - uoff[f], cs, ce, ords, rks, count)
         else:
             for f in range(k):
                 if f != bf or onehot[f]:  # a threshold split leaves its own list sorted
-                    _partition(ords, xs, f, s, e, goes_left, tmp_i, tmp_f)
+                    _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
         left_node = base + count_nodes
         right_node = base + count_nodes + 1
         count_nodes += 2
@@ -929,7 +939,7 @@ def _grow_tree(
         st_node[top + 1] = left_node
         st_slot[top + 1] = left_slot
         top += 2
-    return count_nodes, ords[0].copy()
+    return count_nodes, ords[0].astype(np.int64)
 
 
 @njit(cache=True)
@@ -1198,10 +1208,6 @@ def _check_cells(X, categorical, sizes):
     return finite, not_codes & finite
 
 
-def _orders(X: np.ndarray) -> np.ndarray:
-    return np.ascontiguousarray(np.argsort(X, axis=0, kind="stable").T)
-
-
 def _classes(X: np.ndarray, categorical: np.ndarray) -> np.ndarray:
     return np.array(
         [int(X[:, j].max()) + 1 if categorical[j] and len(X) else 0 for j in range(X.shape[1])],
@@ -1330,8 +1336,9 @@ def best_split(
     P = np.ascontiguousarray(P, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     n, k = P.shape
-    orders = _orders(P)
-    xs = np.ascontiguousarray(np.take_along_axis(P, orders.T, axis=0).T)
+    orders, rank, uniq, uoff = _presort(P)
+    ords = orders.astype(np.int32)
+    rks = np.take_along_axis(rank, orders, axis=1).astype(np.int32)
     if categorical:
         yc, yv, ncls = y.astype(np.int64), np.zeros(n), int(y.max()) + 1
     else:
@@ -1341,12 +1348,12 @@ def best_split(
     thresholds_only = np.zeros(k, dtype=np.bool_)
     tot, cl, cr = (np.empty(max(ncls, 1), dtype=np.int64) for _ in range(3))
     f, a, _, proxy = _best_split(
-        orders, xs, yc, yv, None, bool(categorical), ncls, k, 0, n, int(min_samples_leaf),
+        ords, rks, uniq, uoff, yc, yv, None, bool(categorical), ncls, k, 0, n, int(min_samples_leaf),
         thresholds_only, tot, cl, cr,
     )  # fmt: skip
     if f < 0:
         return None
-    return int(f), float(_midpoint(xs[f, a - 1], xs[f, a])), float(proxy)
+    return int(f), float(_midpoint(uniq[uoff[f] + rks[f, a - 1]], uniq[uoff[f] + rks[f, a]])), float(proxy)
 
 
 def apply_tree(forest: Forest, j: int, P: np.ndarray) -> np.ndarray:
