@@ -1,7 +1,9 @@
 """The generators against an earlier revision, interleaved in one process: paired CPU-time ratios.
 
-Usage: ``python benchmarks/ab.py REV [--rows 1000,31655] [--rounds 40]``, e.g.
-``python benchmarks/ab.py HEAD~3``.
+Usage: ``python benchmarks/ab.py REV [--rows 1000,31655] [--rounds 40] [--drawn-from M]``, e.g.
+``python benchmarks/ab.py HEAD~3``. ``--drawn-from 9044`` draws each table with replacement from M
+random Adult rows, as the release set-up's shadow datasets are drawn (Synthpop then grows its trees
+on the distinct rows, with weights).
 
 Wall-clock benchmarks on a shared machine drift by a third within an hour, so a change is judged
 here by running the old and the new code alternately on the same inputs in one process and
@@ -75,6 +77,14 @@ def _paired(
     return f"old {old_ms:8.2f} ms, new {new_ms:8.2f} ms, paired ratio {ratio:.3f}; {verdict}"
 
 
+def _table(X: np.ndarray, n: int, drawn_from: int | None, rng: np.random.Generator) -> np.ndarray:
+    """``n`` random rows of ``X``, or ``n`` rows drawn with replacement from ``drawn_from`` random rows."""
+    if drawn_from is None:
+        return np.ascontiguousarray(X[rng.choice(len(X), size=n, replace=False)])
+    pool = rng.choice(len(X), size=drawn_from, replace=False)
+    return np.ascontiguousarray(X[rng.choice(pool, size=n, replace=True)])
+
+
 def _synthpop(tables: list[np.ndarray], categorical: np.ndarray, module: ModuleType, r: int) -> np.ndarray:
     """Grow Synthpop's forest (one-hot splits, the default) on table ``r % 8`` and sample |D| rows."""
     forest = module.grow_forest(tables[r % 8], categorical, 5, categorical)
@@ -94,6 +104,7 @@ def main() -> None:
     parser.add_argument("rev", help="the earlier revision (a commit, tag or HEAD~N)")
     parser.add_argument("--rows", type=lambda text: [int(v) for v in text.split(",")], default=[1000, 31655])
     parser.add_argument("--rounds", type=int, default=40)
+    parser.add_argument("--drawn-from", type=int, default=None, help="draw with replacement from M rows")
     args = parser.parse_args()
     X, schema = adult()
     categorical = schema.is_categorical
@@ -102,10 +113,7 @@ def main() -> None:
         old_cart = _old_module(args.rev, "privgame/generators/_cart.py", "old_cart", Path(folder))
         old_bayes = _old_module(args.rev, "privgame/generators/bayesnet.py", "old_bayesnet", Path(folder))
         for n in args.rows:
-            tables = [
-                np.ascontiguousarray(X[stream(2026, i).choice(len(X), size=n, replace=False)])
-                for i in range(8)
-            ]
+            tables = [_table(X, n, args.drawn_from, stream(2026, i)) for i in range(8)]
             rounds = args.rounds if n <= 5000 else max(4, args.rounds // 4)
             cases = [
                 ("synthpop grow + sample", partial(_synthpop, tables, categorical), old_cart, _cart),
@@ -123,7 +131,8 @@ def main() -> None:
                 ),
             ]
             for label, run, old, new in cases:
-                print(f"{label:<24} rows {n:>6}: {_paired(run, old, new, rounds)}", flush=True)
+                drawn = f" (drawn from {args.drawn_from:,})" if args.drawn_from else ""
+                print(f"{label:<24} rows {n:>6}{drawn}: {_paired(run, old, new, rounds)}", flush=True)
     print(meter.describe())
 
 
