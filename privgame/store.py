@@ -296,6 +296,55 @@ def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
     return buffer.getvalue()
 
 
+# Narrower dtypes a column of shared datasets is stored in when it holds them exactly, in order
+# of preference (integer types are tried only on whole numbers within their range).
+_INTEGER_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32)
+
+
+def _narrowest(column: np.ndarray) -> np.ndarray:
+    """``column`` (float64) in the narrowest dtype that casts back to it bit for bit."""
+    if column.size == 0:
+        return column
+    negative_zero = bool(np.any(np.signbit(column) & (column == 0)))
+    if not negative_zero and bool(np.all(np.floor(column) == column)):
+        low, high = float(column.min()), float(column.max())
+        for dtype in _INTEGER_DTYPES:
+            info = np.iinfo(dtype)
+            if info.min <= low and high <= info.max:
+                return column.astype(dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = column.astype(np.float32)
+    if np.array_equal(narrow.astype(np.float64).view(np.uint64), column.view(np.uint64)):
+        return narrow
+    return column
+
+
+def _shared_arrays(datasets: np.ndarray) -> dict[str, np.ndarray]:
+    """Synthetic datasets ``(m, n, d)`` as one array per column, each in its narrowest exact dtype.
+
+    Encoded tables are mostly small whole numbers (category codes, ages, counts): stored as float64
+    they took 8 bytes a cell, about 760 MB for the 200 shared datasets of a 31,655-row release
+    audit; column by column, Adult's take 18% of that. :func:`_datasets_from` restores
+    the float64 array bit for bit.
+    """
+    datasets = np.asarray(datasets, dtype=np.float64)
+    arrays = {"shape": np.array(datasets.shape, dtype=np.int64)}
+    for j in range(datasets.shape[2]):
+        arrays[f"column_{j}"] = _narrowest(np.ascontiguousarray(datasets[:, :, j]))
+    return arrays
+
+
+def _datasets_from(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The float64 datasets of a shared checkpoint (column by column, or one array as of old)."""
+    if "datasets" in arrays:
+        return np.asarray(arrays["datasets"], dtype=np.float64)
+    m, n, d = (int(v) for v in arrays["shape"])
+    datasets = np.empty((m, n, d), dtype=np.float64)
+    for j in range(d):
+        datasets[:, :, j] = arrays[f"column_{j}"]
+    return datasets
+
+
 def _safe_role(role: str) -> str:
     if not re.fullmatch(r"[a-z_]{1,32}", role):
         raise RunError(f"{role!r} is not a role of shared datasets (e.g. 'shadow_out', 'ms_in').")
@@ -816,7 +865,7 @@ class RunFolder(CheckedFolder):
     # -- checkpoints ----------------------------------------------------------------------
     def save_shared(self, role: str, start: int, datasets: np.ndarray) -> None:
         """Checkpoint shared synthetic datasets ``start .. start + len(datasets)`` of ``role``."""
-        write_checked(self.path, _shared_name(role, start), _npz_bytes({"datasets": datasets}))
+        write_checked(self.path, _shared_name(role, start), _npz_bytes(_shared_arrays(datasets)))
 
     def shared_done(self, role: str, start: int) -> bool:
         """Whether that chunk is checkpointed and matches its checksum (else it is recomputed)."""
@@ -845,14 +894,14 @@ class RunFolder(CheckedFolder):
                     f"together: one starts at dataset {start}, the ones before it end at {made} (they "
                     f"were made with two different unit plans); {self._fix(PLAN)}"
                 )
-            datasets = self._load_npz(_shared_name(role, start))["datasets"]
+            datasets = _datasets_from(self._load_npz(_shared_name(role, start)))
             parts.append(datasets)
             made += len(datasets)
         return np.concatenate(parts)
 
     def load_shared_chunk(self, role: str, start: int) -> np.ndarray:
         """The datasets of one checkpointed chunk of ``role`` (checked against its checksum)."""
-        return self._load_npz(_shared_name(role, start))["datasets"]
+        return _datasets_from(self._load_npz(_shared_name(role, start)))
 
     def save_target(self, record_id: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one evaluated target."""

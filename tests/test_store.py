@@ -34,6 +34,51 @@ def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> No
     assert open_run(tmp_path / "runs", folder.run_id).path == folder.path
 
 
+def test_shared_datasets_are_stored_narrow_and_restored_bit_for_bit(tmp_path: Path) -> None:
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    rng = np.random.default_rng(0)
+    m, n = 3, 50
+    columns = [
+        rng.integers(0, 5, (m, n)),  # category codes
+        rng.integers(-100, 100, (m, n)),  # negative whole numbers
+        rng.integers(0, 1_500_000, (m, n)),  # a wide range (fnlwgt)
+        rng.integers(0, 2**40, (m, n)),  # beyond int32: float64 stays
+        rng.normal(size=(m, n)),  # fractions: float64 stays
+        rng.integers(0, 8, (m, n)) / 4,  # quarters: exact in float32
+        np.where(rng.random((m, n)) < 0.5, -0.0, 0.0),  # not the integer 0: float32 keeps its sign
+        np.where(rng.random((m, n)) < 0.5, np.nan, np.inf),
+    ]
+    datasets = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    folder.save_shared("shadow_out", 0, datasets)
+    restored = folder.load_shared("shadow_out")
+    assert restored.dtype == np.float64 and restored.shape == datasets.shape
+    assert np.array_equal(restored.view(np.uint64), datasets.view(np.uint64))
+    assert np.array_equal(folder.load_shared_chunk("shadow_out", 0).view(np.uint64), datasets.view(np.uint64))
+    with np.load(folder.path / "shared" / "shadow_out-000000.npz") as stored:
+        kinds = [stored[f"column_{j}"].dtype for j in range(len(columns))]
+    assert kinds == [np.uint8, np.int8, np.int32, np.float64, np.float64, np.float32, np.float32, np.float32]
+
+
+def test_shared_codes_take_a_byte_a_cell(tmp_path: Path) -> None:
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    codes = np.random.default_rng(1).integers(0, 16, (20, 1000, 10)).astype(np.float64)
+    folder.save_shared("ms_in", 0, codes)
+    size = (folder.path / "shared" / "ms_in-000000.npz").stat().st_size
+    assert size < codes.nbytes / 7  # float64 took 8 bytes a cell
+    assert np.array_equal(folder.load_shared("ms_in"), codes)
+
+
+def test_shared_checkpoints_of_one_float64_array_still_load(tmp_path: Path) -> None:
+    # Run folders written before the column-by-column layout hold one "datasets" array.
+    from privgame.store import _npz_bytes, _shared_name, write_checked
+
+    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    old = np.random.default_rng(2).normal(size=(4, 6, 3))
+    write_checked(folder.path, _shared_name("shadow_out", 0), _npz_bytes({"datasets": old}))
+    folder.save_shared("shadow_out", 4, old + 1)
+    assert np.array_equal(folder.load_shared("shadow_out"), np.concatenate([old, old + 1]))
+
+
 def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
     folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
     folder.save_shared("shadow_out", 16, np.ones((2, 3, 4)))
