@@ -32,11 +32,13 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUP_LABELS",
     "answer",
+    "attacker_text",
     "audit_summary",
     "describe_setup",
     "group_masks",
     "kept_sample",
     "miss_rate_caveat",
+    "not_played_reason",
     "records_at",
     "run_summary",
     "share_at_risk",
@@ -75,6 +77,21 @@ def describe_setup(spec: RunSpec) -> list[str]:
             "for that.",
             traditional_text(spec),
         ]
+    if spec.attack.attacker == "leave-one-out":
+        where = (
+            f"A second table{f' ({setup.population_name})' if setup.population_name else ''} of "
+            f"{_n(setup.population_rows)} rows plays the population"
+            if setup.population == "table"
+            else f"{_n(setup.population_rows)} rows are held back to play the population; they are not "
+            "released"
+        )
+        trained = "all " if setup.population == "table" else "these "
+        return [
+            f"The release is trained on {trained}{_n(n_d)} rows. {where}. {_n(reference)} of its rows "
+            "are the reference records that take an audited record's place in D.",
+            attacker_text(spec),
+            traditional_text(spec),
+        ]
     if setup.population == "table":
         name = f" ({setup.population_name})" if setup.population_name else ""
         lines = [
@@ -88,6 +105,7 @@ def describe_setup(spec: RunSpec) -> list[str]:
             f"held back to play the population; they are not released. The attacker knows {_n(aux)} "
             f"of them (D_aux) and the other {_n(reference)} are the reference records."
         ]
+    lines.append(attacker_text(spec))
     shadow_rows = n_d if setup.shadow_size is None else setup.shadow_size
     how = "with replacement" if setup.shadow_replace else "without replacement"
     lines.append(
@@ -98,8 +116,9 @@ def describe_setup(spec: RunSpec) -> list[str]:
         lines.append(
             f"D_aux ({_n(aux)} rows) is smaller than D ({_n(n_d)} rows), so this attacker is weaker "
             "than the paper's, whose population dwarfs D: the risks found are likely lower than an "
-            "attacker with more data would reach. A population table (--population) removes this "
-            "limit."
+            "attacker with more data would reach. The leave-one-out attacker (--attacker "
+            "leave-one-out), who knows every other record of D, is the worst case a release should be "
+            "judged against."
         )
     if reference < n_d and spec.attack.games != "model-seeded":
         overlap = n_d / eval_
@@ -113,10 +132,36 @@ def describe_setup(spec: RunSpec) -> list[str]:
     return lines
 
 
+def attacker_text(spec: RunSpec) -> str:
+    """Who the attack plays (the run's threat model, :mod:`privgame.games.threat`), in one sentence."""
+    if spec.attack.attacker == "leave-one-out":
+        return (
+            "The attacker knows every record of D but the one it tests (the leave-one-out attacker, "
+            "the worst case): it trains on the generator fitted on D and on D with the record swapped "
+            "for a reference record, exactly the two worlds the model-seeded game compares. A record "
+            "'not at risk' is one this attacker tried and failed to find."
+        )
+    return (
+        "The attacker knows a sample of the population (D_aux) and none of D: the paper's attacker, "
+        "weaker than one who knows the rest of D (--attacker leave-one-out, the worst case)."
+    )
+
+
+def not_played_reason(attacker: str) -> str:
+    """Why a run against ``attacker`` that played the model-seeded game alone did not play the
+    traditional game."""
+    if attacker == "leave-one-out":
+        return (
+            "the leave-one-out attacker plays the model-seeded game only; compare the two games under "
+            "the population attacker"
+        )
+    return "this re-audit played the model-seeded game alone"
+
+
 def traditional_text(spec: RunSpec) -> str:
     """How the run played the traditional game (pooled, per target, or not at all), in one sentence."""
     if spec.attack.games == "model-seeded":
-        return "The traditional game was not played: this re-audit played the model-seeded game alone."
+        return f"The traditional game was not played: {not_played_reason(spec.attack.attacker)}."
     if spec.attack.traditional == "pooled":
         return (
             "The traditional game was pooled: one seeded sequence of datasets drawn from the evaluation "
@@ -249,6 +294,13 @@ def share_text(share: Mapping[str, Any]) -> str:
     )
 
 
+def _knows(spec: RunSpec) -> str:
+    """The run's attacker in plain words, to follow "against"."""
+    from privgame.games.threat import describe
+
+    return describe(spec.attack.attacker)
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
@@ -285,7 +337,8 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
     flagged = int(np.count_nonzero(at_risk & (tr == "at risk")))
     text = (
         f"{_plural(counts['at risk'], 'record', 'records')} at risk, {counts['undecided']:,} undecided, "
-        f"{counts['not at risk']:,} not at risk of {len(records):,} audited (t = {threshold:g})"
+        f"{counts['not at risk']:,} not at risk of {len(records):,} audited against "
+        f"{_knows(spec)} (t = {threshold:g})"
     )
     share = share_at_risk(records, spec, threshold)
     if share is not None:
@@ -301,7 +354,7 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
     text += "."
     n = counts["at risk"]
     if spec.attack.games == "model-seeded":
-        text += " The traditional game was not run (this re-audit played the model-seeded game alone)."
+        text += f" The traditional game was not run ({not_played_reason(spec.attack.attacker)})."
         return {"counts": counts, "audited": len(records), "traditional_flags": None, "text": text}
     if n:
         text += f" The traditional game flags {flagged:,} of {'this one' if n == 1 else f'these {n:,}'}."
@@ -381,6 +434,8 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     setup = spec.setup
     targets = spec.targets
     return {
+        "attacker": spec.attack.attacker,
+        "attacker_text": _knows(spec),
         "setup": {
             "kind": setup.kind,
             "population": setup.population,

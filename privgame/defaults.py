@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 
 __all__ = [
+    "ATTACKERS",
+    "DEFAULT_ATTACKER",
     "DEFAULT_DATASETS",
     "DEFAULT_EPSILONS",
     "DEFAULT_HOLDOUT",
@@ -24,6 +26,14 @@ __all__ = [
 
 DEFAULT_HOLDOUT = 0.3
 """The share of the owner's table held back to play the population when no population is given."""
+
+ATTACKERS: tuple[str, ...] = ("leave-one-out", "population")
+"""The threat models a run can be judged against (see :mod:`privgame.games.threat`): an attacker
+who knows every record of D but the target, or one who knows a sample of the population."""
+
+DEFAULT_ATTACKER: dict[str, str] = {"release": "leave-one-out", "paper": "population"}
+"""The attacker of each set-up when none is named: a release is judged against the worst case;
+the paper's research set-up keeps the paper's attacker."""
 
 MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
 """What to do with missing values: drop the row, or make them a category of their own."""

@@ -58,7 +58,7 @@ from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
 from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
-from privgame.spec import GAMES, RunSpec, TargetSelection
+from privgame.spec import ATTACKERS, GAMES, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
 
 __all__ = [
@@ -111,6 +111,8 @@ class Remedy:
     sample : {"kept", "fresh"}
         With ``leave_out``: keep the parent's random sample (minus the records taken out; a
         conservative share estimate, no new attacks) or draw a fresh one of the new D.
+    attacker : str or None
+        The threat model of the re-audit (:mod:`privgame.games.threat`); the parent's by default.
     """
 
     leave_out: str | None = None
@@ -120,6 +122,7 @@ class Remedy:
     bins: tuple[tuple[str, int], ...] = ()
     games: str = "model-seeded"
     sample: str = "kept"
+    attacker: str | None = None
 
     def problems(self) -> list[str]:
         """Every problem with these settings that needs no run to see, one sentence each."""
@@ -130,6 +133,8 @@ class Remedy:
             out.append(f"the threshold t must be between 0 and 1; got {self.threshold}.")
         if self.games not in GAMES:
             out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
+        if self.attacker is not None and self.attacker not in ATTACKERS:
+            out.append(f"--attacker {self.attacker!r} is unknown; use one of {list(ATTACKERS)}.")
         if self.sample not in SAMPLE_CHOICES:
             out.append(f"--sample {self.sample!r} is unknown; use one of {list(SAMPLE_CHOICES)}.")
         if self.leave_out is None and self.generalise is None and not self.merge_rare and not self.bins:
@@ -319,7 +324,13 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     if problems:
         raise ParameterError("The remedy cannot be made.", problems)
     same_inputs = new_table is table or new_table.equals(table)
-    exact = params == dict(spec.generator_params) and (not (remedy.merge_rare or remedy.bins))
+    # The leave-one-out attacker knows D, which every remedy changes, so its shadow datasets and
+    # attacks are D's own and are never reused; the population attacker's depend on D_aux only.
+    exact = (
+        params == dict(spec.generator_params)
+        and not (remedy.merge_rare or remedy.bins)
+        and (remedy.attacker or spec.attack.attacker) == spec.attack.attacker == "population"
+    )
     setup = spec.setup
     d_new = np.setdiff1d(split.target, np.asarray(left_out, dtype=np.int64))
     if left_out:
@@ -354,6 +365,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
             "merge_rare": [list(p) for p in remedy.merge_rare],
             "bins": [list(p) for p in remedy.bins],
             "games": remedy.games,
+            "attacker": remedy.attacker or spec.attack.attacker,
             "sample": ("kept" if kept else "fresh") if left_out and draws_sample(spec) else None,
         },
     }
@@ -365,7 +377,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         schema=new_schema.to_dict(),
         sizes=sizes,
         generator_params=params,
-        attack=replace(spec.attack, games=remedy.games),
+        attack=replace(spec.attack, games=remedy.games, attacker=remedy.attacker or spec.attack.attacker),
         targets=targets,
         setup=setup,
         left_out=tuple(sorted({*spec.left_out, *left_out})),

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
-from privgame.audit import records_at
+from privgame.audit import not_played_reason, records_at
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
@@ -641,7 +641,7 @@ def _summary_rows(
             ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
             (
                 "traditional game, RMSD and miss rate",
-                "not run (this re-audit played the model-seeded game alone)",
+                f"not run ({not_played_reason(str(summary.get('attacker', 'population')))})",
             ),
         ]
     rows: list[tuple[str, Any]] = [
@@ -840,8 +840,9 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         *chart_html,
         ""
         if both
-        else "<p class='note'>The traditional game was not run (this re-audit played the model-seeded "
-        "game alone), so the figures comparing the two games are not drawn.</p>",
+        else "<p class='note'>The traditional game was not run "
+        f"({_e(not_played_reason(str(summary.get('attacker', 'population'))))}), so the figures "
+        "comparing the two games are not drawn.</p>",
         f"<h2>High-risk records (model-seeded risk above t={t:g})</h2>",
         _high_risk_table(records, t),
         _release_card_section(folder, t),

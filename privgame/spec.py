@@ -13,9 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from privgame.defaults import ATTACKERS
 from privgame.errors import ParameterError
 
 __all__ = [
+    "ATTACKERS",
     "GAMES",
     "MAX_N_EVAL",
     "MAX_N_SHADOW",
@@ -199,6 +201,14 @@ class AttackSettings:
     ``games`` is ``"both"`` (the default) or ``"model-seeded"``: a remedy's re-audit plays the
     model-seeded game alone unless asked for both, since the verdict rests on it; the traditional
     game's columns then read "not run".
+
+    ``attacker`` names the threat model the attack is trained under (:mod:`privgame.games.threat`):
+    ``"population"`` (the paper's: shadow datasets drawn from D_aux; the dataclass default, so
+    specs written before the option read as it) or ``"leave-one-out"`` (the attacker knows D but
+    the target; the command line's and the dashboard's default in the release set-up). The
+    leave-one-out attacker plays the model-seeded game alone: the traditional game draws a fresh
+    dataset for every run, so no attacker can know "every other record" of it, and its risks
+    would not be comparable with the model-seeded ones.
     """
 
     n_shadow: int = 1000
@@ -207,6 +217,7 @@ class AttackSettings:
     max_exact_columns: int = 20
     traditional: Literal["pooled", "per-target"] = "pooled"
     games: Literal["both", "model-seeded"] = "both"
+    attacker: Literal["population", "leave-one-out"] = "population"
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
@@ -235,6 +246,19 @@ class AttackSettings:
             )
         if self.games not in GAMES:
             out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
+        if self.attacker not in ATTACKERS:
+            out.append(
+                f"--attacker {self.attacker!r} is unknown; use 'leave-one-out' (knows every record of D "
+                "but the target, the worst case) or 'population' (knows a sample of the population, "
+                "the paper's)."
+            )
+        elif self.attacker == "leave-one-out" and self.games == "both":
+            out.append(
+                "--attacker leave-one-out plays the model-seeded game only: the traditional game draws a "
+                "fresh dataset for every run, so no attacker knows 'every other record' of it, and its "
+                "risks cannot be set against the leave-one-out ones. Use --games model-seeded, or "
+                "--attacker population to compare the two games under one attacker."
+            )
         return out
 
 
@@ -351,6 +375,8 @@ class RunSpec:
                 data[key] = list(self.left_out)
         if self.attack.games == "both":
             del data["attack"]["games"]
+        if self.attack.attacker == "population":  # specs written before the option read as it
+            del data["attack"]["attacker"]
         if self.setup.synthetic_rows is None:
             del data["setup"]["synthetic_rows"]
         return data

@@ -143,7 +143,8 @@ def test_the_release_command(
     out = tmp_path / "release.csv"
     assert main(["release", str(synthpop_run.path), "-o", str(out), "--rows", "40"]) == 0
     assert len(pd.read_csv(out)) == 40 and card_path(out).exists()
-    assert "audited (t = 0.8)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "audited against an attacker who knows a sample of" in err and "(t = 0.8)" in err
     assert main(["release", str(synthpop_run.path), "-o", str(out), "--generator", "baynet"]) == 2
     assert "the audit used 'synthpop'" in capsys.readouterr().err
 
@@ -225,7 +226,8 @@ def test_one_answer_for_the_release(synthpop_run: RunFolder) -> None:
     assert found["traditional_flags"] == 1
     low, high = binomial_interval(1, 4)
     assert found["text"] == (
-        f"2 records at risk, 1 undecided, 3 not at risk of 6 audited (t = 0.8); an estimated 25% "
+        "2 records at risk, 1 undecided, 3 not at risk of 6 audited against an attacker who knows a "
+        f"sample of the population, not D (t = 0.8); an estimated 25% "
         f"({100 * low:.1f}%–{100 * high:.0f}%) of all {spec.sizes['target']:,} records are at risk. "
         "The traditional game flags 1 of these 2."
     )

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
+from privgame.defaults import ATTACKERS, LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="games the re-audit plays (default: model-seeded, which the verdict rests on)",
     )
     parser.add_argument(
+        "--attacker",
+        choices=list(ATTACKERS),
+        default=None,
+        help="the threat model of the re-audit (default: the parent's); leave-one-out knows every "
+        "record of D but the target and plays the model-seeded game only",
+    )
+    parser.add_argument(
         "--sample",
         choices=list(SAMPLE_CHOICES),
         default="kept",
@@ -88,6 +95,7 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
         bins=tuple(parse_bin(v) for v in args.bin),
         games=args.games,
         sample=args.sample,
+        attacker=args.attacker,
     )
 
 
@@ -109,9 +117,16 @@ def run(args: argparse.Namespace) -> int:
             "checkpoints of shadow datasets.",
             file=sys.stderr,
         )
+    elif spec.attack.attacker == "leave-one-out":
+        print(
+            "the leave-one-out attacker knows D, which the remedy changes: every shadow dataset and "
+            "attack is made again for the new D.",
+            file=sys.stderr,
+        )
     else:
         print(
-            "the generator or the columns change: every shadow dataset and attack is recomputed.",
+            "the generator, the columns or the attacker change: every shadow dataset and attack is "
+            "recomputed.",
             file=sys.stderr,
         )
     sample = (spec.parent or {}).get("remedies", {}).get("sample")

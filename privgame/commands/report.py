@@ -59,6 +59,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     ]
     both = summary.get("games", "both") == "both"
     lines += [
+        f"attacker            {summary.get('attacker', 'population')}: "
+        f"{summary.get('attacker_text') or 'an attacker who knows a sample of the population, not D'}",
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
         f"RMSD                {_fmt(summary.get('rmsd')) if both else NOT_RUN}",
@@ -73,7 +75,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     ):
         p = summary.get(f"percentiles_{name}")
         if not both and name != "model_seeded":
-            lines.append(f"{label:<20}{NOT_RUN} (this run played the model-seeded game alone)")
+            from privgame.audit import not_played_reason
+
+            reason = not_played_reason(str(summary.get("attacker", "population")))
+            lines.append(f"{label:<20}{NOT_RUN} ({reason})")
         elif p:
             lines.append(
                 f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"

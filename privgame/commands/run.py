@@ -16,7 +16,7 @@ from privgame.commands._options import (
     generator_params,
 )
 from privgame.commands._progress import ProgressBar
-from privgame.defaults import DEFAULT_HOLDOUT, MISSING_POLICIES
+from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER, DEFAULT_HOLDOUT, MISSING_POLICIES
 from privgame.errors import ParameterError
 from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
@@ -149,6 +149,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="the attack's meta-classifier (default random_forest)",
     )
     attack.add_argument(
+        "--attacker",
+        choices=list(ATTACKERS),
+        default=None,
+        help="the threat model the release is judged against: leave-one-out knows every record of D "
+        "but the target (the worst case; the release set-up's default; plays the model-seeded game "
+        "only), population knows a sample of the population and none of D (the paper's attacker "
+        "and the paper set-up's default; plays both games)",
+    )
+    attack.add_argument(
+        "--games",
+        choices=["both", "model-seeded"],
+        default=None,
+        help="games to play (default: both against the population attacker, model-seeded against "
+        "the leave-one-out attacker, which cannot play the traditional game)",
+    )
+    attack.add_argument(
         "--traditional",
         default="pooled",
         metavar="pooled|per-target",
@@ -278,6 +294,14 @@ def _note_dropped(args: argparse.Namespace, dropped: int, which: str) -> None:
         print(f"note: --drop-duplicates dropped {dropped:,} repeated row(s) of {which}.", file=sys.stderr)
 
 
+def attacker_and_games(setup: str, attacker: str | None, games: str | None) -> tuple[str, str]:
+    """The attacker and games of a run: the set-up's default attacker (the release is judged
+    against the leave-one-out attacker, the paper set-up keeps the paper's), and both games
+    unless the attacker is leave-one-out, which plays the model-seeded game only."""
+    attacker = attacker or DEFAULT_ATTACKER.get(setup, "population")
+    return attacker, games or ("model-seeded" if attacker == "leave-one-out" else "both")
+
+
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
     """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
     from privgame.data import load_dataset
@@ -291,6 +315,7 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
         raise ParameterError(f"--seed must be a non-negative whole number; got {args.seed}.")
     selection = _selection(args)
     inputs = _inputs(args, dataset)
+    attacker, games = attacker_and_games(inputs.setup.kind, args.attacker, args.games)
     spec = RunSpec(
         data_name=dataset.source_name,
         data_fingerprint=inputs.fingerprint,
@@ -303,6 +328,8 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
             n_eval=args.n_eval,
             classifier=args.classifier,
             traditional=args.traditional,
+            games=games,
+            attacker=attacker,
         ),
         targets=selection,
         threshold=args.threshold,

@@ -2,7 +2,8 @@
 
 ``execute(folder)`` runs (or resumes) the run held in a run folder:
 
-1. shared units make the shadow 'out' datasets and the model-seeded 'in' datasets in chunks; in
+1. shared units make the shared shadow datasets (see :mod:`privgame.games.threat`) and the
+   model-seeded 'in' datasets in chunks; in
    the pooled traditional game (:mod:`privgame.games.pool`, the default), pool units train the
    generator once on each pool dataset some target uses and compute the targets' features there,
    alongside the shared units;
@@ -70,7 +71,9 @@ CHUNK = 16
 """Datasets per shared unit in runs whose status records no unit plan (started before units were
 sized by cost); newer runs size units with :func:`privgame.execution.batch_size`."""
 
-_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "ms_in": Role.MS_IN}
+_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, "ms_in": Role.MS_IN}
+_ON_D = ("shadow_in", "ms_in")
+"""Shared roles whose datasets are the generator on D (one deterministic fit serves them all)."""
 _MAX_CHUNK_BYTES = 64 * 2**20
 _PROBE_SECONDS = 1.0
 
@@ -137,6 +140,7 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         shadow_replace=setup.shadow_replace,
         synthetic_rows=setup.synthetic_rows,
         games=spec.attack.games,
+        attacker=spec.attack.attacker,
     )
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
     _remember_pool_inputs(spec, ctx, _union(groups))
@@ -207,7 +211,7 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
     pool_fits: int | None = None
     extra_fits = 0
     exact = True
-    if spec.attack.traditional == "pooled":
+    if spec.attack.traditional == "pooled" and spec.attack.games == "both":
         known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
         if table is not None or known is not None:
             ctx, targets = known if known is not None else build_context(spec, table)
@@ -229,6 +233,8 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         pool_fits=pool_fits,
         extra_fits=extra_fits,
         exact=exact,
+        traditional=spec.attack.games == "both",
+        shadows_on_d=spec.attack.attacker == "leave-one-out",
     )
     return {
         "total_fits": fits.total_fits,
@@ -316,6 +322,7 @@ def _execute(
         **describe_executor(workers, scheduler),
     )
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
+    shadow_name = ctx.threat.shared_name
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     pool_plan: pool.PoolPlan | None = None
     catalogue: dict[str, pool.CatalogueEntry] = {}
@@ -323,8 +330,10 @@ def _execute(
     waiting = [int(r) for r in targets if not folder.target_done(int(r))]
     try:
         sizes = _unit_plan(folder, ctx, len(targets))
-        ms_starts = list(range(0, half_eval, sizes["ms_in"]))
-        model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, ms_starts, folder)
+        on_d = [("ms_in", start) for start in range(0, half_eval, sizes["ms_in"])]
+        if ctx.threat.shared_on_d:
+            on_d += [(shadow_name, start) for start in range(0, half_shadow, sizes["shadow_out"])]
+        model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, on_d, folder)
         if spec.attack.traditional == "pooled" and ctx.plays_traditional:
             pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
             folder.write_status(pool=pool.describe_pool(pool_plan))
@@ -337,10 +346,15 @@ def _execute(
         raise
 
     shared_units: list[tuple[str, int, int, int]] = []  # (role name, start, stop, fits)
-    for name, count in (("shadow_out", half_shadow), ("ms_in", half_eval)):
-        for start in range(0, count, sizes[name]):
-            stop = min(start + sizes[name], count)
-            fits = chunk_fits(start, stop) if name == "ms_in" else stop - start
+    # The unit plan's "shadow_out" sizes the chunks of the shared shadow datasets, whichever
+    # threat model's they are.
+    for name, count, size in (
+        (shadow_name, half_shadow, sizes["shadow_out"]),
+        ("ms_in", half_eval, sizes["ms_in"]),
+    ):
+        for start in range(0, count, size):
+            stop = min(start + size, count)
+            fits = chunk_fits(start, stop) if name in _ON_D else stop - start
             shared_units.append((name, start, stop, fits))
 
     # A remedy's re-audit reuses the attacks its parent trained (privgame.remedy).
@@ -408,7 +422,7 @@ def _execute(
                 done_units += 1
                 fits_done += fits
             else:
-                args = (ctx, _SHARED_ROLES[name], start, stop) + ((model,) if name == "ms_in" else ())
+                args = (ctx, _SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
                 todo.append(((name, start, fits), shared_chunk, args))
         # Pool units need only the context too: they run alongside the shared units.
         todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
@@ -432,7 +446,7 @@ def _execute(
             fits_done_now += fits
             report("shared")
 
-        shadow_out = folder.load_shared("shadow_out")[:half_shadow]
+        shadow_out = folder.load_shared(shadow_name)[:half_shadow]
         # An extended run holds more model-seeded 'in' datasets than this spec plays.
         ms_in = folder.load_shared("ms_in")[:half_eval]
         waiting_set = set(waiting)
@@ -661,7 +675,9 @@ def _extend_runs(
         )
         for block in _pool_blocks(folder, ctx, pool.missing_pairs(needed, catalogue)):
             pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
-    model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, [a for a, _ in shared], folder)
+    model, model_fits, chunk_fits = _ms_in_model(
+        ctx, deterministic, [("ms_in", a) for a, _ in shared], folder
+    )
     fits_total = (
         model_fits
         + sum(chunk_fits(a, b) for a, b in shared)
@@ -782,9 +798,11 @@ def _evaluate_targets(
 
 
 def _ms_in_model(
-    ctx: Context, deterministic: bool, starts: list[int], folder: RunFolder
+    ctx: Context, deterministic: bool, chunks: list[tuple[str, int]], folder: RunFolder
 ) -> tuple[Any, int, Callable[[int, int], int]]:
-    """The model on D that the model-seeded 'in' chunks at ``starts`` sample, and their fits.
+    """The model on D that the shared chunks ``(role name, start)`` trained on D sample (the
+    model-seeded 'in' datasets, and the leave-one-out attacker's shared shadow 'in' datasets),
+    and their fits.
 
     A deterministic fit on D is made once, here, when a chunk is still to be made: the single fit
     the plan counts (:func:`~privgame.games.plan.count_fits`); it is counted, without fitting,
@@ -800,9 +818,9 @@ def _ms_in_model(
     chunk_fits : callable
         ``(start, stop) -> fits`` of one chunk.
     """
-    if not deterministic or not starts:
+    if not deterministic or not chunks:
         return None, 0, lambda start, stop: stop - start
-    if all(folder.shared_done("ms_in", start) for start in starts):
+    if all(folder.shared_done(name, start) for name, start in chunks):
         return None, 1, lambda start, stop: 0
     model = fit_ms_in_model(ctx)
     if model is None:
@@ -880,7 +898,9 @@ def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int
         # Chunks past the count the plan was made for were added by `extend`, which sizes its own.
         made_for = min(count, int(plan.get(f"{role}_count") or count))
         expected = set(range(0, made_for, int(plan[role])))
-        strays = [s for s in folder.shared_starts(role) if s < made_for and s not in expected]
+        # The plan's "shadow_out" sizes the shared shadow chunks of either threat model.
+        stored = ctx.threat.shared_name if role == "shadow_out" else role
+        strays = [s for s in folder.shared_starts(stored) if s < made_for and s not in expected]
         if strays:
             raise RunError(
                 f"The checkpoints of the shared datasets {role!r} of run {folder.run_id} do not fit its "
@@ -899,7 +919,11 @@ def _new_unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str,
     half_shadow, half_eval = ctx.n_shadow // 2, ctx.n_eval // 2
     max_datasets = max(1, _MAX_CHUNK_BYTES // max(1, ctx.n * ctx.X.shape[1] * 8))
     plan = {
-        "shadow_out": batch_size(one_fit, half_shadow, max_items=max_datasets),
+        "shadow_out": batch_size(
+            sample_seconds if deterministic and ctx.threat.shared_on_d else one_fit,
+            half_shadow,
+            max_items=max_datasets,
+        ),
         "ms_in": batch_size(sample_seconds if deterministic else one_fit, half_eval, max_items=max_datasets),
         # Counting only the generator fits underestimates a target (features and the classifier
         # come on top), so targets share a unit only in runs with many of them.
@@ -1057,6 +1081,7 @@ def record_results(
     summary["n_shadow"] = spec.attack.n_shadow
     summary["n_eval"] = spec.attack.n_eval
     summary["games"] = spec.attack.games
+    summary["attacker"] = spec.attack.attacker
     summary["generator_metadata"] = _generator_metadata(ctx)
     summary["queries"] = ctx.queries().describe()
     summary["twins"] = _twins(ctx, targets)

@@ -182,7 +182,7 @@ class FitCount:
         if self.pool_fits is None:
             return (
                 f"{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
-                f"(shadow 'out' datasets and the model-seeded 'in' models) and {self.fits_per_target:,} "
+                f"(shared shadow datasets and the model-seeded 'in' models) and {self.fits_per_target:,} "
                 f"for each of the {self.n_targets:,} target records."
             )
         extra = (
@@ -192,7 +192,7 @@ class FitCount:
         )
         return (
             f"{about}{self.total_fits:,} generator fits: {self.shared_fits:,} shared by every target "
-            f"(shadow 'out' datasets and the model-seeded 'in' models), {about}{self.pool_fits:,} for "
+            f"(shared shadow datasets and the model-seeded 'in' models), {about}{self.pool_fits:,} for "
             f"the traditional game's pool of datasets (shared by the targets that use them) and "
             f"{self.fits_per_target:,} for each of the {self.n_targets:,} target records{extra}."
         )
@@ -207,21 +207,32 @@ def count_fits(
     pool_fits: int | None = None,
     extra_fits: int = 0,
     exact: bool = True,
+    traditional: bool = True,
+    shadows_on_d: bool = False,
 ) -> FitCount:
     """Count the generator fits of a plan.
 
-    Shared: N_shadow/2 shadow 'out' fits, and the N_eval/2 model-seeded 'in' models on D (a single
+    Shared: N_shadow/2 shared shadow fits, and the N_eval/2 model-seeded 'in' models on D (a single
     fit when the generator's fit is deterministic, sampled N_eval/2 times). Per target:
-    N_shadow/2 shadow 'in', N_eval/2 model-seeded 'out', and N_eval traditional fits, or, in the
-    pooled traditional game (``pool_fits`` given, see :mod:`privgame.games.pool`), ``pool_fits``
-    pool datasets for all targets together plus ``extra_fits`` per-target draws.
+    N_shadow/2 of the target's own shadow datasets, N_eval/2 model-seeded 'out', and N_eval
+    traditional fits, or, in the pooled traditional game (``pool_fits`` given, see
+    :mod:`privgame.games.pool`), ``pool_fits`` pool datasets for all targets together plus
+    ``extra_fits`` per-target draws; none when the traditional game is not played
+    (``traditional`` False). With ``shadows_on_d`` (the leave-one-out attacker, see
+    :mod:`privgame.games.threat`) the shared shadow datasets are the generator on D too, so a
+    deterministic fit makes them all with the model-seeded 'in' models' single fit.
     """
     half_shadow, half_eval = n_shadow // 2, n_eval // 2
-    traditional = 2 * half_eval if pool_fits is None else 0
+    if not traditional:
+        pool_fits, extra_fits = None, 0
+    per_target_traditional = 2 * half_eval if traditional and pool_fits is None else 0
+    on_d = 1 if deterministic_fit else half_eval  # the model-seeded 'in' models
+    # With shadows on D and a deterministic fit, the single fit on D serves the shadows too.
+    shared = 1 if shadows_on_d and deterministic_fit else half_shadow + on_d
     return FitCount(
-        shared_fits=half_shadow + (1 if deterministic_fit else half_eval),
+        shared_fits=shared,
         shared_samples=half_shadow + half_eval,
-        fits_per_target=half_shadow + half_eval + traditional,
+        fits_per_target=half_shadow + half_eval + per_target_traditional,
         n_targets=n_targets,
         pool_fits=pool_fits,
         extra_fits=extra_fits if pool_fits is not None else 0,

@@ -18,8 +18,10 @@ Every random choice comes from ``stream(seed, key, role, index)`` with key 0 for
 
 from __future__ import annotations
 
+import hashlib
 import pickle
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,8 @@ import numpy as np
 
 from privgame.attack import MetaClassifier, QuerySet
 from privgame.data.schema import Schema
-from privgame.games import plan
+from privgame.games import plan, threat
+from privgame.games.threat import ThreatModel
 from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
 from privgame.seeding import Role, stream
@@ -78,6 +81,8 @@ class Context:
         Rows of every synthetic dataset (``None``: |D|); see :attr:`privgame.spec.Setup.synthetic_rows`.
     games : {"both", "model-seeded"}
         Which games the target units play.
+    attacker : str
+        The threat model's name (:mod:`privgame.games.threat`): how the shadow datasets are drawn.
     """
 
     X: np.ndarray
@@ -97,6 +102,12 @@ class Context:
     shadow_replace: bool = False
     synthetic_rows: int | None = None
     games: str = "both"
+    attacker: str = "population"
+
+    @property
+    def threat(self) -> ThreatModel:
+        """The threat model the attack is trained under."""
+        return threat.create(self.attacker)
 
     @property
     def n(self) -> int:
@@ -136,6 +147,52 @@ def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.n
     return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n_synthetic, rng=rng)
 
 
+_BASES: OrderedDict[tuple[Any, ...], SyntheticGenerator | None] = OrderedDict()
+_BASES_KEPT = 2
+
+
+def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
+    """The generator fitted on D that one-row refits start from (kept per process), or None when
+    the generator has no ``refit_swap`` (a fresh fit is then made for every swapped dataset).
+
+    ``refit_swap`` returns what a fresh fit on the swapped rows with the given ``rng`` returns,
+    whatever stream the base was fitted with, so the base's own stream does not matter.
+    """
+    generator = ctx.new_generator()
+    if not callable(getattr(generator, "refit_swap", None)):
+        return None
+    rows = np.ascontiguousarray(ctx.X[plan.ms_in_rows(ctx.target)])
+    key = (
+        ctx.generator,
+        repr(sorted(ctx.generator_params.items())),
+        repr(ctx.schema.to_dict()),
+        hashlib.blake2b(rows.tobytes(), digest_size=16).hexdigest(),
+    )
+    if key not in _BASES:
+        _BASES[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
+        while len(_BASES) > _BASES_KEPT:
+            _BASES.popitem(last=False)
+    _BASES.move_to_end(key)
+    return _BASES[key]
+
+
+def synthesise_swapped(
+    ctx: Context, rows: np.ndarray, record_id: int, reference_id: int, rng: np.random.Generator
+) -> np.ndarray:
+    """:func:`synthesise` on ``rows``, D with ``record_id`` swapped for ``reference_id`` in place.
+
+    A generator with ``refit_swap`` (an exact one-row refit of its model on D) is refitted from
+    the model on D instead of fitted afresh; the contract of ``refit_swap`` makes the two give
+    the same synthetic data, bit for bit, so a run's results do not depend on which is used.
+    """
+    base = _base_on_d(ctx)
+    if base is None:
+        return synthesise(ctx, rows, rng)
+    position = int(np.flatnonzero(ctx.target == record_id)[0])
+    model = base.refit_swap(position, ctx.X[reference_id], rng=rng)  # type: ignore[attr-defined]
+    return model.sample(ctx.n_synthetic, rng=rng)
+
+
 def shared_chunk(
     ctx: Context, role: Role, start: int, stop: int, model: SyntheticGenerator | None = None
 ) -> np.ndarray:
@@ -144,22 +201,24 @@ def shared_chunk(
     Parameters
     ----------
     role : Role
-        ``Role.SHADOW_OUT`` or ``Role.MS_IN``.
+        ``Role.MS_IN`` (the model-seeded 'in' datasets, the generator on D), or the threat model's
+        shared shadow role (:attr:`~privgame.games.threat.ThreatModel.shared_role`):
+        ``Role.SHADOW_OUT`` for the population attacker (D_aux rows), ``Role.SHADOW_IN`` for the
+        leave-one-out attacker (the generator on D, with streams of its own).
     model : SyntheticGenerator, optional
-        ``Role.MS_IN`` with a generator whose fit is deterministic: the model already fitted on D
-        (see :func:`fit_ms_in_model`), sampled here without fitting again.
+        A role trained on D with a generator whose fit is deterministic: the model already fitted
+        on D (see :func:`fit_ms_in_model`), sampled here without fitting again.
 
     Returns
     -------
     ndarray of shape (stop - start, n, d)
     """
     out = np.empty((stop - start, ctx.n_synthetic, ctx.X.shape[1]))
-    if role == Role.SHADOW_OUT:
+    if role == Role.SHADOW_OUT and ctx.threat.shared_role == Role.SHADOW_OUT:
         for k, i in enumerate(range(start, stop)):
             rng = stream(ctx.seed, SHARED, role, i)
-            rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
-            out[k] = synthesise(ctx, rows, rng)
-    elif role == Role.MS_IN:
+            out[k] = synthesise(ctx, ctx.threat.shared_rows(ctx, rng), rng)
+    elif role == Role.MS_IN or (role == Role.SHADOW_IN and ctx.threat.shared_role == Role.SHADOW_IN):
         rows = plan.ms_in_rows(ctx.target)
         generator = model if model is not None else ctx.new_generator()
         if model is not None or getattr(generator, "deterministic_fit", False):
@@ -172,7 +231,7 @@ def shared_chunk(
             for k, i in enumerate(range(start, stop)):
                 out[k] = synthesise(ctx, rows, stream(ctx.seed, SHARED, role, i))
     else:
-        raise ValueError(f"{role!r} is not a shared role")
+        raise ValueError(f"{role!r} is not a shared role of the {ctx.attacker} attacker")
     return out
 
 
@@ -202,10 +261,18 @@ class _Clock:
 
 
 def _features(
-    ctx: Context, queries: QuerySet, x: np.ndarray, rows: np.ndarray, rng: np.random.Generator, clock: _Clock
+    ctx: Context,
+    queries: QuerySet,
+    x: np.ndarray,
+    rows: np.ndarray,
+    rng: np.random.Generator,
+    clock: _Clock,
+    swap: tuple[int, int] | None = None,
 ) -> np.ndarray:
+    """Features of x on the generator trained on ``rows`` (``swap``: D with (record, reference)
+    swapped, which a generator with ``refit_swap`` refits from its model on D)."""
     t0 = time.perf_counter()
-    synthetic = synthesise(ctx, rows, rng)
+    synthetic = synthesise(ctx, rows, rng) if swap is None else synthesise_swapped(ctx, rows, *swap, rng)
     t1 = time.perf_counter()
     features = queries.features(synthetic, x)
     clock.generator += t1 - t0
@@ -221,36 +288,36 @@ def _features_of(queries: QuerySet, x: np.ndarray, datasets: np.ndarray, clock: 
 
 
 def train_attack(
-    ctx: Context, record_id: int, shadow_out: np.ndarray, clock: _Clock | None = None
+    ctx: Context, record_id: int, shared: np.ndarray, clock: _Clock | None = None
 ) -> MetaClassifier:
-    """The attack on target ``record_id``: shadow 'in' datasets for x, the shared shadow 'out'
-    datasets, their query features, and the meta-classifier trained on them."""
+    """The attack on target ``record_id`` under the run's threat model.
+
+    The target's own shadow datasets (the population attacker's 'in', the leave-one-out
+    attacker's 'out'; see :mod:`privgame.games.threat`) are made here; ``shared`` holds the
+    synthetic datasets every target shares. The meta-classifier is trained on the query features
+    of all of them, 'in' rows first, then 'out'.
+    """
     clock = clock or _Clock()
     key = int(record_id) + 1
     x = ctx.X[record_id]
     queries = ctx.queries()
+    model = ctx.threat
     half_shadow = ctx.n_shadow // 2
-    shadow_in = np.stack(
-        [
-            _features(
-                ctx,
-                queries,
-                x,
-                plan.shadow_in_rows(
-                    rng := stream(ctx.seed, key, Role.SHADOW_IN, i),
-                    ctx.aux,
-                    record_id,
-                    ctx.n_shadow_rows,
-                    replace=ctx.shadow_replace,
-                ),
-                rng,
-                clock,
-            )
-            for i in range(half_shadow)
-        ]
-    )
-    train = np.concatenate([shadow_in, _features_of(queries, x, shadow_out, clock)])
-    labels = np.concatenate([np.ones(half_shadow, dtype=np.int8), np.zeros(len(shadow_out), dtype=np.int8)])
+    own = []
+    for i in range(half_shadow):
+        rng = stream(ctx.seed, key, model.own_role, i)
+        rows, reference = model.own_rows(ctx, rng, record_id)
+        swap = None if reference < 0 else (int(record_id), int(reference))
+        own.append(_features(ctx, queries, x, rows, rng, clock, swap))
+    own_features = np.stack(own)
+    shared_features = _features_of(queries, x, shared, clock)
+    if model.shared_label == 1:
+        train = np.concatenate([shared_features, own_features])
+        n_in, n_out = len(shared_features), half_shadow
+    else:
+        train = np.concatenate([own_features, shared_features])
+        n_in, n_out = half_shadow, len(shared_features)
+    labels = np.concatenate([np.ones(n_in, dtype=np.int8), np.zeros(n_out, dtype=np.int8)])
     t0 = time.perf_counter()
     classifier = MetaClassifier(ctx.classifier).fit(train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER))
     clock.classifier += time.perf_counter() - t0
@@ -297,7 +364,8 @@ def play_games(
     for k, i in enumerate(indices):
         rng = stream(ctx.seed, key, Role.MS_OUT, i)
         rows, references[k] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
-        ms_out.append(_features(ctx, queries, x, rows, rng, clock))
+        swap = (int(record_id), int(references[k]))
+        ms_out.append(_features(ctx, queries, x, rows, rng, clock, swap))
     t_in: list[np.ndarray]
     t_out: list[np.ndarray]
     if not ctx.plays_traditional:
@@ -415,7 +483,8 @@ def evaluate_target(
     record_id : int
         The target record x (a row of ``ctx.X``, member of D).
     shadow_out : ndarray (N_shadow/2, n, d)
-        The shared shadow 'out' synthetic datasets.
+        The shared shadow synthetic datasets of the threat model (the population attacker's
+        'out' datasets, the leave-one-out attacker's 'in' datasets).
     ms_in : ndarray (N_eval/2, n, d)
         The shared model-seeded 'in' synthetic datasets.
     attack : ndarray of uint8, optional

@@ -1,0 +1,185 @@
+"""Threat models: what the attacker knows, and so how its shadow datasets are drawn.
+
+The attack (TAPAS' query-based attack) is the same under every threat model: shadow datasets
+with and without the target x, the generator trained on each, counting-query features of their
+synthetic output, a meta-classifier. What changes is the attacker's knowledge, which decides the
+datasets the shadow generators are trained on. Every model has one half of its shadow datasets
+*shared* by every target (made once per run) and the other half the target's *own*:
+
+=================  ==================================================  ==============================
+threat model       shared shadow datasets (every target)               the target's own
+=================  ==================================================  ==============================
+``leave-one-out``  'in': D itself, a fresh generator seed each         'out': D with x swapped for a
+                   (one fit, many samples when the fit is              uniform reference record
+                   deterministic)                                      (one-row refits)
+``population``     'out': |D| rows of D_aux                            'in': |D| - 1 rows of D_aux + x
+=================  ==================================================  ==============================
+
+``leave-one-out`` is the worst case a release is judged against: an attacker who knows every
+record of D but the target (TAPAS' "exact data knowledge"; differential privacy's neighbouring
+datasets are the same pair). Its shadow datasets are drawn exactly as the model-seeded game's
+evaluation datasets are, from independent streams, so its attack is trained on the distribution
+it is evaluated on. It plays the model-seeded game only: the traditional game draws a fresh
+dataset for every run, and no attacker knows "every other record" of it.
+
+``population`` is the paper's attacker: it knows D_aux, a sample of the population disjoint
+from D, and nothing of D. It is kept for the paper's set-up and for comparing the two games
+under one attacker.
+
+The registry is a dict with :func:`register` and :func:`create`; :func:`create` raises a
+:class:`~privgame.errors.ParameterError` (a ``ValueError``) for an unknown name.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from privgame.errors import ParameterError
+from privgame.games import plan
+from privgame.seeding import Role
+
+if TYPE_CHECKING:
+    from privgame.games.work import Context
+
+__all__ = [
+    "THREAT_MODELS",
+    "LeaveOneOut",
+    "Population",
+    "ThreatModel",
+    "create",
+    "describe",
+    "register",
+]
+
+
+class ThreatModel(ABC):
+    """What an attacker knows, as the shadow datasets it can draw.
+
+    Class attributes
+    ----------------
+    name : str
+        The registry name (``--attacker NAME``).
+    knows : str
+        The attacker in plain words, to follow "against ..." in a verdict sentence.
+    summary : str
+        One sentence for the pages and the command line's help.
+    shared_label : int
+        The membership label of the shared shadow datasets (1: 'in', 0: 'out').
+    plays_traditional : bool
+        Whether the traditional game can be played against this attacker.
+    """
+
+    name: ClassVar[str] = ""
+    knows: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    shared_label: ClassVar[int] = 0
+    plays_traditional: ClassVar[bool] = True
+
+    @property
+    def shared_role(self) -> Role:
+        """The stream role of the shared shadow datasets."""
+        return Role.SHADOW_IN if self.shared_label == 1 else Role.SHADOW_OUT
+
+    @property
+    def own_role(self) -> Role:
+        """The stream role of a target's own shadow datasets."""
+        return Role.SHADOW_OUT if self.shared_label == 1 else Role.SHADOW_IN
+
+    @property
+    def shared_name(self) -> str:
+        """The run folder's name of the shared shadow checkpoints (``shared/<name>-*.npz``)."""
+        return "shadow_in" if self.shared_label == 1 else "shadow_out"
+
+    @property
+    def shared_on_d(self) -> bool:
+        """Whether every shared shadow dataset is D itself (so one deterministic fit serves all)."""
+        return self.shared_label == 1
+
+    @abstractmethod
+    def shared_rows(self, ctx: Context, rng: np.random.Generator) -> np.ndarray:
+        """The training rows of one shared shadow dataset, drawn from ``rng``."""
+
+    @abstractmethod
+    def own_rows(self, ctx: Context, rng: np.random.Generator, record_id: int) -> tuple[np.ndarray, int]:
+        """The training rows of one of target ``record_id``'s own shadow datasets.
+
+        Returns the rows and the reference record swapped in for the target (-1 when none is).
+        """
+
+
+class Population(ThreatModel):
+    """The paper's attacker: it knows D_aux, a sample of the population disjoint from D."""
+
+    name = "population"
+    knows = "an attacker who knows a sample of the population, not D"
+    summary = (
+        "The paper's attacker: it knows other records from the same population (D_aux), none of D. "
+        "Weaker than the worst case; use it to reproduce the paper and to compare the two games."
+    )
+    shared_label = 0
+    plays_traditional = True
+
+    def shared_rows(self, ctx: Context, rng: np.random.Generator) -> np.ndarray:
+        return plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
+
+    def own_rows(self, ctx: Context, rng: np.random.Generator, record_id: int) -> tuple[np.ndarray, int]:
+        rows = plan.shadow_in_rows(rng, ctx.aux, record_id, ctx.n_shadow_rows, replace=ctx.shadow_replace)
+        return rows, -1
+
+
+class LeaveOneOut(ThreatModel):
+    """The worst case: the attacker knows every record of D but the target."""
+
+    name = "leave-one-out"
+    knows = "an attacker who knows every other record"
+    summary = (
+        "The worst case: the attacker knows every record of your data but the one it tests, and "
+        "trains on exactly the two worlds the model-seeded game compares. 'Not at risk' then means "
+        "this attacker tried and failed. Plays the model-seeded game only."
+    )
+    shared_label = 1
+    plays_traditional = False
+
+    def shared_rows(self, ctx: Context, rng: np.random.Generator) -> np.ndarray:
+        return plan.ms_in_rows(ctx.target)
+
+    def own_rows(self, ctx: Context, rng: np.random.Generator, record_id: int) -> tuple[np.ndarray, int]:
+        return plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
+
+
+THREAT_MODELS: dict[str, type[ThreatModel]] = {}
+"""Registered threat models by name."""
+
+
+def register(cls: type[ThreatModel]) -> type[ThreatModel]:
+    """Add a threat model class to the registry under its ``name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name to register under.")
+    THREAT_MODELS[cls.name] = cls
+    return cls
+
+
+register(LeaveOneOut)
+register(Population)
+
+
+def create(name: str) -> ThreatModel:
+    """The threat model registered as ``name``.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown name (a ``ValueError``).
+    """
+    try:
+        return THREAT_MODELS[name]()
+    except (KeyError, TypeError):
+        raise ParameterError(f"--attacker {name!r} is unknown; use one of {sorted(THREAT_MODELS)}.") from None
+
+
+def describe(name: str) -> str:
+    """The attacker ``name`` in plain words (e.g. "an attacker who knows every other record")."""
+    return create(name).knows
