@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from itertools import combinations
 from numbers import Integral, Real
 from typing import Any, ClassVar, Self
@@ -49,7 +50,7 @@ import numpy as np
 from numba import njit
 
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.errors import ParameterError, SchemaError
+from privgame.errors import DataError, ParameterError, SchemaError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
 
@@ -448,6 +449,7 @@ class _MutualInformation:
         narrow = np.empty(codes.shape if small else (0, 0), dtype=np.uint8)
         marginal, tops = _marginal_counts(codes, cards, narrow)
         self.narrow = narrow if small else codes
+        self.marginal, self.tops = marginal, tops
         self.s_marginal = np.array([self.clogc[marginal[j, : tops[j] + 1]].sum() for j in range(len(tops))])
 
     def scores(self, parents: tuple[int, ...], children: np.ndarray) -> np.ndarray:
@@ -486,20 +488,23 @@ def _mi_sensitivity(n: int, binary: bool) -> float:
 
 
 def _learn_network(
-    codes: np.ndarray,
+    codes: np.ndarray | None,
     cards: np.ndarray,
     degree: int,
     rng: np.random.Generator,
     epsilon: float = math.inf,
+    mi: _MutualInformation | _SwappedMutualInformation | None = None,
 ) -> tuple[list[int], list[tuple[int, ...]]]:
     """GreedyBayes: the column order and each column's parents (in order of choice).
 
     With a finite ``epsilon`` (the whole budget; half of it is spent here) each step draws a
     candidate with the exponential mechanism; otherwise it takes the highest mutual information
-    (first candidate on ties).
+    (first candidate on ties). ``mi`` scores the candidates (by default from ``codes``; a refit
+    passes one that updates cached counts instead of counting the rows).
     """
-    d, n = codes.shape
-    mi = _MutualInformation(codes, cards)
+    if mi is None:
+        mi = _MutualInformation(codes, cards)
+    d, n = len(cards), mi.n
     private = math.isfinite(epsilon)
     eps_step = epsilon / 2 / (d - 1) if private and d > 1 else 0.0
     child_binary = cards == 2
@@ -598,7 +603,7 @@ def _normalise(counts: np.ndarray, uniform_fallback: bool) -> np.ndarray:
 
 
 def _conditional_tables(
-    codes: np.ndarray,
+    codes: np.ndarray | None,
     cards: np.ndarray,
     order: list[int],
     parents: list[tuple[int, ...]],
@@ -606,20 +611,22 @@ def _conditional_tables(
     noise_scale: float,
     rng: np.random.Generator,
     uniform_fallback: bool,
+    counter: Callable[[tuple[int, ...]], np.ndarray] | None = None,
 ) -> list[np.ndarray]:
     """One table per position of ``order``: shape (parent configurations, child values).
 
     The joint tables of positions ``k .. d-1`` (``k = min(degree, d - 1)``) are counted, get
     Laplace noise of ``noise_scale`` (when positive) and are clipped at zero; the tables of the
     first ``k`` positions are marginals of the joint table at position ``k``, whose parents are
-    exactly the first ``k`` columns.
+    exactly the first ``k`` columns. ``counter(cols)`` gives a joint table as
+    :func:`_joint_counts` does (by default from ``codes``).
     """
     d = len(order)
     k = min(degree, d - 1)
     tables: list[np.ndarray] = [np.empty(0)] * d
     for i in range(k, d):
         cols = (*parents[i], order[i])
-        counts = _joint_counts(codes, cards, cols)
+        counts = _joint_counts(codes, cards, cols) if counter is None else counter(cols)
         if noise_scale > 0:
             counts += rng.laplace(0.0, noise_scale, size=counts.size)
             np.maximum(counts, 0.0, out=counts)
@@ -771,6 +778,268 @@ def _ancestral_sample(
     return _Sampler(cards, order, parents, cdfs).draw(n, rng)
 
 
+# --------------------------------------------------------------------------- one-row refits
+
+# The count blocks a model keeps for its one-row refits (see ``_RefitState.block``) hold at most
+# this many cells in all (8 bytes each); a parent set beyond it is counted from the rows instead.
+_REFIT_CACHE_CELLS = 8_000_000
+
+
+def _config_index(row: np.ndarray, cards: np.ndarray, cols: tuple[int, ...]) -> int:
+    """The mixed-radix index of ``row``'s configuration of ``cols`` (first column most significant)."""
+    index = 0
+    for c in cols:
+        index = index * int(cards[c]) + int(row[c])
+    return index
+
+
+@njit(cache=True)
+def _swap_keys(
+    keys: np.ndarray, pcounts: np.ndarray, dense: bool, old: int, new: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """A parent set's configurations after one row moves from configuration ``old`` to ``new``.
+
+    ``keys`` are the sorted configurations (mixed-radix indices) present before, with counts
+    ``pcounts``; with ``dense`` only present ones are listed, so ``old`` leaves when its last row
+    goes and ``new`` enters when absent. Returns the new keys, the old position of each (-1 for
+    ``new`` entering), their counts, and the new positions of ``old`` (-1 when it left) and ``new``.
+    """
+    nb = keys.shape[0]
+    ko = np.searchsorted(keys, old)
+    kw = np.searchsorted(keys, new)
+    insert = kw == nb or keys[kw] != new
+    remove = dense and old != new and pcounts[ko] == 1
+    m = nb + (1 if insert else 0) - (1 if remove else 0)
+    new_keys = np.empty(m, dtype=np.int64)
+    source = np.empty(m, dtype=np.int64)
+    counts = np.empty(m, dtype=np.int64)
+    k = 0
+    for b in range(nb + 1):
+        if insert and b == kw:
+            new_keys[k], source[k], counts[k] = new, -1, 0
+            k += 1
+        if b == nb:
+            break
+        if remove and b == ko:
+            continue
+        new_keys[k], source[k], counts[k] = keys[b], b, pcounts[b]
+        k += 1
+    ko_new = -1 if remove else np.searchsorted(new_keys, old)
+    kw_new = np.searchsorted(new_keys, new)
+    if ko_new >= 0:
+        counts[ko_new] -= 1
+    counts[kw_new] += 1
+    return new_keys, source, counts, ko_new, kw_new
+
+
+@njit(cache=True)
+def _swap_counts(
+    blocks: np.ndarray,
+    starts: np.ndarray,
+    nb: int,
+    source: np.ndarray,
+    children: np.ndarray,
+    cards: np.ndarray,
+    old_row: np.ndarray,
+    new_row: np.ndarray,
+    ko: int,
+    kw: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Counts of (child value, parent configuration) after the swap, as ``_child_config_counts``
+    lays them out, and the offset of each child's.
+
+    Child ``c``'s counts before the swap are ``blocks[starts[c] + v * nb + b]`` for value ``v``
+    and old configuration ``b``; ``source`` (``_swap_keys``) maps the new configurations onto
+    them; the old row leaves cell ``(old_row[c], ko)`` (none when ``ko`` is -1: that column left
+    with it) and the new row enters ``(new_row[c], kw)``.
+    """
+    m = source.shape[0]
+    offsets = np.zeros(children.shape[0], dtype=np.int64)
+    size = 0
+    for t in range(children.shape[0]):
+        offsets[t] = size
+        size += cards[children[t]] * m
+    out = np.empty(size, dtype=np.int64)
+    for t in range(children.shape[0]):
+        c = children[t]
+        base, off = starts[c], offsets[t]
+        for v in range(cards[c]):
+            src, dst = base + v * nb, off + v * m
+            for k in range(m):
+                s = source[k]
+                out[dst + k] = blocks[src + s] if s >= 0 else 0
+        if ko >= 0:
+            out[off + old_row[c] * m + ko] -= 1
+        out[off + new_row[c] * m + kw] += 1
+    return out, offsets
+
+
+class _Block:
+    """One parent set's counts on the training rows, with every other column as child."""
+
+    def __init__(
+        self, codes: np.ndarray, narrow: np.ndarray, cards: np.ndarray, parents: tuple[int, ...]
+    ) -> None:
+        d = len(cards)
+        self.dense = len(parents) > 1  # as ``_dense_configs``: one column keeps all its codes
+        if self.dense:
+            full = np.zeros(codes.shape[1], dtype=np.int64)
+            for c in parents:
+                full = full * cards[c] + codes[c]
+            self.keys, ids = np.unique(full, return_inverse=True)
+            self.keys = self.keys.astype(np.int64)
+            ids = ids.astype(np.int64)
+        else:
+            self.keys = np.arange(int(cards[parents[0]]), dtype=np.int64)
+            ids = codes[parents[0]].astype(np.int64)
+        self.pcounts = np.bincount(ids, minlength=len(self.keys)).astype(np.int64)
+        children = np.array([j for j in range(d) if j not in parents], dtype=np.int64)
+        sizes = cards[children] * len(self.keys)
+        offsets = np.zeros(len(children), dtype=np.int64)
+        np.cumsum(sizes[:-1], out=offsets[1:])
+        self.starts = np.full(d, -1, dtype=np.int64)
+        self.starts[children] = offsets
+        self.counts = _child_config_counts(narrow, children, ids, len(self.keys), offsets, int(sizes.sum()))
+
+
+class _RefitState:
+    """What one-row refits of a fitted model start from: the training rows' codes, their counts
+    per column, and (built on first use, then shared by every refit) each parent set's
+    :class:`_Block`.
+
+    ``codes`` may be given as ``(source, position, row)``: ``source``'s codes with one column
+    replaced, copied only when first needed.
+    """
+
+    def __init__(
+        self,
+        codes: np.ndarray | tuple[_RefitState, int, np.ndarray],
+        cards: np.ndarray,
+        marginal: np.ndarray,
+        tops: np.ndarray,
+        s_marginal: np.ndarray,
+        n: int,
+    ) -> None:
+        self._codes = codes
+        self.cards = cards
+        self.n = n
+        self.marginal, self.tops, self.s_marginal = marginal, tops, s_marginal
+        self.blocks: dict[tuple[int, ...], _Block | None] = {}
+        self.cells = 0
+
+    @property
+    def codes(self) -> np.ndarray:
+        """The codes ``(d, n)`` of the training rows (uint8 when every domain fits in one)."""
+        if isinstance(self._codes, tuple):
+            source, position, row = self._codes
+            codes = source.codes.copy()
+            codes[:, position] = row
+            self._codes = codes
+        return self._codes
+
+    def block(self, parents: tuple[int, ...]) -> _Block | None:
+        """The parent set's counts (built now if new), or None when they would not fit the cache."""
+        if parents not in self.blocks:
+            size = sum(int(c) for j, c in enumerate(self.cards) if j not in parents)
+            configs = math.prod(int(self.cards[p]) for p in parents)
+            if self.cells + size * min(configs, self.n) > _REFIT_CACHE_CELLS:
+                self.blocks[parents] = None
+            else:
+                codes = self.codes
+                wide = codes if codes.dtype == np.int64 else codes.astype(np.int64)
+                block = _Block(wide, codes, self.cards, parents)
+                self.cells += block.counts.size
+                self.blocks[parents] = block
+        return self.blocks[parents]
+
+
+class _SwappedMutualInformation:
+    """:class:`_MutualInformation` of a model's training rows with one row replaced, computed from
+    the counts of :class:`_RefitState` updated by that row, not from the rows.
+
+    Every score comes from count arrays equal to those the fresh computation builds, summed in
+    the same way, so the results are the same floats.
+    """
+
+    def __init__(self, state: _RefitState, position: int, old_row: np.ndarray, new_row: np.ndarray) -> None:
+        self.state = state
+        self.position = position
+        self.old_row, self.new_row = old_row, new_row
+        self.cards = state.cards
+        self.n = state.n
+        self.clogc = _clogc(self.n)
+        self.log2n = math.log2(self.n) if self.n else 0.0
+        marginal, tops = state.marginal.copy(), state.tops.copy()
+        s_marginal = state.s_marginal.copy()
+        for j in np.flatnonzero(old_row != new_row):
+            marginal[j, old_row[j]] -= 1
+            marginal[j, new_row[j]] += 1
+            tops[j] = np.flatnonzero(marginal[j])[-1]
+            s_marginal[j] = self.clogc[marginal[j, : tops[j] + 1]].sum()
+        self.marginal, self.tops, self.s_marginal = marginal, tops, s_marginal
+        self._swaps: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray, np.ndarray, int, int]] = {}
+        self._rows: _MutualInformation | None = None
+
+    def _swap(
+        self, parents: tuple[int, ...], block: _Block
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+        if parents not in self._swaps:
+            old = _config_index(self.old_row, self.cards, parents)
+            new = _config_index(self.new_row, self.cards, parents)
+            if block.dense:
+                self._swaps[parents] = _swap_keys(block.keys, block.pcounts, True, old, new)
+            else:  # every code keeps its place; only the parent's counts move (not read here)
+                self._swaps[parents] = (block.keys, block.keys, block.pcounts, old, new)
+        return self._swaps[parents]
+
+    def _from_rows(self) -> _MutualInformation:
+        """The fresh computation on the swapped rows, for parent sets beyond the cache."""
+        if self._rows is None:
+            codes = self.state.codes.astype(np.int64)
+            codes[:, self.position] = self.new_row
+            self._rows = _MutualInformation(codes, self.cards)
+        return self._rows
+
+    def scores(self, parents: tuple[int, ...], children: np.ndarray) -> np.ndarray:
+        """``I(child; parents)`` for every column index in ``children`` (disjoint from parents)."""
+        if len(children) == 0:
+            return np.zeros(0)
+        if not parents or self.n == 0:
+            return np.zeros(len(children))
+        block = self.state.block(parents)
+        if block is None:
+            return self._from_rows().scores(parents, children)
+        _, source, pcounts, ko, kw = self._swap(parents, block)
+        # one parent: the marginal's sum, as the fresh computation takes it
+        s_parents = self.s_marginal[parents[0]] if len(parents) == 1 else self.clogc[pcounts].sum()
+        counts, offsets = _swap_counts(
+            block.counts, block.starts, len(block.keys), source, children, self.cards,
+            self.old_row, self.new_row, ko, kw,
+        )  # fmt: skip
+        s_joint = np.add.reduceat(self.clogc[counts], offsets)
+        mi = self.log2n - (self.s_marginal[children] + s_parents - s_joint) / self.n
+        return np.maximum(mi, 0.0)
+
+    def joint_counts(self, cols: tuple[int, ...]) -> np.ndarray:
+        """:func:`_joint_counts` of the swapped rows: counts of every configuration of ``cols``."""
+        *parent_list, child = cols
+        parents = tuple(parent_list)
+        card = int(self.cards[child])
+        if not parents:
+            return self.marginal[child, :card].astype(np.float64)
+        block = self.state.block(parents)
+        if block is None:
+            return _joint_counts(self._from_rows().codes, self.cards, cols)
+        keys, source, _, ko, kw = self._swap(parents, block)
+        counts, _ = _swap_counts(
+            block.counts, block.starts, len(block.keys), source, np.array([child], dtype=np.int64),
+            self.cards, self.old_row, self.new_row, ko, kw,
+        )  # fmt: skip
+        table = np.zeros((math.prod(int(self.cards[p]) for p in parents), card), dtype=np.int64)
+        table[keys] = counts.reshape(card, len(keys)).T
+        return table.ravel().astype(np.float64)
+
+
 # --------------------------------------------------------------------------- generators
 
 
@@ -809,7 +1078,8 @@ class _BayesNetBase(SyntheticGenerator):
                 "lower the degree or the bins, or exclude columns with many categories."
             )
         codes = domain.discretise(X, schema)
-        order, parents = _learn_network(codes, domain.cards, degree, rng, epsilon)
+        mi = _MutualInformation(codes, domain.cards)
+        order, parents = _learn_network(codes, domain.cards, degree, rng, epsilon, mi)
         private = math.isfinite(epsilon)
         noise_scale = 2 * (d - k) / (epsilon / 2) if private else 0.0
         tables = _conditional_tables(
@@ -822,6 +1092,116 @@ class _BayesNetBase(SyntheticGenerator):
         self.tables_ = tables
         self.noise_scale_ = noise_scale
         self.sampler_ = _Sampler(domain.cards, order, parents, _sampling_cdfs(tables))
+        self._fit_params = self.get_params()
+        self._refit: _RefitState | None = _RefitState(
+            mi.narrow, domain.cards, mi.marginal, mi.tops, mi.s_marginal, n
+        )
+
+    def _epsilon(self) -> float:
+        """The privacy budget of a fit (infinite: none)."""
+        return math.inf
+
+    def refit_swap(self, position: int, row: np.ndarray, *, rng: np.random.Generator) -> Self:
+        """The model fitted afresh on its training rows with row ``position`` replaced by ``row``.
+
+        Returns exactly what ``type(self)(**self.get_params()).fit(X2, schema, rng=rng)`` returns,
+        with ``X2`` the training rows with ``X2[position] = row``: the same network, the same
+        tables and the same draws from ``rng``, so samples drawn next are the same too. The count
+        tables are updated by the one row instead of counted again; the network is learned and
+        the noise drawn from them as a fit does. ``self`` is unchanged (it keeps the counts of
+        the parent sets it has met, to reuse them).
+
+        Parameters
+        ----------
+        position : int
+            The training row to replace, ``0 .. n - 1``.
+        row : ndarray of shape (len(schema.used),)
+            The encoded row to put in its place.
+        rng : numpy.random.Generator
+            The fresh fit's stream.
+
+        Returns
+        -------
+        A new fitted generator of the same class and parameters.
+
+        Raises
+        ------
+        ParameterError
+            When the model is not fitted, was copied or unpickled (which drops its training
+            counts), has had its parameters changed since the fit, or ``position`` is out of range.
+        DataError
+            When ``row`` is not one encoded row of the schema (a :class:`SchemaError` when a value
+            is missing, infinite or not a category code).
+        """
+        if not hasattr(self, "schema_"):
+            raise ParameterError(
+                f"The {self.name} generator must be fitted before refit_swap; call fit first."
+            )
+        state: _RefitState | None = getattr(self, "_refit", None)
+        if state is None:
+            raise ParameterError(
+                f"This {self.name} model holds no training counts (a copied or unpickled model drops "
+                "them); fit it again before refit_swap."
+            )
+        params = self.get_params()
+        if params != self._fit_params:
+            raise ParameterError(
+                f"The parameters changed since the fit ({self._fit_params} then, {params} now); fit "
+                "again before refit_swap."
+            )
+        n, d = state.n, len(state.cards)
+        if not isinstance(position, Integral) or isinstance(position, bool) or not 0 <= position < n:
+            raise ParameterError(
+                f"position must be a whole number in 0..{n - 1} (the training row to replace), got "
+                f"{position!r}; pass the row's index in the training array."
+            )
+        try:
+            values = np.asarray(row, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise DataError(
+                f"row must be one encoded row of {d} numbers, got {row!r}; encode it with "
+                "privgame.data.encoding.encode."
+            ) from exc
+        if values.shape != (d,):
+            raise DataError(
+                f"row must have shape ({d},), one value per used column, got shape {values.shape}; "
+                "pass one row of the encoded table, e.g. X[i]."
+            )
+        domain: _Domain = self.domain_
+        try:
+            new_row = domain.discretise(values[None, :], self.schema_)[:, 0]
+        except SchemaError as exc:
+            raise SchemaError("The row to swap in does not fit the schema.", exc.problems) from exc
+        old_row = state.codes[:, int(position)].astype(np.int64)
+        degree, epsilon = _check_degree(self.degree), self._epsilon()
+        mi = _SwappedMutualInformation(state, int(position), old_row, new_row)
+        order, parents = _learn_network(None, domain.cards, degree, rng, epsilon, mi)
+        private = math.isfinite(epsilon)
+        k = min(degree, d - 1)
+        noise_scale = 2 * (d - k) / (epsilon / 2) if private else 0.0
+        tables = _conditional_tables(
+            None, domain.cards, order, parents, degree, noise_scale, rng, private, mi.joint_counts
+        )
+        new = type(self)(**params)
+        new.schema_ = self.schema_
+        new.domain_ = domain
+        new.order_ = order
+        new.parents_ = parents
+        new.tables_ = tables
+        new.noise_scale_ = noise_scale
+        new.sampler_ = _Sampler(domain.cards, order, parents, _sampling_cdfs(tables))
+        new._fit_params = dict(params)
+        new._refit = _RefitState(
+            (state, int(position), new_row), domain.cards, mi.marginal, mi.tops, mi.s_marginal, n
+        )
+        return new
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The training rows' codes (kept for refit_swap) must not travel with a model: a pickled
+        # PrivBayes model would carry its training data past the privacy guarantee.
+        state = dict(self.__dict__)
+        state.pop("_refit", None)
+        return state
 
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` encoded rows by ancestral sampling of the fitted network.
@@ -941,9 +1321,11 @@ class PrivBayesGenerator(_BayesNetBase):
         SchemaError
             When ``X`` does not fit ``schema`` or a column has no usable domain.
         """
-        epsilon = _check_epsilon(self.epsilon)
-        self._fit(X, schema, rng, epsilon)
+        self._fit(X, schema, rng, self._epsilon())
         return self
+
+    def _epsilon(self) -> float:
+        return _check_epsilon(self.epsilon)
 
     @property
     def metadata(self) -> dict[str, Any]:
