@@ -46,9 +46,11 @@ from privgame.audit import describe_setup
 from privgame.background import launch
 from privgame.commands._options import generator_params
 from privgame.data import Dataset, encode
+from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER
 from privgame.errors import PrivgameError
 from privgame.estimate import Calibration, calibrate, check_cost, cost_warning, estimate_seconds
 from privgame.execution import default_workers, scheduler_address
+from privgame.games import threat
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
@@ -445,16 +447,38 @@ def _what_is_audited(spec: RunSpec) -> None:
         f"{sizes['target']:,}",
         help="The target dataset: in the release set-up, the rows the release is trained on.",
     )
-    cols[1].metric(
-        "Attacker's data D_aux",
-        f"{sizes['aux']:,}",
-        help="Rows the attacker knows; its shadow datasets are drawn from them.",
-    )
+    if spec.attack.attacker == "leave-one-out":
+        cols[1].metric(
+            "The attacker knows",
+            f"{sizes['target'] - 1:,}",
+            help="Every record of D but the one it tests: its shadow datasets are D and D with the "
+            "record swapped for a reference record.",
+        )
+    else:
+        cols[1].metric(
+            "Attacker's data D_aux",
+            f"{sizes['aux']:,}",
+            help="Rows the attacker knows; its shadow datasets are drawn from them.",
+        )
     cols[2].metric(
         "Reference records",
         f"{sizes['eval'] - sizes['target']:,}",
         help="Records the games swap in for a target record; never in D nor in D_aux.",
     )
+
+
+_ATTACKER_CHOICES = {
+    "leave-one-out": "Knows every other record of your data (leave-one-out, the worst case)",
+    "population": "Knows a sample of the population, none of your data (the paper's)",
+}
+_GAMES_NOTE = {
+    "leave-one-out": "The audit plays the model-seeded game, which measures each record's risk in "
+    "this very release; the traditional game, which averages over other datasets, needs the "
+    "population attacker.",
+    "population": "The audit plays both games: the model-seeded game measures each record's risk "
+    "in this release, the traditional game its risk averaged over other datasets drawn from the "
+    "same pool, and the two are compared.",
+}
 
 
 def _form() -> None:
@@ -481,6 +505,18 @@ def _form() -> None:
     generator, params = chosen
 
     st.subheader("Records and attack")
+    default_attacker = DEFAULT_ATTACKER["release" if setup["kind"] == "release" else "paper"]
+    keep("attacker", default_attacker, options=list(ATTACKERS))
+    attacker = st.radio(
+        "The attacker the release is judged against",
+        list(ATTACKERS),
+        format_func=_ATTACKER_CHOICES.__getitem__,
+        key="attacker",
+        help="Leave-one-out is the worst case and the release set-up's default: an attacker who knows "
+        "every record of your data but the one it tests. The population attacker is the paper's: it "
+        "knows other records of the population, none of yours.",
+    )
+    st.caption(threat.create(attacker).summary + " " + _GAMES_NOTE[attacker])
     cols = st.columns(4)
     keep("threshold", 0.8, low=0.5, high=1.0)
     threshold = cols[0].slider(
@@ -543,7 +579,13 @@ def _form() -> None:
             "data_name": dataset.source_name,
             "generator": generator,
             "generator_params": params,
-            "attack": AttackSettings(n_shadow=int(n_shadow), n_eval=int(n_eval), classifier=classifier),
+            "attack": AttackSettings(
+                n_shadow=int(n_shadow),
+                n_eval=int(n_eval),
+                classifier=classifier,
+                attacker=attacker,
+                games="model-seeded" if attacker == "leave-one-out" else "both",
+            ),
             "threshold": float(threshold),
             "seed": seed,
         },

@@ -32,7 +32,7 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.audit import GROUP_LABELS, group_masks, records_at
+from privgame.audit import GROUP_LABELS, group_masks, not_played_reason, records_at
 from privgame.background import dismiss_extension, extension_state, launch_extend
 from privgame.commands.report import summary_at
 from privgame.data.schema import Schema
@@ -236,9 +236,10 @@ def _model_seeded_summary(folder: RunFolder, summary: dict[str, Any], t: float) 
     cols[1].metric("At risk in this dataset", summary.get("at_risk_model_seeded"))
     cols[2].metric("Traditional game", NOT_RUN)
     lineage = folder.spec().parent or {}
+    reason = not_played_reason(str(summary.get("attacker", "population")))
     st.caption(
-        "The traditional game was not run: this re-audit played the model-seeded game alone, which "
-        "the verdict rests on, so the gap between the games and the miss rate are not measured"
+        f"The traditional game was not run ({reason}); the verdict rests on the model-seeded game, "
+        "so the gap between the games and the miss rate are not measured"
         + (f". A remedy of {plain(lineage['run_id'])}: {plain(lineage['description'])}." if lineage else ".")
     )
 
@@ -315,7 +316,7 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         f"|D_aux| {spec.sizes['aux']:,}, |D_eval| {spec.sizes['eval']:,}, "
         f"|D| {spec.sizes['target']:,} · "
         f"{spec.attack.n_shadow:,} shadow datasets, {spec.attack.n_eval:,} evaluation runs per game · "
-        f"seed {spec.seed}"
+        f"seed {spec.seed} · attacker: {summary.get('attacker_text') or 'a sample of the population'}"
     )
     half_width = summary.get("hoeffding_half_width_rho_0.05")
     if half_width:

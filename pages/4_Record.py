@@ -15,6 +15,7 @@ import streamlit as st
 
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
 from privgame import metrics
+from privgame.audit import not_played_reason
 from privgame.duplicates import twin_note
 from privgame.figures import roc_curves, score_distributions
 from privgame.records import identifier_columns, value_name
@@ -82,7 +83,7 @@ def _float(value: Any) -> float:
         return math.nan
 
 
-def _risks(row: pd.Series, t: float) -> None:
+def _risks(row: pd.Series, t: float, attacker: str) -> None:
     """Both risks with their intervals, and the record's three-way verdict at ``t``."""
     verdict = _verdict(row, "risk_model_seeded", t)
     played = row.get("verdict_traditional") != "not run"
@@ -106,7 +107,8 @@ def _risks(row: pd.Series, t: float) -> None:
     ):
         if prefix == "risk_traditional" and not played:
             col.metric(label, "not run", help=help)
-            col.caption("This re-audit played the model-seeded game alone.")
+            reason = not_played_reason(attacker)
+            col.caption(reason[0].upper() + reason[1:] + ".")
             continue
         col.metric(label, _fmt(row.get(prefix)), help=help)
         col.caption(f"95% interval {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
@@ -150,7 +152,7 @@ def body() -> None:
     t = threshold_slider(folder, key="record-t", help="The record's verdict below follows it.")
     row = records.loc[records["record_id"] == record_id].iloc[0]
     _who(row, folder)
-    _risks(row, t)
+    _risks(row, t, folder.spec().attack.attacker)
     note = twin_note(folder.summary().get("twins"), record_id)
     if note:
         st.info(note, icon=":material/content_copy:")

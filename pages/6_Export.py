@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
+from privgame.audit import not_played_reason
 from privgame.report import export_table, html_report, to_bytes
 
 FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
@@ -49,7 +50,7 @@ def body() -> None:
         missed = int(risky["missed_by_traditional"].sum()) if len(risky) else 0
         traditional = f"the traditional game would miss **{missed:,}** of them."
     else:
-        traditional = "the traditional game was not run (this re-audit played the model-seeded game alone)."
+        traditional = f"the traditional game was not run ({not_played_reason(spec.attack.attacker)})."
     st.markdown(
         f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
         f"t = {t:g}; {traditional}"

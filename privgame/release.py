@@ -30,6 +30,7 @@ from privgame.data import Dataset, decode, encode, fingerprint_table, prepare_ta
 from privgame.data.schema import Schema
 from privgame.errors import ParameterError, ReleaseError
 from privgame.games.plan import run_split
+from privgame.games.threat import describe
 from privgame.generators import create
 from privgame.outputs import check_output_path, write_output
 from privgame.seeding import Role, stream
@@ -291,6 +292,8 @@ def release_card(
         },
         "audit": {
             "plan": audit["audit_plan"],
+            "attacker": spec.attack.attacker,
+            "attacker_in_words": describe(spec.attack.attacker),
             "n_shadow": spec.attack.n_shadow,
             "n_eval": spec.attack.n_eval,
             "threshold": t,
@@ -313,6 +316,7 @@ def release_card(
         "verdict": verdict_text(summary),
         "note": (
             "The verdict is this attack's (TAPAS) success against this release's generator and data, "
+            f"played by {describe(spec.attack.attacker)} and "
             "measured by the model-seeded game: an estimate, not a guarantee. A record is at risk when "
             "the lower bound of its risk's 95% DeLong interval is above t, not at risk when the upper "
             "bound is at or below t, and undecided otherwise; records are tested one by one."
