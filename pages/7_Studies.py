@@ -124,6 +124,19 @@ def _start() -> None:
             ]
         keep("study-seed", 0, low=0)
         argv += ["--seed", str(cols[2].number_input("Seed", min_value=0, key="study-seed"))]
+        keep("study-attacker", "population", options=["population", "leave-one-out"])
+        attacker = st.radio(
+            "Attacker",
+            ["population", "leave-one-out"],
+            key="study-attacker",
+            horizontal=True,
+            format_func={
+                "population": "Knows a sample of the population (the paper's; both games)",
+                "leave-one-out": "Knows every other record (the worst case; the model-seeded game only)",
+            }.__getitem__,
+        )
+        if attacker != "population":
+            argv += ["--attacker", attacker]
         st.caption(
             f"On {plain(dataset.source_name)}, the paper's set-up (D drawn from an evaluation pool). "
             "The same as the command:"

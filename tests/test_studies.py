@@ -122,6 +122,22 @@ def test_size_study_from_the_cli(adult_csv: Path, tmp_path: Path, capsys: pytest
     assert chart.caption.endswith(".")
 
 
+def test_a_size_study_against_the_leave_one_out_attacker_plays_the_model_seeded_game(
+    adult_csv: Path, tmp_path: Path
+) -> None:
+    status = _study(
+        "size", adult_csv, tmp_path, "--generator", "marginals", "--sizes", "20", "40", "--targets", "2",
+        "--attacker", "leave-one-out",
+    )  # fmt: skip
+    assert status == 0
+    folder = _only_study(tmp_path)
+    assert folder.spec().base.attack.attacker == "leave-one-out"
+    table = _outputs(folder)
+    assert table["records"].tolist() == [2, 2]
+    assert table["mean_model_seeded"].between(0, 1).all()
+    assert table["mean_traditional"].isna().all() and table["rmsd"].isna().all()
+
+
 def test_epsilon_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:
     status = _study(
         "epsilon", adult_csv, tmp_path, "--epsilons", "inf", "10", "0.5", "--size", "40", "--targets", "2"

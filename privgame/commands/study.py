@@ -21,6 +21,7 @@ from privgame.commands._interrupt import execution_flags, interrupted, privgame_
 from privgame.commands._options import add_generator_options, generator_params
 from privgame.commands._progress import ProgressBar
 from privgame.defaults import (
+    ATTACKERS,
     DEFAULT_DATASETS,
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
@@ -108,6 +109,14 @@ def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: boo
         choices=("random_forest", "logistic"),
         default="random_forest",
         help="the attack's meta-classifier (default: %(default)s)",
+    )
+    attack.add_argument(
+        "--attacker",
+        choices=list(ATTACKERS),
+        default="population",
+        help="the threat model (default: population, the paper's, which plays both games); "
+        "leave-one-out knows every record of D but the target and plays the model-seeded game only, "
+        "so the study's traditional figures read 'not run'",
     )
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="the study's root seed (default 0)")
@@ -348,7 +357,13 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
         sizes=_sizes(args, n_rows, target).to_dict(),
         generator=generator,
         generator_params=params,
-        attack=AttackSettings(n_shadow=args.n_shadow, n_eval=n_eval, classifier=args.classifier),
+        attack=AttackSettings(
+            n_shadow=args.n_shadow,
+            n_eval=n_eval,
+            classifier=args.classifier,
+            attacker=args.attacker,
+            games="model-seeded" if args.attacker == "leave-one-out" else "both",
+        ),
         targets=selection,
         threshold=args.threshold,
         seed=args.seed,

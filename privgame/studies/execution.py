@@ -66,11 +66,13 @@ def _prepare(study: StudyFolder, spec: StudySpec, job: Job, table: pd.DataFrame)
         write_checked(folder.path, "context.json", json_bytes(extra))
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = []
-    for name, count in (("shadow_out", ctx.n_shadow // 2), ("ms_in", ctx.n_eval // 2)):
+    on_d = {"ms_in", "shadow_in"}  # trained on D: one fit per chunk when the fit is deterministic
+    for name, count in ((ctx.threat.shared_name, ctx.n_shadow // 2), ("ms_in", ctx.n_eval // 2)):
         for start in range(0, count, CHUNK):
             stop = min(start + CHUNK, count)
-            shared.append((name, start, stop, 1 if (name == "ms_in" and deterministic) else stop - start))
-    return _Prepared(job, folder, ctx, targets, shared, ctx.n_shadow // 2 + 3 * (ctx.n_eval // 2))
+            shared.append((name, start, stop, 1 if (name in on_d and deterministic) else stop - start))
+    games = 3 if ctx.plays_traditional else 1
+    return _Prepared(job, folder, ctx, targets, shared, ctx.n_shadow // 2 + games * (ctx.n_eval // 2))
 
 
 def _batches(prepared: list[_Prepared], workers: int) -> Iterator[list[_Prepared]]:
@@ -254,7 +256,7 @@ def _run_batch(
 
     todo = []
     for i, item in enumerate(batch):
-        shadow_out = item.folder.load_shared("shadow_out")
+        shadow_out = item.folder.load_shared(item.ctx.threat.shared_name)
         ms_in = item.folder.load_shared("ms_in")
         for record_id in item.targets:
             if item.folder.target_done(int(record_id)):

@@ -22,11 +22,13 @@ __all__ = ["FigureRenderer", "estimation_noise", "study_results", "write_outputs
 # --------------------------------------------------------------------------------------------
 
 
-def _risk_row(records: pd.DataFrame, threshold: float) -> dict[str, Any]:
+def _risk_row(records: pd.DataFrame, threshold: float, *, played: bool = True) -> dict[str, Any]:
     ms = records["risk_model_seeded"].to_numpy(np.float64)
     tr = records["risk_traditional"].to_numpy(np.float64)
-    summary = metrics.summarize(ms, tr, threshold=threshold)
-    keep = ~(np.isnan(ms) | np.isnan(tr))
+    # A study against the leave-one-out attacker plays the model-seeded game alone (``played``
+    # False): the traditional figures and the comparison are then not run.
+    summary = metrics.summarize(ms, tr, threshold=threshold, traditional=played)
+    keep = ~(np.isnan(ms) | np.isnan(tr)) if played else ~np.isnan(ms)
 
     def sd(v: np.ndarray) -> float:
         return float(np.std(v, ddof=1)) if v.size > 1 else math.nan
@@ -131,7 +133,8 @@ def study_results(folder: StudyFolder) -> StudyResult:
         for job in done:
             records = runs[job.key].records()
             value: float | int = int(job.value) if spec.study == "size" else job.value
-            rows.append({column: value, **_risk_row(records, t), **_noise_row(runs[job.key], records)})
+            risks = _risk_row(records, t, played=spec.base.attack.games == "both")
+            rows.append({column: value, **risks, **_noise_row(runs[job.key], records)})
             part = records[["record_id", "risk_model_seeded", "risk_traditional", "difference"]].copy()
             part.insert(0, column, value)
             points.append(part)
