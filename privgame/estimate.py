@@ -8,6 +8,9 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
   from D_eval and on a shadow dataset drawn from D_aux (the median of a few, after an untimed
   warm-up fit that absorbs one-off costs such as numba's compilation, which the run itself then
   finds in the on-disk cache);
+- ``refit_sample``: for a generator with ``refit_swap``, one exact one-row refit of the model on
+  D plus a sample: each dataset that is D with one row swapped (the model-seeded 'out' runs, the
+  leave-one-out attacker's own shadow datasets) costs this instead of a fresh fit;
 - ``features``: the attack's query features on one synthetic dataset;
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
   ``2 N_eval`` evaluation runs and its checkpoint;
@@ -116,6 +119,11 @@ class Calibration:
         The machine's load average over the last minute, when timed (None: not known).
     cores : int
         The cores this process may use.
+    refit_sample : float or None
+        Median CPU seconds of one exact one-row refit of the model on D (``refit_swap``) plus one
+        sample of ``|D|`` rows: the cost of each swapped dataset (the model-seeded 'out' runs and
+        the leave-one-out attacker's shadow datasets); None when the generator has no
+        ``refit_swap`` (each swapped dataset is then a fresh fit).
     """
 
     fit_sample: float
@@ -131,6 +139,7 @@ class Calibration:
     workers: int = 1
     load: float | None = None
     cores: int = 1
+    refit_sample: float | None = None
 
     def load_share(self, processes: int) -> float:
         """The share of a core each of ``processes`` busy processes can expect from the load
@@ -284,6 +293,8 @@ def calibrate(
         sample_times.append(t2 - t1)
         feature_times.append(clock() - t2)
 
+    refit_times = _time_refits(ctx, rng, max(1, fits))
+
     # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'.
     n_rows = spec.attack.n_shadow
     base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
@@ -318,7 +329,31 @@ def calibrate(
         workers=workers,
         load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         cores=default_workers(),
+        refit_sample=statistics.median(refit_times) if refit_times else None,
     )
+
+
+def _time_refits(ctx: Any, rng: np.random.Generator, fits: int) -> list[float]:
+    """CPU seconds of ``fits`` one-row refits of the model on D plus a sample of ``|D|`` rows
+    (after an untimed one that compiles the refit's kernels), or none when the generator has no
+    ``refit_swap``."""
+    model = ctx.new_generator()
+    if not callable(getattr(model, "refit_swap", None)) or not len(ctx.reference):
+        return []
+    clock = time.process_time
+    try:
+        model.fit(ctx.X[ctx.target], ctx.schema, rng=rng)
+        times = []
+        for k in range(fits + 1):
+            position = int(rng.integers(len(ctx.target)))
+            row = ctx.X[int(ctx.reference[rng.integers(len(ctx.reference))])]
+            t0 = clock()
+            model.refit_swap(position, row, rng=rng).sample(ctx.n, rng=rng)
+            if k:  # the first refit compiles what the run finds in the on-disk cache
+                times.append(clock() - t0)
+    except Exception:  # a plug-in's refit that fails is timed as fresh fits; the run reports it
+        return []
+    return times
 
 
 @dataclass(frozen=True)
@@ -422,12 +457,23 @@ def breakdown(
     n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
     deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
     sample = cal.sample if cal.sample > 0 else cal.fit_sample
-    # A deterministic fit on D is fitted once and sampled for every model-seeded 'in' dataset.
-    ms_in_samples = n_eval // 2 if deterministic else 0
+    half_shadow, half_eval = n_shadow // 2, n_eval // 2
+    # A deterministic fit on D is fitted once and sampled for every model-seeded 'in' dataset
+    # (and, against the leave-one-out attacker, every shared shadow dataset).
+    loo = spec.attack.attacker == "leave-one-out"
+    on_d_samples = (half_eval + (half_shadow if loo else 0)) if deterministic else 0
     shadow = cal.fit_sample if cal.shadow_fit_sample is None else cal.shadow_fit_sample
-    shadow_fits = (n_shadow // 2) * (1 + n_targets)  # the shared 'out' datasets, each target's 'in'
+    # Swapped datasets (D with one row swapped) are one-row refits where the generator has them.
+    swap = cal.fit_sample if cal.refit_sample is None else cal.refit_sample
+    swapped = n_targets * (half_eval + (half_shadow if loo else 0))
+    own_shadow = 0 if loo else n_targets * half_shadow  # the population attacker's 'in' datasets
+    shared_shadow = 0 if loo else half_shadow  # its 'out' datasets, from D_aux
+    others = plan["total_fits"] - swapped - own_shadow - shared_shadow
     generator = (
-        shadow_fits * shadow + (plan["total_fits"] - shadow_fits) * cal.fit_sample + ms_in_samples * sample
+        (own_shadow + shared_shadow) * shadow
+        + swapped * swap
+        + max(0, others) * cal.fit_sample
+        + on_d_samples * sample
     )
     probe = min(3 * cal.fit_sample, _PROBE_SECONDS + cal.fit_sample)
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)

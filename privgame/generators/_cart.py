@@ -46,6 +46,7 @@ targets that are not whole numbers (whose sums could round differently) grow unw
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -53,7 +54,17 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
-__all__ = ["Forest", "apply_tree", "best_split", "check_cells", "grow_forest", "grow_tree", "sample_forest"]
+__all__ = [
+    "Forest",
+    "RefitState",
+    "apply_tree",
+    "best_split",
+    "check_cells",
+    "grow_forest",
+    "grow_tree",
+    "refit_forest",
+    "sample_forest",
+]
 
 # Histogram split search for predictors with at most this many distinct values; others keep
 # their sorted row lists at every node.
@@ -1372,3 +1383,735 @@ def sample_forest(forest: Forest, u: np.ndarray) -> np.ndarray:
     f = forest
     u = np.ascontiguousarray(u, dtype=np.float64)
     return _sample(f.nodes, f.roots, f.leaf_values, u)
+
+
+# --------------------------------------------------------------------------- one-row refits
+#
+# ``refit_forest`` gives the forest of ``X`` with one row replaced, array for array the one
+# ``grow_forest`` grows on it, from the forest of ``X``. A node whose rows hold neither the
+# row's old nor its new version has the same rows, so the same split and subtree: it is copied.
+# Along the paths of the two versions the split is searched again (histograms of the old root,
+# updated by the row, then split as ``_grow_tree`` splits them); where it is the same the walk
+# goes on, where it changes (or the node is small) the subtree is grown afresh from its rows.
+# Node numbers, ranges and leaf values are laid out as ``_grow_tree`` lays them out.
+
+# Nodes of at most this many rows on a path are grown afresh instead of searched and walked:
+# below it a fresh subtree costs less than a search over every histogram bin.
+_REFIT_SMALL = 96
+
+_EVAL = 0  # a node holding the row (old or new version): search its split again
+_COPY = 1  # a node holding neither: its subtree is the old one
+
+
+@njit(cache=True)
+def _leaf_perms(X, order0, feature, threshold, upper, left, lo, roots):
+    """Each tree's training rows grouped by leaf, in leaf-value order (``perms``, shape (d, n)).
+
+    Rows are dropped down each tree in column 0's order (then by row), which is the order of
+    the rows within a leaf.
+    """
+    n, d = X.shape
+    perms = np.empty((d, n), dtype=np.int64)
+    for i in range(n):
+        perms[0, i] = i
+    ptr = lo.copy()
+    for j in range(1, d):
+        for i in range(n):
+            r = order0[i]
+            node = roots[j]
+            while left[node] >= 0:
+                x = X[r, feature[node]]
+                node = left[node] + np.int64(threshold[node] < x <= upper[node])
+            perms[j, ptr[node]] = r
+            ptr[node] += 1
+    return perms
+
+
+@njit(cache=True)
+def _subtree_last(left):
+    """The largest node index in each node's subtree (children have larger indices)."""
+    last = np.arange(len(left))
+    for q in range(len(left) - 1, -1, -1):
+        if left[q] >= 0:
+            last[q] = max(last[left[q]], last[left[q] + 1])
+    return last
+
+
+@njit(cache=True)
+def _targets(X, j, classify, centre):
+    n = X.shape[0]
+    yc = np.zeros(n, dtype=np.int32)
+    yv = np.zeros(n, dtype=np.float64)
+    if classify:
+        for i in range(n):
+            yc[i] = np.int64(X[i, j])
+    else:
+        for i in range(n):
+            yv[i] = X[i, j] - centre
+    return yc, yv
+
+
+@njit(cache=True)
+def _root_hist(X, rank, j, classify, centre, blist, hoff, width, n_bins):
+    """The root's histograms of tree ``j`` (see ``_add_rows``), bins indexed by ``rank``."""
+    n = X.shape[0]
+    yc, yv = _targets(X, j, classify, centre)
+    hist = np.zeros(n_bins * width, dtype=np.float64)
+    for r in range(n):
+        for f in blist:
+            b = (hoff[f] + rank[f, r]) * width
+            hist[b] += 1.0
+            if classify:
+                hist[b + 1 + yc[r]] += 1.0
+            else:
+                hist[b + 1] += yv[r]
+    return hist
+
+
+@njit(cache=True)
+def _swap_ranks(rank, uniq, uoff, p, new):
+    """Dense-rank tables of the array with row ``p`` set to ``new``.
+
+    A new value is inserted among the distinct values (ranks above it shift by one); a value
+    that loses its last row is kept, as a bin no row holds (every search skips empty bins, and
+    thresholds join values the node holds). Returns ``rank2, uniq2, uoff2, ins`` with ``ins[f]``
+    the rank of an inserted value of column ``f`` (``2**62`` if none).
+    """
+    d, n = rank.shape
+    ins = np.full(d, 2**62, dtype=np.int64)
+    at = np.empty(d, dtype=np.int64)
+    uoff2 = np.zeros(d + 1, dtype=np.int64)
+    for f in range(d):
+        u = uniq[uoff[f] : uoff[f + 1]]
+        a = np.searchsorted(u, new[f])
+        at[f] = a
+        if a == len(u) or u[a] != new[f]:
+            ins[f] = a
+        uoff2[f + 1] = uoff2[f] + len(u) + (1 if ins[f] < 2**62 else 0)
+    uniq2 = np.empty(uoff2[d], dtype=np.float64)
+    rank2 = rank.copy()
+    for f in range(d):
+        u = uniq[uoff[f] : uoff[f + 1]]
+        w = uoff2[f]
+        for v in range(len(u)):
+            if v == ins[f]:
+                uniq2[w] = new[f]
+                w += 1
+            uniq2[w] = u[v]
+            w += 1
+        if ins[f] == len(u):
+            uniq2[w] = new[f]
+        if ins[f] < 2**62:
+            a = ins[f]
+            for r in range(n):
+                if rank2[f, r] >= a:
+                    rank2[f, r] += 1
+        rank2[f, p] = at[f]
+    return rank2, uniq2, uoff2, ins
+
+
+@njit(cache=True)
+def _swap_orders(orders, rank2, p, need):
+    """The sorted row lists (by value, then row) and their ranks of the features ``need``, after
+    row ``p`` changed: the old order with ``p`` moved to its new place."""
+    d, n = orders.shape
+    ords = np.empty((d, n), dtype=np.int32)
+    rks = np.empty((d, n), dtype=np.int32)
+    for f in range(d):
+        if not need[f]:
+            continue
+        kp = rank2[f, p]
+        w = 0
+        placed = False
+        for i in range(n):
+            r = orders[f, i]
+            if r == p:
+                continue
+            if not placed and (rank2[f, r] > kp or (rank2[f, r] == kp and r > p)):
+                ords[f, w] = p
+                rks[f, w] = kp
+                w += 1
+                placed = True
+            ords[f, w] = r
+            rks[f, w] = rank2[f, r]
+            w += 1
+        if not placed:
+            ords[f, w] = p
+            rks[f, w] = kp
+    return ords, rks
+
+
+@njit(cache=True)
+def _swap_hist(hist, rank, rank2, p, blist, hoff, hoff2, uoff, ins, width, classify, old_y, new_y):
+    """The root's histograms after row ``p`` changed (``old_y``/``new_y``: its class or centred
+    target), from the old ones; bins move to the dense ranks ``rank2``."""
+    n_cells = 0
+    for f in blist:
+        n_cells = max(n_cells, (hoff2[f] + uoff[f + 1] - uoff[f] + (1 if ins[f] < 2**62 else 0)) * width)
+    out = np.zeros(n_cells, dtype=np.float64)
+    for f in blist:
+        for v in range(uoff[f + 1] - uoff[f]):
+            v2 = v + (1 if v >= ins[f] else 0)
+            a = (hoff[f] + v) * width
+            b = (hoff2[f] + v2) * width
+            for c in range(width):
+                out[b + c] = hist[a + c]
+        vo = rank[f, p]
+        bo = (hoff2[f] + vo + (1 if vo >= ins[f] else 0)) * width
+        bn = (hoff2[f] + rank2[f, p]) * width
+        out[bo] -= 1.0
+        out[bn] += 1.0
+        if classify:
+            out[bo + 1 + np.int64(old_y)] -= 1.0
+            out[bn + 1 + np.int64(new_y)] += 1.0
+        else:
+            out[bo + 1] -= old_y
+            out[bn + 1] += new_y
+    return out
+
+
+@njit(cache=True)
+def _hist_rows(hist, rows, s, e, sign, rank_t, blist, hoff2, width, classify, yc, yv):
+    """Add (``sign`` 1) or subtract (-1) the rows ``rows[s:e]`` in ``hist``; ``rank_t`` is the
+    dense ranks row by row, shape (n, d)."""
+    for i in range(s, e):
+        r = rows[i]
+        for f in blist:
+            b = (hoff2[f] + rank_t[r, f]) * width
+            hist[b] += sign
+            if classify:
+                hist[b + 1 + yc[r]] += sign
+            else:
+                hist[b + 1] += sign * yv[r]
+
+
+@njit(cache=True)
+def _same_float(a, b):
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
+
+
+@njit(cache=True)
+def _pure_rows(rows, s, e, classify, yc, yv):
+    for i in range(s + 1, e):
+        if classify:
+            if yc[rows[i]] != yc[rows[s]]:
+                return False
+        elif yv[rows[i]] != yv[rows[s]]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _regrow(
+    X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature, threshold, upper,
+    left, right, lo, hi, values,
+):  # fmt: skip
+    """Grow the subtree of the node with rows ``rows[s:e]`` (ascending) afresh, as node ``nid``
+    with its descendants numbered from ``counter``; returns the next free number."""
+    size = e - s
+    sub = np.empty((size, j + 1), dtype=np.float64)
+    for i in range(size):
+        for c in range(j + 1):
+            sub[i, c] = X2[rows[s + i], c]
+    orders, rank, uniq, uoff = _presort(sub)
+    cap = _node_bound(size, size, min_leaf)
+    f_s = np.empty(cap, dtype=np.int64)
+    t_s = np.empty(cap, dtype=np.float64)
+    u_s = np.empty(cap, dtype=np.float64)
+    l_s = np.empty(cap, dtype=np.int64)
+    r_s = np.empty(cap, dtype=np.int64)
+    lo_s = np.empty(cap, dtype=np.int64)
+    hi_s = np.empty(cap, dtype=np.int64)
+    count, perm = _grow_tree(
+        sub, orders, rank, uoff, uniq, j, classify, ncls, min_leaf, onehot, np.int64(0), f_s, t_s, u_s,
+        l_s, r_s, lo_s, hi_s, None, centre,
+    )  # fmt: skip
+    shift = counter - 1
+    for q in range(count):
+        t = nid if q == 0 else q + shift
+        feature[t] = f_s[q]
+        threshold[t] = t_s[q]
+        upper[t] = u_s[q]
+        if l_s[q] >= 0:
+            left[t] = l_s[q] + shift
+            right[t] = l_s[q] + 1 + shift
+        else:
+            left[t] = -1
+            right[t] = -1
+        lo[t] = lo_s[q] + s
+        hi[t] = hi_s[q] + s
+    for i in range(size):
+        values[s + i] = X2[rows[s + perm[i]], j]
+    return counter + count - 1
+
+
+@njit(cache=True)
+def _refit_tree(
+    X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, hist_mode, small, rank2, rank_t,
+    uniq2, uoff2, binned, hoff2, root_hist, ord2, rks2, o_feature, o_threshold, o_upper, o_left, o_lo,
+    o_hi, o_root, last, o_perm, o_values, values,
+):  # fmt: skip
+    """Tree ``j`` of ``X2`` (the old array with row ``p`` changed from ``old_row``) from its old
+    tree; writes its leaf values into ``values`` and returns its node arrays (local numbers).
+
+    ``hist_mode``: search splits through histograms (classification, or whole-number targets in
+    both arrays); else by sorted lists only, as ``_grow_tree`` does then. ``ord2``/``rks2`` hold
+    the sorted lists of the root of every predictor searched by sorted lists; ``cols2`` is
+    ``X2`` column by column and ``rank_t`` its dense ranks ``rank2`` row by row.
+    """
+    n = X2.shape[0]
+    k = j
+    yc = np.zeros(n, dtype=np.int32)
+    yv = np.zeros(n, dtype=np.float64)
+    column = cols2[j]  # the array's columns, each contiguous: reading a column of X2 is slower
+    if classify:
+        for i in range(n):
+            yc[i] = np.int64(column[i])
+    else:
+        for i in range(n):
+            yv[i] = column[i] - centre
+    width = ncls + 1 if classify else 2
+    cap = _node_bound(n, n, min_leaf)
+    feature = np.empty(cap, dtype=np.int64)
+    threshold = np.empty(cap, dtype=np.float64)
+    upper = np.empty(cap, dtype=np.float64)
+    left = np.empty(cap, dtype=np.int64)
+    right = np.empty(cap, dtype=np.int64)
+    lo = np.empty(cap, dtype=np.int64)
+    hi = np.empty(cap, dtype=np.int64)
+    use = np.zeros(k, dtype=np.bool_)
+    for f in range(k):
+        use[f] = hist_mode and binned[f]
+    blist = np.flatnonzero(use)
+    rows = np.arange(n)
+    ords = np.empty((k, n), dtype=np.int32)
+    rks = np.empty((k, n), dtype=np.int32)
+    for f in range(k):
+        if not use[f]:
+            ords[f] = ord2[f]
+            rks[f] = rks2[f]
+    n_cells = len(root_hist) if hist_mode else 0
+    pool = np.zeros((4 if hist_mode else 0, n_cells), dtype=np.float64)
+    free = np.arange(pool.shape[0])
+    n_free = pool.shape[0]
+    tot = np.empty(max(ncls, 1), dtype=np.int64)
+    cl = np.empty_like(tot)
+    cr = np.empty_like(tot)
+    fl = np.empty(len(tot), dtype=np.float64)
+    fr = np.empty(len(tot), dtype=np.float64)
+    goes_left = np.zeros(n, dtype=np.bool_)
+    tmp_i = np.empty(n, dtype=np.int64)
+    tmp_o = np.empty(n, dtype=np.int32)
+    tmp_k = np.empty(n, dtype=np.int32)
+    new_row = X2[p]
+    # Every pending node is a child of a node on the paths, one per level at most.
+    depth = cap + 2
+    st_kind = np.empty(depth, dtype=np.int64)
+    st_old = np.empty(depth, dtype=np.int64)
+    st_nid = np.empty(depth, dtype=np.int64)
+    st_s = np.empty(depth, dtype=np.int64)
+    st_e = np.empty(depth, dtype=np.int64)
+    st_slot = np.empty(depth, dtype=np.int64)
+    st_in_old = np.empty(depth, dtype=np.bool_)
+    st_in_new = np.empty(depth, dtype=np.bool_)
+    st_kind[0] = _EVAL
+    st_old[0] = o_root
+    st_nid[0] = 0
+    st_s[0] = 0
+    st_e[0] = n
+    st_slot[0] = -1
+    st_in_old[0] = True
+    st_in_new[0] = True
+    if hist_mode:
+        n_free -= 1
+        st_slot[0] = free[n_free]
+        pool[st_slot[0]] = root_hist
+    top = 1
+    counter = 1
+    while top > 0:
+        top -= 1
+        kind = st_kind[top]
+        o = st_old[top]
+        nid = st_nid[top]
+        s = st_s[top]
+        e = st_e[top]
+        slot = st_slot[top]
+        in_old = st_in_old[top]
+        in_new = st_in_new[top]
+        if kind == _COPY:
+            size = o_hi[o] - o_lo[o]
+            dpos = s - o_lo[o]
+            feature[nid] = o_feature[o]
+            threshold[nid] = o_threshold[o]
+            upper[nid] = o_upper[o]
+            lo[nid] = s
+            hi[nid] = s + size
+            if o_left[o] < 0:
+                left[nid] = -1
+                right[nid] = -1
+            else:
+                first = o_left[o]
+                shift = counter - first
+                left[nid] = counter
+                right[nid] = counter + 1
+                for q in range(first, last[o] + 1):
+                    t = q + shift
+                    feature[t] = o_feature[q]
+                    threshold[t] = o_threshold[q]
+                    upper[t] = o_upper[q]
+                    if o_left[q] >= 0:
+                        left[t] = o_left[q] + shift
+                        right[t] = o_left[q] + 1 + shift
+                    else:
+                        left[t] = -1
+                        right[t] = -1
+                    lo[t] = o_lo[q] + dpos
+                    hi[t] = o_hi[q] + dpos
+                counter += last[o] - first + 1
+            values[s : s + size] = o_values[o_lo[o] : o_hi[o]]
+            continue
+        size = e - s
+        old_leaf = o_left[o] < 0
+        if old_leaf or size <= small or size < 2 * min_leaf:
+            if slot >= 0:
+                pool[slot] = 0.0
+                free[n_free] = slot
+                n_free += 1
+            if old_leaf and (size < 2 * min_leaf or _pure_rows(rows, s, e, classify, yc, yv)):
+                # Still a leaf: its old rows without the old version, with the new one placed
+                # by column 0's value, then row.
+                feature[nid] = -1
+                left[nid] = -1
+                right[nid] = -1
+                threshold[nid] = np.nan
+                upper[nid] = np.nan
+                lo[nid] = s
+                hi[nid] = e
+                w = s
+                placed = not in_new
+                key = X2[p, 0]
+                for i in range(o_lo[o], o_hi[o]):
+                    r = o_perm[i]
+                    if r == p:
+                        continue
+                    if not placed and (X2[r, 0] > key or (X2[r, 0] == key and r > p)):
+                        values[w] = X2[p, j]
+                        w += 1
+                        placed = True
+                    values[w] = X2[r, j]
+                    w += 1
+                if not placed:
+                    values[w] = X2[p, j]
+            else:
+                counter = _regrow(
+                    X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature,
+                    threshold, upper, left, right, lo, hi, values,
+                )  # fmt: skip
+            continue
+        lv = -1
+        rv = -1
+        if hist_mode:
+            bf, lv, rv, _, ra, _ = _hist_split(
+                rows, rank2, uoff2, uniq2, ords, rks, yc, yv, None, classify, ncls, k, s, e, min_leaf, use,
+                blist, hoff2, pool[slot], onehot, tot, cl, cr, fl, fr,
+            )  # fmt: skip
+        else:
+            bf, ra, _, _ = _best_split(
+                ords, rks, uniq2, uoff2, yc, yv, None, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr
+            )  # fmt: skip
+        same = bf == o_feature[o]
+        th = np.nan
+        up = np.inf
+        if same:
+            if ra < 0 and onehot[bf]:
+                code = uniq2[uoff2[bf] + lv]
+                th = code - 0.5
+                up = code + 0.5
+            elif ra < 0:
+                th = _midpoint(uniq2[uoff2[bf] + lv], uniq2[uoff2[bf] + rv])
+            else:
+                value = uniq2[uoff2[bf] + rks[bf, ra]]
+                if onehot[bf]:
+                    th = value - 0.5
+                    up = value + 0.5
+                else:
+                    th = _midpoint(uniq2[uoff2[bf] + rks[bf, ra - 1]], value)
+            same = _same_float(th, o_threshold[o]) and _same_float(up, o_upper[o])
+        if not same:
+            if slot >= 0:
+                pool[slot] = 0.0
+                free[n_free] = slot
+                n_free += 1
+            counter = _regrow(
+                X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature, threshold,
+                upper, left, right, lo, hi, values,
+            )  # fmt: skip
+            continue
+        feature[nid] = bf
+        threshold[nid] = th
+        upper[nid] = up
+        lo[nid] = s
+        hi[nid] = e
+        # Rows go left by their rank (a contiguous column, unlike the rows' values).
+        cut = lv if ra < 0 else rks[bf, ra] if onehot[bf] else rks[bf, ra - 1]
+        mid = s
+        for i in range(s, e):
+            r = rows[i]
+            g = rank2[bf, r] != cut if onehot[bf] else rank2[bf, r] <= cut
+            goes_left[r] = g
+            mid += g
+        _partition_rows(rows, s, e, goes_left, tmp_i)
+        for f in range(k):
+            if not use[f] and (f != bf or onehot[f]):
+                _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
+        first = o_left[o]
+        old_goes_left = not (o_threshold[o] < old_row[bf] <= o_upper[o])
+        new_goes_left = not (th < new_row[bf] <= up)
+        l_old = in_old and old_goes_left
+        r_old = in_old and not old_goes_left
+        l_new = in_new and new_goes_left
+        r_new = in_new and not new_goes_left
+        l_eval = l_old or l_new
+        r_eval = r_old or r_new
+        left[nid] = counter
+        right[nid] = counter + 1
+        l_nid = counter
+        r_nid = counter + 1
+        counter += 2
+        l_slot = -1
+        r_slot = -1
+        if hist_mode:
+            l_hist = l_eval and o_left[first] >= 0 and mid - s > small
+            r_hist = r_eval and o_left[first + 1] >= 0 and e - mid > small
+            small_left = mid - s <= e - mid
+            if l_hist and r_hist:
+                if n_free == 0:
+                    pool, free, n_free = _grow_pool(pool)
+                n_free -= 1
+                fresh = free[n_free]
+                ss, se = (s, mid) if small_left else (mid, e)
+                _hist_rows(pool[slot], rows, ss, se, -1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+                _hist_rows(pool[fresh], rows, ss, se, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+                l_slot, r_slot = (fresh, slot) if small_left else (slot, fresh)
+            elif l_hist or r_hist:
+                # The child needing histograms: the larger keeps the node's, less its sibling's rows.
+                larger = l_hist != small_left
+                if larger:
+                    ss, se = (mid, e) if l_hist else (s, mid)
+                    _hist_rows(pool[slot], rows, ss, se, -1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+                    kept = slot
+                else:
+                    pool[slot] = 0.0
+                    ss, se = (s, mid) if l_hist else (mid, e)
+                    _hist_rows(pool[slot], rows, ss, se, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+                    kept = slot
+                if l_hist:
+                    l_slot = kept
+                else:
+                    r_slot = kept
+            else:
+                pool[slot] = 0.0
+                free[n_free] = slot
+                n_free += 1
+        # Right first, so the left subtree is numbered first.
+        st_kind[top] = _EVAL if r_eval else _COPY
+        st_old[top] = first + 1
+        st_nid[top] = r_nid
+        st_s[top] = mid
+        st_e[top] = e
+        st_slot[top] = r_slot
+        st_in_old[top] = r_old
+        st_in_new[top] = r_new
+        st_kind[top + 1] = _EVAL if l_eval else _COPY
+        st_old[top + 1] = first
+        st_nid[top + 1] = l_nid
+        st_s[top + 1] = s
+        st_e[top + 1] = mid
+        st_slot[top + 1] = l_slot
+        st_in_old[top + 1] = l_old
+        st_in_new[top + 1] = l_new
+        top += 2
+    return (
+        feature[:counter].copy(),
+        threshold[:counter].copy(),
+        upper[:counter].copy(),
+        left[:counter].copy(),
+        right[:counter].copy(),
+        lo[:counter].copy(),
+        hi[:counter].copy(),
+    )
+
+
+class RefitState:
+    """What one-row refits of a forest start from, built once and shared by every refit.
+
+    Holds the training array (columns in visit order), its presort, each tree's rows grouped by
+    leaf, each node's last descendant and, built on first use, each tree's root histograms.
+    Nothing here changes after it is built.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64
+        The training rows the forest was grown on, columns in visit order.
+    forest : Forest
+        The forest ``grow_forest`` grew on ``X``.
+    categorical, onehot : ndarray of bool, shape (d,)
+        As given to ``grow_forest``.
+    min_samples_leaf : int
+        As given to ``grow_forest``.
+    """
+
+    def __init__(
+        self,
+        X: np.ndarray,
+        forest: Forest,
+        categorical: np.ndarray,
+        onehot: np.ndarray,
+        min_samples_leaf: int,
+    ) -> None:
+        self.X = np.ascontiguousarray(X, dtype=np.float64)
+        self.forest = forest
+        self.categorical = np.asarray(categorical, dtype=np.bool_)
+        self.onehot = _onehot(onehot, self.X.shape[1])
+        self.min_leaf = int(min_samples_leaf)
+        self.orders, self.rank, self.uniq, self.uoff = _presort(self.X)
+        f = forest
+        self.perms = _leaf_perms(
+            self.X, self.orders[0], f.feature, f.threshold, f.upper, f.left, f.lo, f.roots
+        )
+        self.last = _subtree_last(f.left)
+        self.ncls = _classes(self.X, self.categorical)
+        self.centres = _centres(self.X, self.categorical)
+        counts = np.diff(self.uoff)
+        self.binned = counts <= _MAX_BINS
+        self.hoff = np.concatenate([[0], np.cumsum(np.where(self.binned, counts, 0))]).astype(np.int64)
+        self.integral = np.array(
+            [
+                self.categorical[j] or bool(_integral_sums(self.X[:, j] - self.centres[j], None))
+                for j in range(len(counts))
+            ]
+        )
+        self._root_hists: dict[int, np.ndarray] = {}
+
+    def root_hist(self, j: int) -> np.ndarray:
+        """Tree ``j``'s root histograms over the binned predictors (built on first use)."""
+        if j not in self._root_hists:
+            width = self.ncls[j] + 1 if self.categorical[j] else 2
+            blist = np.flatnonzero(self.binned[:j])
+            n_bins = int(self.hoff[j])
+            self._root_hists[j] = _root_hist(
+                self.X,
+                self.rank,
+                j,
+                bool(self.categorical[j]),
+                float(self.centres[j]),
+                blist,
+                self.hoff,
+                width,
+                n_bins,
+            )
+        return self._root_hists[j]
+
+
+def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[Forest, np.ndarray]:
+    """The forest ``grow_forest`` grows on ``state.X`` with row ``position`` set to ``row``.
+
+    Parameters
+    ----------
+    state : RefitState
+        The forest and training array to start from (not changed).
+    position : int
+        The row replaced, ``0 <= position < n``.
+    row : ndarray of shape (d,), float64
+        Its new values, columns in visit order (finite; valid codes where categorical).
+
+    Returns
+    -------
+    forest, X2 : Forest, ndarray
+        The forest, array for array the one grown afresh, and the new training array.
+    """
+    X = state.X
+    n, d = X.shape
+    p = int(position)
+    new = np.ascontiguousarray(row, dtype=np.float64)
+    X2 = X.copy()
+    X2[p] = new
+    old = X[p]
+    f = state.forest
+    if np.array_equal(old.view(np.uint64), new.view(np.uint64)):
+        return f, X2
+    categorical = state.categorical
+    ncls2 = _classes(X2, categorical)
+    centres2 = _centres(X2, categorical)
+    rank2, uniq2, uoff2, ins = _swap_ranks(state.rank, state.uniq, state.uoff, p, new)
+    nb2 = np.diff(uoff2)
+    hoff2 = np.concatenate([[0], np.cumsum(np.where(state.binned, nb2, 0))]).astype(np.int64)
+    # How each tree is refitted: 0 grown afresh (its centre or class count changed, which can
+    # change splits anywhere), 1 through histograms, 2 by sorted lists only.
+    modes = np.zeros(d, dtype=np.int64)
+    need = np.zeros(d, dtype=np.bool_)
+    for j in range(1, d):
+        if categorical[j]:
+            if ncls2[j] != state.ncls[j]:
+                continue
+            exact = True
+        else:
+            if centres2[j] != state.centres[j]:
+                continue
+            exact = bool(state.integral[j]) and bool(_integral_sums(X2[:, j] - centres2[j], None))
+        hist = exact and bool(state.binned[:j].any())
+        modes[j] = 1 if hist else 2
+        need[:j] |= ~state.binned[:j] if hist else True
+    ord2, rks2 = _swap_orders(state.orders, rank2, p, need)
+    rank_t = np.ascontiguousarray(rank2.T)
+    cols2 = np.ascontiguousarray(X2.T)
+    small = int(_REFIT_SMALL)
+    values = np.empty((d, n), dtype=np.float64)
+    values[0] = X2[:, 0]
+    parts: list[tuple[np.ndarray, ...]] = [
+        (np.array([-1]), np.array([np.nan]), np.array([np.nan]), np.array([-1]), np.array([-1]),
+         np.array([0]), np.array([n]))
+    ]  # fmt: skip
+    everything = np.arange(n)
+    for j in range(1, d):
+        classify = bool(categorical[j])
+        if modes[j] == 0:
+            size = _node_bound(n, n, state.min_leaf)
+            arrays = [
+                np.empty(size, dtype=t)
+                for t in (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64)
+            ]
+            count = _regrow(
+                X2, everything, 0, n, j, classify, int(ncls2[j]), state.min_leaf, state.onehot,
+                float(centres2[j]), 0, 1, *arrays, values[j],
+            )  # fmt: skip
+            parts.append(tuple(a[:count] for a in arrays))
+            continue
+        hist = modes[j] == 1
+        if hist:
+            width = int(ncls2[j]) + 1 if classify else 2
+            old_y = old[j] if classify else old[j] - centres2[j]
+            new_y = new[j] if classify else new[j] - centres2[j]
+            root_hist = _swap_hist(
+                state.root_hist(j), state.rank, rank2, p, np.flatnonzero(state.binned[:j]), state.hoff, hoff2,
+                state.uoff, ins, width, classify, old_y, new_y,
+            )  # fmt: skip
+        else:
+            root_hist = np.zeros(0)
+        tree = _refit_tree(
+            X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, float(centres2[j]),
+            hist, small, rank2, rank_t, uniq2, uoff2, state.binned, hoff2, root_hist, ord2, rks2, f.feature,
+            f.threshold, f.upper, f.left, f.lo, f.hi, int(f.roots[j]), state.last, state.perms[j],
+            f.leaf_values[j], values[j],
+        )  # fmt: skip
+        parts.append(tree)
+    sizes = np.array([len(part[0]) for part in parts])
+    roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+    fields = list(zip(*parts, strict=True))
+    feature, threshold, upper = (np.concatenate(x) for x in fields[:3])
+    left, right = (
+        np.concatenate([np.where(a >= 0, a + base, -1) for a, base in zip(x, roots, strict=True)])
+        for x in fields[3:5]
+    )
+    lo, hi = (np.concatenate(x) for x in fields[5:7])
+    return Forest(feature, threshold, upper, left, right, lo, hi, roots, values), X2

@@ -87,11 +87,89 @@ class SynthpopGenerator(SyntheticGenerator):
         order = _visit_order(self.visit_sequence, schema)
         X = _check_array(X, schema)
         categorical = schema.is_categorical[order]
-        forest = grow_forest(X[:, order], categorical, min_leaf, onehot=categorical & onehot)
+        ordered = X[:, order]
+        forest = grow_forest(ordered, categorical, min_leaf, onehot=categorical & onehot)
         self.schema_ = schema
         self.order_ = order
         self.forest_ = forest
+        # The training rows (visit order), which ``refit_swap`` starts from; its state is built
+        # on the first refit.
+        self._train = ordered
+        self._refit_state = None
         return self
+
+    def refit_swap(self, position: int, row: np.ndarray, *, rng: np.random.Generator) -> SynthpopGenerator:
+        """The model ``fit`` gives on the training rows with row ``position`` replaced by ``row``.
+
+        The returned model equals ``SynthpopGenerator(**self.get_params()).fit(X2, schema, rng=rng)``
+        with ``X2`` the training array with that row replaced, array for array, so its samples are
+        the same bit for bit; it is computed from this model, re-searching splits only on the
+        nodes the old and new row pass through and growing afresh only the subtrees whose split
+        changes. This model is not changed (it keeps what every refit starts from), and ``rng``
+        is not drawn from, as ``fit`` does not draw from it.
+
+        Parameters
+        ----------
+        position : int
+            The training row replaced, ``0 <= position < n``.
+        row : ndarray of shape (d,)
+            The new row, encoded as the training array (table column order).
+        rng : numpy.random.Generator
+            Not used (see the class notes); taken for the same signature as ``fit``.
+
+        Returns
+        -------
+        SynthpopGenerator
+            A new fitted model.
+
+        Raises
+        ------
+        ParameterError
+            When the model is not fitted, or ``position`` is not a row of its training array.
+        DataError
+            When ``row`` does not fit the schema (shape, non-finite values, invalid codes).
+        """
+        from privgame.generators._cart import RefitState, refit_forest
+
+        train = getattr(self, "_train", None)
+        if not hasattr(self, "forest_") or train is None:
+            raise ParameterError(
+                "The synthpop generator must be fitted before refit_swap(); call fit() on the "
+                "training rows first."
+            )
+        n = len(train)
+        if isinstance(position, bool) or not isinstance(position, (int, np.integer)) or not 0 <= position < n:
+            raise ParameterError(
+                f"position must be a training row index 0..{n - 1}, got {position!r}; give the "
+                "position of the row to replace in the training array."
+            )
+        values = _check_row(row, self.schema_)
+        if self._refit_state is None:
+            categorical = self.schema_.is_categorical[self.order_]
+            onehot = _check_categorical_splits(self.categorical_splits) == "onehot"
+            self._refit_state = RefitState(
+                train,
+                self.forest_,
+                categorical,
+                categorical & onehot,
+                _check_min_samples_leaf(self.min_samples_leaf),
+            )
+        forest, swapped = refit_forest(self._refit_state, int(position), values[self.order_])
+        model = type(self)(**self.get_params())
+        model.schema_ = self.schema_
+        model.order_ = self.order_
+        model.forest_ = forest
+        model._train = swapped
+        model._refit_state = None
+        return model
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The refit state (tens of MB at Adult's size) is rebuilt by the first refit of a copy;
+        # a model sent to a worker process travels without it.
+        state = dict(self.__dict__)
+        if state.get("_refit_state") is not None:
+            state["_refit_state"] = None
+        return state
 
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
         """Draw ``n`` synthetic rows (one uniform per cell from ``rng``), in table column order."""
@@ -170,6 +248,34 @@ def _visit_order(visit_sequence: Sequence[str] | None, schema: Schema) -> np.nda
     first = [position[name] for name in visit_sequence]
     rest = [j for j in range(len(names)) if names[j] not in seen]
     return np.array(first + rest, dtype=np.int64)
+
+
+def _check_row(row: np.ndarray, schema: Schema) -> np.ndarray:
+    """``row`` as float64 after the checks ``fit`` makes of a training row."""
+    values = np.asarray(row, dtype=np.float64)
+    d = len(schema.used)
+    if values.shape != (d,):
+        raise DataError(
+            f"The row to swap in has shape {values.shape} but the schema has {d} used columns; "
+            "pass one encoded row (privgame.data.encoding.encode with the same schema), shape "
+            f"({d},)."
+        )
+    from privgame.generators._cart import check_cells
+
+    problems: list[str] = []
+    sizes = schema.cardinalities
+    finite, not_codes = check_cells(values[None, :], schema.is_categorical, sizes)
+    for j, col in enumerate(schema.used):
+        if not finite[j]:
+            problems.append(f"column {col.name!r} is missing or infinite; swap in a complete row.")
+        elif not_codes[j]:
+            problems.append(
+                f"column {col.name!r} is not a category code 0..{sizes[j] - 1}; encode the row with "
+                "privgame.data.encoding.encode."
+            )
+    if problems:
+        raise DataError("The row to swap in does not fit the schema.", problems)
+    return values
 
 
 def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
