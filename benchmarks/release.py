@@ -1,15 +1,17 @@
 """An audit of a real-size release: Adult in the release set-up (holdout 0.3), Synthpop.
 
 Usage: ``python benchmarks/release.py [--outliers 20] [--random 20] [--n 200] [--workers 2]
-[--generator synthpop] [--json]``
+[--generator synthpop] [--attacker leave-one-out] [--json]``
 
-The defaults are the release issue's set-up: D is 70% of Adult (31,655 rows), the other 13,567
-rows are held back to play the population, the audit plan is 20 outliers + 20 random records,
-N_shadow = N_eval = 200, 2 workers. Prints the wall time, the generator fits, CPU-seconds per
-target, one fit + sample at this |D|, and the peak memory of the whole process tree (sampled
-every 0.2 s). Smaller plans (``--outliers 2 --random 2``) give the per-target figures in minutes;
-the whole audit's CPU time is the shared part, plus the full plan's pool of traditional datasets
-(scaled from this run's pool by its fits), plus the per-target part times the targets.
+The defaults are the release set-up's: D is 70% of Adult (31,655 rows), the other 13,567 rows
+are held back to play the population, the audit plan is 20 outliers + 20 random records,
+N_shadow = N_eval = 200, 2 workers, the leave-one-out attacker (the model-seeded game only;
+``--attacker population`` plays both games against the paper's attacker). Prints the wall
+time, the generator fits, CPU-seconds per target, one fit + sample at this |D|, and the peak
+memory of the whole process tree (sampled every 0.2 s). Smaller plans (``--outliers 2
+--random 2``) give the per-target figures in minutes; the whole audit's CPU time is the shared
+part, plus the full plan's pool of traditional datasets (scaled from this run's pool by its
+fits), plus the per-target part times the targets.
 """
 
 from __future__ import annotations
@@ -73,6 +75,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200, help="N_shadow = N_eval")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--generator", default="synthpop")
+    parser.add_argument("--attacker", default="leave-one-out", choices=["leave-one-out", "population"])
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -84,7 +87,12 @@ def main() -> None:
         schema=inputs.schema.to_dict(),
         sizes=inputs.sizes,
         generator=args.generator,
-        attack=AttackSettings(n_shadow=args.n, n_eval=args.n),
+        attack=AttackSettings(
+            n_shadow=args.n,
+            n_eval=args.n,
+            attacker=args.attacker,
+            games="model-seeded" if args.attacker == "leave-one-out" else "both",
+        ),
         targets=TargetSelection.plan(outliers=args.outliers, random=args.random),
         seed=0,
         setup=inputs.setup,
@@ -124,6 +132,7 @@ def main() -> None:
     result = {
         "benchmark": "release",
         "generator": args.generator,
+        "attacker": args.attacker,
         "d_rows": spec.sizes["target"],
         "aux_rows": spec.sizes["aux"],
         "reference_rows": spec.sizes["eval"] - spec.sizes["target"],
@@ -161,7 +170,7 @@ def main() -> None:
     print(
         f"release audit, Adult holdout 0.3 ({result['d_rows']:,} rows in D, {result['aux_rows']:,} in D_aux, "
         f"{result['reference_rows']:,} reference records), {args.generator}, {n_targets} targets, "
-        f"N_shadow = N_eval = {args.n}, {args.workers} workers"
+        f"N_shadow = N_eval = {args.n}, {args.workers} workers, {args.attacker} attacker"
     )
     print(f"  wall time                 {wall:,.1f} s")
     print(f"  generator fits            {plan['total_fits']:,}")
