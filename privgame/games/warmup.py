@@ -11,7 +11,8 @@ first, so the workers load them.
 A warm-up fits the run's generator on a few rows of D, and on the same rows each taken twice
 (Synthpop grows its trees on the distinct rows of a table that repeats rows, as shadow datasets
 drawn with replacement do: kernels of their own), and samples a few rows, from a stream of its own,
-so it never changes a run's results; it also counts the attack's queries on those rows. A Dask
+so it never changes a run's results; it refits the model with one row swapped where the
+generator has ``refit_swap``, and counts the attack's queries on those rows. A Dask
 worker on another host has its own cache: it compiles once there, and its later tasks (and the
 other workers of that host) reuse it.
 """
@@ -51,6 +52,10 @@ def warm_up(ctx: Context) -> None:
     rng = stream(ctx.seed, _WARM_UP_STREAM)
     try:
         for table in (rows, np.concatenate([rows, rows])):
-            ctx.new_generator().fit(table, ctx.schema, rng=rng).sample(len(rows), rng=rng)
+            model = ctx.new_generator().fit(table, ctx.schema, rng=rng)
+            model.sample(len(rows), rng=rng)
+        # The one-row refits of the swapped datasets have kernels of their own.
+        if callable(getattr(model, "refit_swap", None)) and len(rows) > 1:
+            model.refit_swap(0, rows[1], rng=rng).sample(len(rows), rng=rng)
     except Exception:  # see Notes: the run itself reports the generator's own errors
         return

@@ -364,6 +364,8 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         _number(page, "Worker processes", 1)
         page.get_by_text("The release is trained on these 210 rows.").wait_for()
         page.get_by_text("The most outlying records show the worst case").wait_for()
+        # The release set-up's attacker is the leave-one-out one, offered in plain words.
+        page.get_by_text("Knows every other record of your data (leave-one-out, the worst case)").wait_for()
         page.get_by_role("button", name="Launch the audit").wait_for()
         _shot(page, "r2-evaluate-release")
         page.get_by_role("button", name="Launch the audit").click()
@@ -384,6 +386,10 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         _slide_to(page, 0.6)
         page.wait_for_function("() => /[?&]t=0\\.6(&|$)/.test(window.location.search)")
         page.get_by_text(verdict_text(run_summary(folder, 0.6))).wait_for()
+        assert "audited against an attacker who knows every other record" in verdict_text(
+            run_summary(folder, 0.6)
+        )
+        assert folder.spec().attack.attacker == "leave-one-out"
         _go(page, "Record")
         assert page.locator('[data-testid="stSliderThumbValue"]').first.inner_text() == "0.60"
         assert "t=0.6" in page.url
@@ -413,6 +419,8 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         card = json.loads(card_file.read_text())
         assert card["run_id"] == run.run_id and card["release"]["rows"] == 50
         assert card["data"]["setup"] == "release" and card["verdict"]
+        assert card["audit"]["attacker"] == "leave-one-out"
+        assert "an attacker who knows every other record" in card["verdict"]
     seconds = time.monotonic() - started
     assert seconds < WALK_THROUGH_SECONDS, f"the walk-through took {seconds:.0f} s"
 
