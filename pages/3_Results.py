@@ -36,7 +36,14 @@ from privgame.audit import GROUP_LABELS, group_masks, not_played_reason, records
 from privgame.background import dismiss_extension, extension_state, launch_extend
 from privgame.commands.report import summary_at
 from privgame.data.schema import Schema
-from privgame.figures import Chart, difference_histogram, miss_rate_chart, risk_cdfs, risk_scatter
+from privgame.figures import (
+    Chart,
+    difference_histogram,
+    miss_rate_chart,
+    risk_cdfs,
+    risk_intervals,
+    risk_scatter,
+)
 from privgame.games.engine import undecided_records
 from privgame.records import identifier_columns, value_columns, value_name
 from privgame.report import high_risk, to_bytes
@@ -466,9 +473,11 @@ def _open_if_new(source: str, folder: RunFolder, record_id: int | None) -> None:
 def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Figures")
     if folder.spec().attack.games == "model-seeded":
+        event = _chart(risk_intervals(records, t), folder, "risk-intervals", select=True)
+        _open_if_new("intervals", folder, _selected_point(event))
         st.caption(
-            "The figures compare the two games; the traditional game was not run, so they are not "
-            "drawn. The Remedies page compares this run with its parent, record by record."
+            "The figures that compare the two games are not drawn: the traditional game was not "
+            "run. The Remedies page compares this run with its parent, record by record."
         )
         return
     left, right = st.columns(2)

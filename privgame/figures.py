@@ -44,6 +44,7 @@ __all__ = [
     "paired_risk_chart",
     "privacy_utility_chart",
     "risk_cdfs",
+    "risk_intervals",
     "risk_scatter",
     "roc_curves",
     "score_distributions",
@@ -351,6 +352,127 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
         f"the traditional game says{_left_out(excluded)}."
     )
     return Chart(figure=figure, data=data, caption=caption, title="Risk per record (Fig. 1a)")
+
+
+# --------------------------------------------------------------------------------------------
+# Each record's model-seeded risk with its interval (a run that played that game alone)
+# --------------------------------------------------------------------------------------------
+
+_VERDICT_STYLES = (
+    ("at risk", OKABE_ITO["vermillion"], "circle"),
+    ("undecided", OKABE_ITO["orange"], "diamond"),
+    ("not at risk", OKABE_ITO["bluish_green"], "square"),
+)
+
+
+def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
+    """Each record's model-seeded risk with its 95% interval, sorted, coloured by its verdict at t.
+
+    The chart of a run that played the model-seeded game alone (the leave-one-out attacker, a
+    remedy's re-audit), where the two games cannot be set against each other.
+
+    Parameters
+    ----------
+    records : DataFrame
+        The run's per-record results: ``record_id``, ``risk_model_seeded`` and its
+        ``risk_model_seeded_low``/``_high`` 95% bounds; ``audit_group`` when present.
+    threshold : float
+        The high-risk threshold ``t`` in [0, 1].
+
+    Returns
+    -------
+    Chart
+        One point per record with a defined risk, from the lowest risk at the bottom to the
+        highest at the top, with a horizontal bar over its interval; a dashed line at ``t`` and a
+        dotted one at 0.5 (a random guess). ``customdata[0]`` of every point is its
+        ``record_id``, so a click can open the record. ``data`` holds ``record_id``, the risk,
+        its bounds, ``verdict`` and ``group``.
+
+    Raises
+    ------
+    ParameterError
+        If a column is missing, a risk lies outside [0, 1], or ``t`` is outside [0, 1].
+    """
+    t = _threshold(threshold)
+    columns = ["record_id", "risk_model_seeded", "risk_model_seeded_low", "risk_model_seeded_high"]
+    _require_columns(records, columns, "records")
+    risk = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
+    metrics.abs_differences(risk, risk)  # validates: risks in [0, 1] or nan
+    keep = ~np.isnan(risk)
+    defined = records.loc[keep]
+    low = defined["risk_model_seeded_low"].to_numpy(np.float64)
+    high = defined["risk_model_seeded_high"].to_numpy(np.float64)
+    group = (
+        defined["audit_group"].astype(str).to_numpy()
+        if "audit_group" in defined.columns
+        else np.full(len(defined), "chosen")
+    )
+    data = pd.DataFrame(
+        {
+            "record_id": defined["record_id"].to_numpy(),
+            "risk_model_seeded": risk[keep],
+            "risk_model_seeded_low": low,
+            "risk_model_seeded_high": high,
+            "verdict": metrics.verdicts(low, high, t),
+            "group": group,
+        }
+    ).sort_values(["risk_model_seeded", "record_id"], kind="stable", ignore_index=True)
+    data["label"] = [f"record {r} ({g})" for r, g in zip(data["record_id"], data["group"], strict=True)]
+    floor = _risk_floor(np.r_[data["risk_model_seeded_low"].to_numpy(), data["risk_model_seeded"]], t)
+    figure = go.Figure()
+    for x, name, dash in ((t, "threshold t", "dash"), (0.5, "random guess", "dot")):
+        figure.add_shape(
+            type="line",
+            name=name,
+            x0=x,
+            x1=x,
+            y0=0,
+            y1=1,
+            yref="paper",
+            line={"color": OKABE_ITO["black"] if dash == "dash" else _GREY, "width": 1, "dash": dash},
+        )
+    for verdict, color, symbol in _VERDICT_STYLES:
+        part = data.loc[data["verdict"] == verdict]
+        if part.empty:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=part["risk_model_seeded"],
+                y=part["label"],
+                mode="markers",
+                name=f"{verdict} ({len(part)})",
+                marker={"color": color, "symbol": symbol, "size": 9},
+                error_x={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": part["risk_model_seeded_high"] - part["risk_model_seeded"],
+                    "arrayminus": part["risk_model_seeded"] - part["risk_model_seeded_low"],
+                    "color": color,
+                    "thickness": 1.5,
+                    "width": 0,
+                },
+                customdata=part[columns].to_numpy(dtype=object),
+                hovertemplate=(
+                    "record %{customdata[0]}<br>model-seeded risk %{x:.3f}"
+                    "<br>95% CI [%{customdata[2]:.3f}, %{customdata[3]:.3f}]<extra></extra>"
+                ),
+            )
+        )
+    _layout(figure, "Risk of each record in this release, with its 95% interval", _RISK_MS, "")
+    figure.update_layout(height=max(320, 22 * len(data) + 200))
+    figure.update_xaxes(range=[floor, 1.0])
+    figure.update_yaxes(
+        categoryorder="array", categoryarray=list(data["label"]), showticklabels=len(data) <= 60
+    )
+    counts = {v: int(np.count_nonzero(data["verdict"].to_numpy() == v)) for v, _, _ in _VERDICT_STYLES}
+    excluded = int(keep.size - np.count_nonzero(keep))
+    caption = (
+        f"Each point is one record's model-seeded risk, its bar the 95% interval: "
+        f"{counts['at risk']} lie wholly above t={t:g} (at risk), {counts['undecided']} contain it "
+        f"(undecided) and {counts['not at risk']} lie at or below it (not at risk); left of the "
+        f"dotted line the attack does worse than a guess{_left_out(excluded)}."
+    )
+    return Chart(figure=figure, data=data, caption=caption, title="Risk per record, with intervals")
 
 
 # --------------------------------------------------------------------------------------------

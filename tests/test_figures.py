@@ -306,3 +306,28 @@ def test_score_distributions_histograms(scores: pd.DataFrame) -> None:
     assert ms_in["bin_low"].min() >= 0.5
     with pytest.raises(ParameterError, match="bins"):
         figures.score_distributions(scores, 10, bins=0)
+
+
+def test_risk_intervals_sort_the_records_and_colour_them_by_their_verdict() -> None:
+    records = pd.DataFrame(
+        {
+            "record_id": [7, 3, 9, 4],
+            "audit_group": ["outlier", "random", "random", "random"],
+            "risk_model_seeded": [0.95, 0.5, 0.81, math.nan],
+            "risk_model_seeded_low": [0.9, 0.4, 0.7, math.nan],
+            "risk_model_seeded_high": [0.99, 0.6, 0.9, math.nan],
+            "risk_traditional": [math.nan] * 4,
+        }
+    )
+    chart = figures.risk_intervals(records, 0.8)
+    assert chart.data["record_id"].tolist() == [3, 9, 7]  # lowest risk first, the undefined one left out
+    assert chart.data["verdict"].tolist() == ["not at risk", "undecided", "at risk"]
+    names = [trace.name for trace in chart.figure.data]
+    assert names == ["at risk (1)", "undecided (1)", "not at risk (1)"]
+    at_risk = chart.figure.data[0]
+    assert at_risk.customdata[0][0] == 7 and list(at_risk.error_x.arrayminus) == pytest.approx([0.05])
+    assert "1 lie wholly above t=0.8" in chart.caption and "1 record with an undefined risk" in chart.caption
+    with pytest.raises(ParameterError, match="lacks the columns"):
+        figures.risk_intervals(records.drop(columns="risk_model_seeded_low"), 0.8)
+    with pytest.raises(ParameterError, match="between 0 and 1"):
+        figures.risk_intervals(records, 1.5)
