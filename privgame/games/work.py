@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import pickle
 import time
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -151,6 +152,27 @@ _BASES: OrderedDict[tuple[Any, ...], SyntheticGenerator | None] = OrderedDict()
 _BASES_KEPT = 2
 
 
+_D_KEYS: OrderedDict[tuple[int, int], tuple[weakref.ref[np.ndarray], weakref.ref[np.ndarray], str]] = (
+    OrderedDict()
+)
+
+
+def _d_key(ctx: Context) -> str:
+    """A fingerprint of D's encoded rows and schema, hashed once per context's arrays (the same
+    arrays, alive, are the same D; a context unpickled afresh is hashed again)."""
+    ids = (id(ctx.X), id(ctx.target))
+    known = _D_KEYS.get(ids)
+    if known is not None and known[0]() is ctx.X and known[1]() is ctx.target:
+        return known[2]
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(np.ascontiguousarray(ctx.X[plan.ms_in_rows(ctx.target)]).tobytes())
+    digest.update(repr(ctx.schema.to_dict()).encode())
+    _D_KEYS[ids] = (weakref.ref(ctx.X), weakref.ref(ctx.target), digest.hexdigest())
+    while len(_D_KEYS) > 8:
+        _D_KEYS.popitem(last=False)
+    return _D_KEYS[ids][2]
+
+
 def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
     """The generator fitted on D that one-row refits start from (kept per process), or None when
     the generator has no ``refit_swap`` (a fresh fit is then made for every swapped dataset).
@@ -161,14 +183,9 @@ def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
     generator = ctx.new_generator()
     if not callable(getattr(generator, "refit_swap", None)):
         return None
-    rows = np.ascontiguousarray(ctx.X[plan.ms_in_rows(ctx.target)])
-    key = (
-        ctx.generator,
-        repr(sorted(ctx.generator_params.items())),
-        repr(ctx.schema.to_dict()),
-        hashlib.blake2b(rows.tobytes(), digest_size=16).hexdigest(),
-    )
+    key = (ctx.generator, repr(sorted(ctx.generator_params.items())), _d_key(ctx))
     if key not in _BASES:
+        rows = ctx.X[plan.ms_in_rows(ctx.target)]
         _BASES[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
         while len(_BASES) > _BASES_KEPT:
             _BASES.popitem(last=False)

@@ -17,7 +17,7 @@ from privgame.errors import ParameterError
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
 from privgame.games.plan import count_fits
-from privgame.games.work import shared_chunk
+from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
 from privgame.generators import GENERATORS, SyntheticGenerator, register
 from privgame.seeding import Role, stream
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
@@ -221,3 +221,17 @@ def test_the_leave_one_out_attacker_finds_more_risk_than_the_population_attacker
     weak = start_run(tmp_path / "pop", population, table, workers=1).records()
     assert strong["record_id"].tolist() == weak["record_id"].tolist()
     assert strong["risk_model_seeded"].mean() > weak["risk_model_seeded"].mean()
+
+
+@pytest.mark.parametrize("generator", ["synthpop", "baynet", "privbayes"])
+def test_a_swapped_dataset_refitted_from_the_model_on_d_equals_a_fresh_fit(
+    small_adult: Path, generator: str
+) -> None:
+    spec, table = _spec(small_adult, generator=generator)
+    ctx, targets = build_context(spec, table)
+    assert callable(getattr(ctx.new_generator(), "refit_swap", None))
+    for k, record in enumerate(targets):
+        rows, reference = ctx.threat.own_rows(ctx, stream(3, k), int(record))
+        refitted = synthesise_swapped(ctx, rows, int(record), reference, stream(4, k))
+        fresh = synthesise(ctx, rows, stream(4, k))
+        assert refitted.tobytes() == fresh.tobytes()
