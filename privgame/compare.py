@@ -23,6 +23,7 @@ COMPARE_LABELS: dict[str, str] = {
     "run_id": "run",
     "parent": "remedy of",
     "remedy": "remedy",
+    "attacker": "attacker",
     "at_risk": "at risk",
     "undecided": "undecided",
     "not_at_risk": "not at risk",
@@ -102,6 +103,8 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
                 "run_id": folder.run_id,
                 "parent": (spec.parent or {}).get("run_id", ""),
                 "remedy": (spec.parent or {}).get("description", "(original audit)"),
+                # Verdicts against different attackers measure different things: the column says which.
+                "attacker": spec.attack.attacker,
                 "at_risk": counts["at risk"],
                 "undecided": counts["undecided"],
                 "not_at_risk": counts["not at risk"],
