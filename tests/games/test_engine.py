@@ -8,18 +8,17 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import pandas as pd
 import pytest
+from blind_generator import blind_generator
 
 from privgame.data import BUNDLED_ADULT, load_dataset
-from privgame.data.schema import Schema
 from privgame.errors import RunError
 from privgame.games.engine import Progress, build_context, execute, start_run
 from privgame.games.work import shared_chunk
-from privgame.generators import GENERATORS, SyntheticGenerator, create, register
+from privgame.generators import create
 from privgame.seeding import Role
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
@@ -126,21 +125,6 @@ def test_the_identity_generator_exposes_an_outlier_in_the_model_seeded_game(
     assert records["risk_model_seeded"].iloc[0] >= 0.95
 
 
-class _IgnoresItsData(SyntheticGenerator):
-    """Samples a fixed public table, whatever it is trained on (tests only)."""
-
-    name = "test_ignores_data"
-    public: np.ndarray = np.empty((0, 0))
-
-    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        self.schema_ = schema
-        return self
-
-    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
-        columns = [col[rng.integers(0, len(col), size=n)] for col in self.public.T]
-        return np.stack(columns, axis=1)
-
-
 def test_a_generator_that_ignores_its_data_gives_risks_near_one_half(
     small_adult: Path, tmp_path: Path
 ) -> None:
@@ -151,13 +135,9 @@ def test_a_generator_that_ignores_its_data_gives_risks_near_one_half(
         targets=TargetSelection("random", 4),
     )
     ctx, _ = build_context(spec, table)
-    _IgnoresItsData.public = ctx.X[ctx.aux]
-    register(_IgnoresItsData)
-    try:
-        spec = RunSpec.from_dict({**spec.to_dict(), "generator": "test_ignores_data"})
+    with blind_generator(ctx.X[ctx.aux]) as name:
+        spec = RunSpec.from_dict({**spec.to_dict(), "generator": name})
         records = start_run(tmp_path, spec, table, workers=1).records()
-    finally:
-        GENERATORS.pop("test_ignores_data")
     # 100 evaluation runs: the AUC of a useless score has sd <= sqrt(201 / (12 * 50 * 50)) = 0.082.
     for column in ("risk_model_seeded", "risk_traditional"):
         assert (records[column] - 0.5).abs().max() < 0.25

@@ -5,20 +5,18 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import pandas as pd
 import pytest
+from blind_generator import blind_generator
 
 from privgame.data import BUNDLED_ADULT, load_dataset
-from privgame.data.schema import Schema
 from privgame.errors import ParameterError
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
 from privgame.games.plan import count_fits
 from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
-from privgame.generators import GENERATORS, SyntheticGenerator, register
 from privgame.seeding import Role, stream
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run
@@ -152,21 +150,6 @@ def test_the_identity_generator_puts_every_record_at_risk_under_leave_one_out(
     assert (records["verdict_traditional"] == "not run").all()
 
 
-class _IgnoresItsData(SyntheticGenerator):
-    """Samples a fixed public table, whatever it is trained on (tests only)."""
-
-    name = "test_threat_ignores_data"
-    public: np.ndarray = np.empty((0, 0))
-
-    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        self.schema_ = schema
-        return self
-
-    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
-        columns = [col[rng.integers(0, len(col), size=n)] for col in self.public.T]
-        return np.stack(columns, axis=1)
-
-
 def test_a_generator_that_ignores_its_data_puts_no_record_at_risk_under_leave_one_out(
     small_adult: Path, tmp_path: Path
 ) -> None:
@@ -177,13 +160,9 @@ def test_a_generator_that_ignores_its_data_puts_no_record_at_risk_under_leave_on
         targets=TargetSelection("random", 4),
     )
     ctx, _ = build_context(spec, table)
-    _IgnoresItsData.public = ctx.X[ctx.aux]
-    register(_IgnoresItsData)
-    try:
-        spec = RunSpec.from_dict({**spec.to_dict(), "generator": "test_threat_ignores_data"})
+    with blind_generator(ctx.X[ctx.aux]) as name:
+        spec = RunSpec.from_dict({**spec.to_dict(), "generator": name})
         records = start_run(tmp_path, spec, table, workers=1).records()
-    finally:
-        GENERATORS.pop("test_threat_ignores_data")
     assert not (records["verdict_model_seeded"] == "at risk").any()
     assert (records["risk_model_seeded"] - 0.5).abs().max() < 0.25
 
