@@ -296,10 +296,12 @@ def _population(dataset: Dataset) -> Dataset | None:
 def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
     """The release set-up's controls; the set-up (see :data:`pages.SETUP_KEY`) or None."""
     st.markdown(
-        "**D is the data the release is trained on.** The attacker is assumed to know other people "
-        "of the same population (**D_aux**); the rest of the population are the **reference "
-        "records**, which the privacy games swap in for a target record. The population is a part "
-        "of this table that is held back and not released, or a second table of the same columns."
+        "**D is the data the release is trained on.** By default the attacker knows every other "
+        "record of D (the worst case, chosen on the Evaluate page); the paper's weaker attacker "
+        "knows other people of the same population (**D_aux**) instead. The rest of the population "
+        "are the **reference records**, which the privacy games swap in for a target record. The "
+        "population is a part of this table that is held back and not released, or a second table "
+        "of the same columns."
     )
     source = st.radio(
         "Where the population comes from",
