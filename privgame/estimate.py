@@ -81,6 +81,7 @@ _CALIBRATION_STREAM = 11  # a stream no run uses for its results
 _WARM_UP_ROWS = 64
 _SHARE_SECONDS = 1.0  # each worker fits for at least this long when its share of a core is measured
 _SHARE_ROWS = 1_000
+_CLASSIFIER_ROWS = 4_000  # the most feature rows the calibration trains a meta-classifier on
 _PROBE_SECONDS = 1.0  # as privgame.games.engine._PROBE_SECONDS: the engine's own timing of a fit
 DAY_SECONDS = 86_400.0
 
@@ -295,17 +296,23 @@ def calibrate(
 
     refit_times = _time_refits(ctx, rng, max(1, fits))
 
-    # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'.
-    n_rows = spec.attack.n_shadow
+    # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'. A huge
+    # plan (100,000 shadow datasets of 32,767 features is 24 GiB) is timed on at most
+    # _CLASSIFIER_ROWS rows and scaled: a random forest's fit grows as n log n, its scoring as n.
+    n_rows = min(spec.attack.n_shadow, _CLASSIFIER_ROWS)
+    n_scored = min(2 * spec.attack.n_eval, _CLASSIFIER_ROWS)
     base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
     train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
     labels = (np.arange(n_rows) % 2).astype(np.int8)
     t0 = clock()
     fitted = MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
+    t1 = clock()
     # A target's unit also scores its 2 N_eval runs and checkpoints the classifier.
-    fitted.score(base[np.arange(2 * spec.attack.n_eval) % n_rows])
+    fitted.score(base[np.arange(n_scored) % n_rows])
     pickle.dumps(fitted)
-    classifier = clock() - t0
+    t2 = clock()
+    grow = spec.attack.n_shadow / n_rows * math.log2(max(2, spec.attack.n_shadow)) / math.log2(max(2, n_rows))
+    classifier = (t1 - t0) * grow + (t2 - t1) * (2 * spec.attack.n_eval) / n_scored
     wall, cpu = time.perf_counter() - wall0, clock() - cpu0
     share = min(1.0, max(0.05, cpu / wall)) if wall > 0 else 1.0
     startup = throughput = None

@@ -21,6 +21,7 @@ from _hardening import small_spec
 from streamlit.testing.v1 import AppTest
 
 import privgame.estimate
+import privgame.games.engine
 from privgame.cli import main
 from privgame.data import Sizes, load_dataset
 from privgame.errors import ParameterError
@@ -72,15 +73,22 @@ def test_the_spec_refuses_counts_beyond_the_hard_limits(small_adult: Path) -> No
 
 
 def test_a_run_of_years_is_refused_with_its_estimate(
-    adult_rows: pd.DataFrame, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    adult_rows: pd.DataFrame,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every record of a 3,150-row D with 100,000 shadow datasets and evaluation runs each: years."""
+    """Every record of a 3,150-row D with 100,000 shadow datasets and evaluation runs each, both
+    games against the population attacker: months, over the limit."""
     data = tmp_path / "adult.csv"
     adult_rows.iloc[:, :6].to_csv(data, index=False)
     out = tmp_path / "runs"
+
+    def started(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started instead of being refused")  # never a run of months
+
+    monkeypatch.setattr(privgame.games.engine, "execute", started)
     argv = ["run", "--data", str(data), "--generator", "synthpop", "--all-targets"]
-    # The population attacker plays both games and fits every shadow dataset afresh: years. (The
-    # leave-one-out attacker's one-row refits bring the same plan to days, under the limit.)
     argv += ["--n-shadow", "100000", "--n-eval", "100000", "--attacker", "population"]
     assert main([*argv, "--workers", "2", "--out", str(out)]) == 2
     err = capsys.readouterr().err
