@@ -1,7 +1,7 @@
 """One-row refits against fresh fits, interleaved in one process: paired CPU-time ratios.
 
-Usage: ``python benchmarks/refit.py [--rows 31655] [--rounds 40]``; ``--rows 1000,31655`` runs
-both sizes.
+Usage: ``python benchmarks/refit.py [--rows 31655] [--rounds 40] [--only NAME]``; ``--rows
+1000,31655`` runs both sizes, ``--only synthpop`` one generator.
 
 For every registered generator whose class has ``refit_swap`` (an exact refit of a fitted model
 with one training row replaced), a base model is fitted once on D, |D| random Adult rows. Each
@@ -111,10 +111,11 @@ def main() -> None:
     parser.add_argument("--rows", type=lambda text: [int(v) for v in text.split(",")], default=[31655])
     parser.add_argument("--rounds", type=int, default=40)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--only", default=None, help="run only the generator of this name")
     args = parser.parse_args()
     X, schema = adult()
     meter = StealMeter()
-    cases = _cases()
+    cases = [case for case in _cases() if args.only is None or case[0] == args.only]
     if not cases:
         print("no registered generator has refit_swap")
     for n in args.rows:

@@ -614,9 +614,11 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
     assert "The random records are a fair sample of D" in text
     assert "the share of all 210 records of D at risk" in text
     assert "The release is trained on these 210 rows. 90 rows are held back" in text
-    assert "D_aux (60 rows) is smaller than D (210 rows)" in _plain(_texts(at.caption))
+    # The release set-up's attacker is the worst case, who knows every other record of D.
+    assert at.radio(key="attacker").value == "leave-one-out"
+    assert "The attacker knows every record of D but the one it tests" in _plain(_texts(at.caption))
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics == {"Rows of D": "210", "Attacker's data D_aux": "60", "Reference records": "30"}
+    assert metrics == {"Rows of D": "210", "The attacker knows": "209", "Reference records": "30"}
     assert "generator fits" in _texts(at.info)
 
     at.number_input(key="plan_outliers").set_value(0)
@@ -858,8 +860,12 @@ def test_one_threshold_across_results_record_and_export(
     assert at.query_params["t"] in ("0.55", ["0.55"])
     # The verdict sentence is the one the command line prints at the same t.
     assert main(["report", str(folder.path), "--threshold", "0.55"]) == 0
-    answer = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("answer"))
-    sentence = answer.removeprefix("answer").strip()
+    lines = capsys.readouterr().out.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("answer"))
+    # The answer wraps onto the lines that follow it, indented, until the next label.
+    wrapped = [lines[first].removeprefix("answer").strip()]
+    wrapped += [line.strip() for line in lines[first + 1 :][: _indented(lines[first + 1 :])]]
+    sentence = " ".join(wrapped)
     assert "(t = 0.55)" in sentence
     assert sentence in _plain(_texts(at.warning) + _texts(at.info) + _texts(at.success))
     # The verdict column of the table follows t too.
@@ -1122,3 +1128,13 @@ def test_a_damaged_run_is_named_with_its_fix_on_evaluate_and_runs(
     overview = at.dataframe[0].value.set_index("run")
     assert overview.loc[latest.run_id, "state"] == "damaged"
     assert fix in overview.loc[latest.run_id, "problem"]
+
+
+def _indented(lines: list[str]) -> int:
+    """How many of ``lines`` continue the value above them (indented, with no label of their own)."""
+    count = 0
+    for line in lines:
+        if not line.startswith(" " * 20):
+            break
+        count += 1
+    return count
