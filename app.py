@@ -31,7 +31,10 @@ def home() -> None:
         "averages the risk over datasets the record could have been in.\n\n"
         "Records whose model-seeded risk is above the high-risk threshold *t* are at risk. The "
         "**miss rate** is the share of them the traditional game would call low-risk, and the "
-        "**RMSD** says how far the two estimates are apart overall."
+        "**RMSD** says how far the two estimates are apart overall.\n\n"
+        "A release is judged against the worst case by default: an attacker who knows every other "
+        "record of *D* (leave-one-out), in the model-seeded game. The paper's weaker attacker, who "
+        "knows only other people of the population, plays both games and compares them."
     )
 
     st.subheader("Where to start")
