@@ -532,6 +532,8 @@ def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     first = [c for c in LEAD_COLUMNS if c in view.columns]
     first[1:1] = identifier_columns(view, folder.spec().schema)
     order = first + [c for c in view.columns if c not in first]
+    if not both:  # the traditional game was not played: its columns would all be empty
+        order = [c for c in order if "traditional" not in c and c != "difference"]
     st.caption(
         f"{len(view):,} of {len(records):,} records. Click a column header to sort; select a row "
         "to open the record."
