@@ -119,6 +119,21 @@ def _form(folder: RunFolder, t: float) -> Remedy:
     cols = st.columns(2)
     binned = cols[0].multiselect("Cut into quantile bins", continuous, key="remedy-bin")
     n_bins = cols[1].number_input("Bins", min_value=2, value=5, key="remedy-bins")
+    attackers = ["leave-one-out", "population"]
+    attacker = st.radio(
+        "Attacker of the re-audit",
+        attackers,
+        index=attackers.index(spec.attack.attacker),
+        format_func=lambda a: (
+            "knows every other record (leave-one-out, the worst case)"
+            if a == "leave-one-out"
+            else "knows a sample of the population (the paper's)"
+        ),
+        horizontal=True,
+        key="remedy-attacker",
+        help="The parent's by default. The leave-one-out attacker knows D, which the remedy changes, "
+        "so its attacks are trained again on the new D.",
+    )
     games = st.radio(
         "Games of the re-audit",
         ["model-seeded", "both"],
@@ -127,7 +142,11 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         ),
         horizontal=True,
         key="remedy-games",
+        disabled=attacker == "leave-one-out",
+        help="The leave-one-out attacker plays the model-seeded game only.",
     )
+    if attacker == "leave-one-out":
+        games = "model-seeded"
     return Remedy(
         leave_out=None if leave == "none" else leave,
         threshold=t,
@@ -136,6 +155,7 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         bins=tuple((c, int(n_bins)) for c in binned),
         games=games,
         sample=sample,
+        attacker=attacker,
     )
 
 

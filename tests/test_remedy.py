@@ -226,6 +226,11 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     remedies.radio(key="remedy-leave").set_value("at-risk-and-undecided").run()
     assert any("would leave D" in str(c.value) for c in remedies.caption)
     assert remedies.radio(key="remedy-sample").value == "kept"
+    # The re-audit's attacker is the parent's unless chosen; leave-one-out plays one game only.
+    assert remedies.radio(key="remedy-attacker").value == parent.spec().attack.attacker
+    remedies.radio(key="remedy-attacker").set_value("leave-one-out").run()
+    assert remedies.radio(key="remedy-games").disabled
+    assert list(table.columns[:4]) == ["run", "remedy of", "remedy", "attacker"]
 
 
 def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
