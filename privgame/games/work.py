@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import pickle
+import threading
 import time
 import weakref
 from collections import OrderedDict
@@ -148,7 +149,9 @@ def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.n
     return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n_synthetic, rng=rng)
 
 
-_BASES: OrderedDict[tuple[Any, ...], SyntheticGenerator | None] = OrderedDict()
+_LOCAL = threading.local()
+"""Each thread's models on D: a refit fills caches on its base, so threads (a Dask worker run
+with several) never share one."""
 _BASES_KEPT = 2
 
 
@@ -167,10 +170,11 @@ def _d_key(ctx: Context) -> str:
     digest = hashlib.blake2b(digest_size=16)
     digest.update(np.ascontiguousarray(ctx.X[plan.ms_in_rows(ctx.target)]).tobytes())
     digest.update(repr(ctx.schema.to_dict()).encode())
-    _D_KEYS[ids] = (weakref.ref(ctx.X), weakref.ref(ctx.target), digest.hexdigest())
+    key = digest.hexdigest()
+    _D_KEYS[ids] = (weakref.ref(ctx.X), weakref.ref(ctx.target), key)
     while len(_D_KEYS) > 8:
         _D_KEYS.popitem(last=False)
-    return _D_KEYS[ids][2]
+    return key
 
 
 def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
@@ -184,13 +188,16 @@ def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
     if not callable(getattr(generator, "refit_swap", None)):
         return None
     key = (ctx.generator, repr(sorted(ctx.generator_params.items())), _d_key(ctx))
-    if key not in _BASES:
+    bases: OrderedDict[tuple[Any, ...], SyntheticGenerator] = _LOCAL.__dict__.setdefault(
+        "bases", OrderedDict()
+    )
+    if key not in bases:
         rows = ctx.X[plan.ms_in_rows(ctx.target)]
-        _BASES[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
-        while len(_BASES) > _BASES_KEPT:
-            _BASES.popitem(last=False)
-    _BASES.move_to_end(key)
-    return _BASES[key]
+        bases[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
+        while len(bases) > _BASES_KEPT:
+            bases.popitem(last=False)
+    bases.move_to_end(key)
+    return bases[key]
 
 
 def synthesise_swapped(
