@@ -315,6 +315,44 @@ def _output_problems(out: Any, n: int, schema: Schema) -> list[str]:
     return problems
 
 
+def _refit_problems(
+    cls: type, params: Mapping[str, Any], generator: Any, train: np.ndarray, schema: Schema, n: int, seed: int
+) -> list[str]:
+    """What an optional ``refit_swap`` gets wrong: its refit of row 0 swapped for row 1 must give
+    what a fresh fit on the swapped rows gives with the same rng, and leave the fitted model as it
+    was (the engine refits from one model on D hundreds of times)."""
+    problems: list[str] = []
+    before = generator.sample(n, rng=stream(seed, 5))
+    swapped = train.copy()
+    swapped[0] = train[1]
+    fresh = _call(problems, "fit()", "fix fit", cls(**params).fit, swapped, schema, rng=stream(seed, 6))
+    refit = _call(
+        problems,
+        "refit_swap()",
+        "fix refit_swap",
+        generator.refit_swap,
+        0,
+        train[1].copy(),
+        rng=stream(seed, 6),
+    )
+    if problems or fresh is None or refit is None:
+        return problems
+    expected = _call(problems, "sample()", "fix sample", fresh.sample, n, rng=stream(seed, 7))
+    got = _call(
+        problems, "sample() of the refitted model", "fix refit_swap", refit.sample, n, rng=stream(seed, 7)
+    )
+    if expected is not None and got is not None and not _same(expected, got):
+        problems.append(
+            "refit_swap(position, row, rng=...) did not give what fit() gives on the rows with that row "
+            "replaced; make it an exact refit, or remove refit_swap (the engine then fits afresh)."
+        )
+    if not _same(before, generator.sample(n, rng=stream(seed, 5))):
+        problems.append(
+            "refit_swap() changed the fitted model; return a new model and leave this one as it is."
+        )
+    return problems
+
+
 def check_contract(
     name_or_cls: str | type,
     X: np.ndarray,
@@ -330,7 +368,8 @@ def check_contract(
     ``X`` unchanged; ``sample(n, rng=...)`` returns a numpy array of shape ``(n, d)``, ``d`` the
     number of used columns, of finite numbers, with integer codes inside the domain of every
     categorical column and values inside the bounds of every continuous one; equal seeds give equal
-    output; and a declared ``deterministic_fit = True`` holds (the fitted model ignores fit's rng).
+    output; a declared ``deterministic_fit = True`` holds (the fitted model ignores fit's rng); and
+    an optional ``refit_swap`` is an exact one-row refit that leaves the fitted model unchanged.
 
     Parameters
     ----------
@@ -438,6 +477,8 @@ def check_contract(
             "deterministic_fit is True but the fitted model depends on fit's rng; set "
             "deterministic_fit = False, or make fit ignore its rng."
         )
+    if not problems and callable(getattr(generator, "refit_swap", None)) and n >= 2:
+        problems += _refit_problems(cls, params, generator, train, schema, n, seed)
     if problems:
         raise GeneratorContractError(summary, problems)
     return ContractReport(

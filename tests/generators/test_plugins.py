@@ -140,6 +140,40 @@ def test_every_built_in_generator_meets_the_contract(adult: tuple[np.ndarray, Sc
     assert report.deterministic_fit == create(name).deterministic_fit
 
 
+class _StaleRefit(MarginalsGenerator):
+    """A plug-in whose refit_swap forgets the swap: it refits the rows it already has."""
+
+    def refit_swap(self, position: int, row: np.ndarray, *, rng: np.random.Generator) -> Any:
+        return type(self)(**self.get_params()).fit(self.rows_, self.schema_, rng=rng)
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        self.rows_ = np.array(X, copy=True)
+        return super().fit(X, schema, rng=rng)
+
+
+class _MutatingRefit(_StaleRefit):
+    """A plug-in whose refit_swap is exact but swaps the row in its own training rows."""
+
+    def refit_swap(self, position: int, row: np.ndarray, *, rng: np.random.Generator) -> Any:
+        self.rows_[position] = row
+        self.fit(self.rows_, self.schema_, rng=rng)
+        return self
+
+
+def test_a_refit_swap_that_is_not_an_exact_refit_breaks_the_contract(
+    adult: tuple[np.ndarray, Schema],
+) -> None:
+    X, schema = adult
+    rows = X[:120].copy()
+    rows[1] = X[-1]  # row 1, swapped in for row 0, differs from it
+    with pytest.raises(GeneratorContractError) as caught:
+        check_contract(_StaleRefit, rows, schema, rows=120)
+    assert any("did not give what fit() gives" in p for p in caught.value.problems)
+    with pytest.raises(GeneratorContractError) as caught:
+        check_contract(_MutatingRefit, rows, schema, rows=120)
+    assert any("refit_swap() changed the fitted model" in p for p in caught.value.problems)
+
+
 @pytest.mark.usefixtures("importable")
 def test_the_example_plug_in_meets_the_contract(adult: tuple[np.ndarray, Schema]) -> None:
     X, schema = adult
