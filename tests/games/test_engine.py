@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 from blind_generator import blind_generator
 
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data import load_dataset
 from privgame.errors import RunError
 from privgame.games.engine import Progress, build_context, execute, start_run
 from privgame.games.work import shared_chunk
@@ -22,14 +22,6 @@ from privgame.generators import create
 from privgame.seeding import Role
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
-
-
-@pytest.fixture(scope="module")
-def small_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    table = pd.read_csv(BUNDLED_ADULT, nrows=1500)
-    path = tmp_path_factory.mktemp("data") / "adult-small.csv"
-    table.to_csv(path, index=False)
-    return path
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:

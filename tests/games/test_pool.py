@@ -12,7 +12,7 @@ import pytest
 
 from privgame import metrics
 from privgame.cli import main
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data import load_dataset
 from privgame.errors import ParameterError
 from privgame.games import engine, pool
 from privgame.games.engine import build_context, execute, extend, plan_summary, start_run
@@ -20,13 +20,6 @@ from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder, create_run
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json")
-
-
-@pytest.fixture(scope="module")
-def small_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("data") / "adult-small.csv"
-    pd.read_csv(BUNDLED_ADULT, nrows=1500).to_csv(path, index=False)
-    return path
 
 
 def _spec(path: Path, traditional: str = "pooled", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:

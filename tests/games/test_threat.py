@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 from blind_generator import blind_generator
 
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data import load_dataset
 from privgame.errors import ParameterError
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
@@ -22,14 +22,6 @@ from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import create_run
 
 LOO = AttackSettings(n_shadow=20, n_eval=20, games="model-seeded", attacker="leave-one-out")
-
-
-@pytest.fixture(scope="module")
-def small_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    table = pd.read_csv(BUNDLED_ADULT, nrows=1500)
-    path = tmp_path_factory.mktemp("data") / "adult-small.csv"
-    table.to_csv(path, index=False)
-    return path
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
