@@ -139,6 +139,8 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
         "remedy of": (spec_dict.get("parent") or {}).get("run_id", "—"),
         "data": spec_dict["data_name"],
         "generator": f"{spec_dict['generator']} ({params})",
+        # Specs written before the option have no attacker: the paper's, the population one.
+        "attacker": spec_dict["attack"].get("attacker", "population"),
         "rows: attacker's data / evaluation pool / D": (
             f"{sizes['aux']:,} / {sizes['eval']:,} / {sizes['target']:,}"
         ),
