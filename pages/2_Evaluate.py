@@ -788,8 +788,9 @@ def _progress() -> None:
 def body() -> None:
     st.title("Evaluate")
     st.markdown(
-        "Audit records of D: for each target record, train the attack and measure its risk in the "
-        "model-seeded and the traditional privacy game."
+        "Audit records of D: for each target record, train the attack of the attacker you choose "
+        "and measure its risk in the model-seeded game (and, against the paper's attacker, in the "
+        "traditional game too)."
     )
     _progress()
     _form()
