@@ -260,22 +260,32 @@ def _check_row(row: np.ndarray, schema: Schema) -> np.ndarray:
             "pass one encoded row (privgame.data.encoding.encode with the same schema), shape "
             f"({d},)."
         )
-    from privgame.generators._cart import check_cells
-
-    problems: list[str] = []
-    sizes = schema.cardinalities
-    finite, not_codes = check_cells(values[None, :], schema.is_categorical, sizes)
-    for j, col in enumerate(schema.used):
-        if not finite[j]:
-            problems.append(f"column {col.name!r} is missing or infinite; swap in a complete row.")
-        elif not_codes[j]:
-            problems.append(
-                f"column {col.name!r} is not a category code 0..{sizes[j] - 1}; encode the row with "
-                "privgame.data.encoding.encode."
-            )
+    problems = _cell_problems(
+        values[None, :],
+        schema,
+        missing="column {name!r} is missing or infinite; swap in a complete row.",
+        not_codes="column {name!r} is not a category code 0..{top}; encode the row with "
+        "privgame.data.encoding.encode.",
+    )
     if problems:
         raise DataError("The row to swap in does not fit the schema.", problems)
     return values
+
+
+def _cell_problems(X: np.ndarray, schema: Schema, *, missing: str, not_codes: str) -> list[str]:
+    """One problem per used column of ``X`` holding a non-finite value (``missing``) or a value
+    that is not a category code (``not_codes``); the templates take ``name`` and ``top``."""
+    from privgame.generators._cart import check_cells
+
+    sizes = schema.cardinalities
+    finite, bad_codes = check_cells(X, schema.is_categorical, sizes)
+    problems: list[str] = []
+    for j, col in enumerate(schema.used):
+        if not finite[j]:
+            problems.append(missing.format(name=col.name, top=sizes[j] - 1))
+        elif bad_codes[j]:
+            problems.append(not_codes.format(name=col.name, top=sizes[j] - 1))
+    return problems
 
 
 def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
@@ -288,19 +298,13 @@ def _check_array(X: np.ndarray, schema: Schema) -> np.ndarray:
         )
     if len(X) == 0:
         raise ParameterError("The synthpop generator needs at least one training row.")
-    from privgame.generators._cart import check_cells
-
-    problems: list[str] = []
-    sizes = schema.cardinalities
-    finite, not_codes = check_cells(X, schema.is_categorical, sizes)
-    for j, col in enumerate(schema.used):
-        if not finite[j]:
-            problems.append(f"column {col.name!r} holds missing or infinite values; drop those rows.")
-        elif not_codes[j]:
-            problems.append(
-                f"column {col.name!r} holds values that are not category codes 0..{sizes[j] - 1}; "
-                "encode the table with privgame.data.encoding.encode."
-            )
+    problems = _cell_problems(
+        X,
+        schema,
+        missing="column {name!r} holds missing or infinite values; drop those rows.",
+        not_codes="column {name!r} holds values that are not category codes 0..{top}; encode the "
+        "table with privgame.data.encoding.encode.",
+    )
     if problems:
         raise DataError("The training array does not fit its schema.", problems)
     return X
