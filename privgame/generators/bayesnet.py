@@ -1079,11 +1079,30 @@ class _BayesNetBase(SyntheticGenerator):
             )
         codes = domain.discretise(X, schema)
         mi = _MutualInformation(codes, domain.cards)
+        self._learn(schema, domain, codes, mi, degree, epsilon, rng)
+        self._refit: _RefitState | None = _RefitState(
+            mi.narrow, domain.cards, mi.marginal, mi.tops, mi.s_marginal, n
+        )
+
+    def _learn(
+        self,
+        schema: Schema,
+        domain: _Domain,
+        codes: np.ndarray | None,
+        mi: _MutualInformation | _SwappedMutualInformation,
+        degree: int,
+        epsilon: float,
+        rng: np.random.Generator,
+        counter: Callable[[tuple[int, ...]], np.ndarray] | None = None,
+    ) -> None:
+        """Learn the network and its tables from ``mi``'s scores and the counts (of ``codes``, or
+        ``counter``'s), drawing from ``rng`` in the fit's order, and set the fitted attributes."""
+        d = len(domain.cards)
         order, parents = _learn_network(codes, domain.cards, degree, rng, epsilon, mi)
         private = math.isfinite(epsilon)
-        noise_scale = 2 * (d - k) / (epsilon / 2) if private else 0.0
+        noise_scale = 2 * (d - min(degree, d - 1)) / (epsilon / 2) if private else 0.0
         tables = _conditional_tables(
-            codes, domain.cards, order, parents, degree, noise_scale, rng, uniform_fallback=private
+            codes, domain.cards, order, parents, degree, noise_scale, rng, private, counter
         )
         self.schema_ = schema
         self.domain_ = domain
@@ -1093,9 +1112,6 @@ class _BayesNetBase(SyntheticGenerator):
         self.noise_scale_ = noise_scale
         self.sampler_ = _Sampler(domain.cards, order, parents, _sampling_cdfs(tables))
         self._fit_params = self.get_params()
-        self._refit: _RefitState | None = _RefitState(
-            mi.narrow, domain.cards, mi.marginal, mi.tops, mi.s_marginal, n
-        )
 
     def _epsilon(self) -> float:
         """The privacy budget of a fit (infinite: none)."""
@@ -1175,22 +1191,8 @@ class _BayesNetBase(SyntheticGenerator):
         old_row = state.codes[:, int(position)].astype(np.int64)
         degree, epsilon = _check_degree(self.degree), self._epsilon()
         mi = _SwappedMutualInformation(state, int(position), old_row, new_row)
-        order, parents = _learn_network(None, domain.cards, degree, rng, epsilon, mi)
-        private = math.isfinite(epsilon)
-        k = min(degree, d - 1)
-        noise_scale = 2 * (d - k) / (epsilon / 2) if private else 0.0
-        tables = _conditional_tables(
-            None, domain.cards, order, parents, degree, noise_scale, rng, private, mi.joint_counts
-        )
         new = type(self)(**params)
-        new.schema_ = self.schema_
-        new.domain_ = domain
-        new.order_ = order
-        new.parents_ = parents
-        new.tables_ = tables
-        new.noise_scale_ = noise_scale
-        new.sampler_ = _Sampler(domain.cards, order, parents, _sampling_cdfs(tables))
-        new._fit_params = dict(params)
+        new._learn(self.schema_, domain, None, mi, degree, epsilon, rng, mi.joint_counts)
         new._refit = _RefitState(
             (state, int(position), new_row), domain.cards, mi.marginal, mi.tops, mi.s_marginal, n
         )
