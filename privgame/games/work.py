@@ -184,16 +184,17 @@ def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
     ``refit_swap`` returns what a fresh fit on the swapped rows with the given ``rng`` returns,
     whatever stream the base was fitted with, so the base's own stream does not matter.
     """
-    generator = ctx.new_generator()
-    if not callable(getattr(generator, "refit_swap", None)):
-        return None
     key = (ctx.generator, repr(sorted(ctx.generator_params.items())), _d_key(ctx))
-    bases: OrderedDict[tuple[Any, ...], SyntheticGenerator] = _LOCAL.__dict__.setdefault(
+    bases: OrderedDict[tuple[Any, ...], SyntheticGenerator | None] = _LOCAL.__dict__.setdefault(
         "bases", OrderedDict()
     )
     if key not in bases:
-        rows = ctx.X[plan.ms_in_rows(ctx.target)]
-        bases[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
+        generator = ctx.new_generator()
+        if callable(getattr(generator, "refit_swap", None)):
+            rows = ctx.X[plan.ms_in_rows(ctx.target)]
+            bases[key] = generator.fit(rows, ctx.schema, rng=stream(ctx.seed, SHARED, Role.GENERATOR))
+        else:
+            bases[key] = None  # remembered too: the check is not made again for every dataset
         while len(bases) > _BASES_KEPT:
             bases.popitem(last=False)
     bases.move_to_end(key)
