@@ -134,28 +134,17 @@ def describe_setup(spec: RunSpec) -> list[str]:
 
 def attacker_text(spec: RunSpec) -> str:
     """Who the attack plays (the run's threat model, :mod:`privgame.games.threat`), in one sentence."""
-    if spec.attack.attacker == "leave-one-out":
-        return (
-            "The attacker knows every record of D but the one it tests (the leave-one-out attacker, "
-            "the worst case): it trains on the generator fitted on D and on D with the record swapped "
-            "for a reference record, exactly the two worlds the model-seeded game compares. A record "
-            "'not at risk' is one this attacker tried and failed to find."
-        )
-    return (
-        "The attacker knows a sample of the population (D_aux) and none of D: the paper's attacker, "
-        "weaker than one who knows the rest of D (--attacker leave-one-out, the worst case)."
-    )
+    from privgame.games.threat import create
+
+    return create(spec.attack.attacker).in_setup
 
 
 def not_played_reason(attacker: str) -> str:
     """Why a run against ``attacker`` that played the model-seeded game alone did not play the
-    traditional game."""
-    if attacker == "leave-one-out":
-        return (
-            "the leave-one-out attacker plays the model-seeded game only; compare the two games under "
-            "the population attacker"
-        )
-    return "this re-audit played the model-seeded game alone"
+    traditional game: the attacker cannot, or the run is a re-audit that chose not to."""
+    from privgame.games.threat import create
+
+    return create(attacker).no_traditional or "this re-audit played the model-seeded game alone"
 
 
 def traditional_text(spec: RunSpec) -> str:

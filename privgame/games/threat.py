@@ -70,11 +70,17 @@ class ThreatModel(ABC):
         The membership label of the shared shadow datasets (1: 'in', 0: 'out').
     plays_traditional : bool
         Whether the traditional game can be played against this attacker.
+    in_setup : str
+        The sentence that says, where a run's set-up is described, what this attacker knows.
+    no_traditional : str
+        Why a run against this attacker did not play the traditional game ("" when it can).
     """
 
     name: ClassVar[str] = ""
     knows: ClassVar[str] = ""
     summary: ClassVar[str] = ""
+    in_setup: ClassVar[str] = ""
+    no_traditional: ClassVar[str] = ""
     shared_label: ClassVar[int] = 0
     plays_traditional: ClassVar[bool] = True
 
@@ -119,6 +125,10 @@ class Population(ThreatModel):
         "The paper's attacker: it knows other records from the same population (D_aux), none of D. "
         "Weaker than the worst case; use it to reproduce the paper and to compare the two games."
     )
+    in_setup = (
+        "The attacker knows a sample of the population (D_aux) and none of D: the paper's attacker, "
+        "weaker than one who knows the rest of D (--attacker leave-one-out, the worst case)."
+    )
     shared_label = 0
     plays_traditional = True
 
@@ -139,6 +149,16 @@ class LeaveOneOut(ThreatModel):
         "The worst case: the attacker knows every record of your data but the one it tests, and "
         "trains on exactly the two worlds the model-seeded game compares. 'Not at risk' then means "
         "this attacker tried and failed. Plays the model-seeded game only."
+    )
+    in_setup = (
+        "The attacker knows every record of D but the one it tests (the leave-one-out attacker, "
+        "the worst case): it trains on the generator fitted on D and on D with the record swapped "
+        "for a reference record, exactly the two worlds the model-seeded game compares. A record "
+        "'not at risk' is one this attacker tried and failed to find."
+    )
+    no_traditional = (
+        "the leave-one-out attacker plays the model-seeded game only; compare the two games under "
+        "the population attacker"
     )
     shared_label = 1
     plays_traditional = False
