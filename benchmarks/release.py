@@ -30,6 +30,7 @@ import psutil
 
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.games.engine import build_audit, plan_summary, start_run
+from privgame.games.threat import default_games
 from privgame.generators import create
 from privgame.seeding import stream
 from privgame.setups import release_inputs
@@ -91,7 +92,7 @@ def main() -> None:
             n_shadow=args.n,
             n_eval=args.n,
             attacker=args.attacker,
-            games="model-seeded" if args.attacker == "leave-one-out" else "both",
+            games=default_games(args.attacker),
         ),
         targets=TargetSelection.plan(outliers=args.outliers, random=args.random),
         seed=0,

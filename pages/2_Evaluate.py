@@ -584,7 +584,7 @@ def _form() -> None:
                 n_eval=int(n_eval),
                 classifier=classifier,
                 attacker=attacker,
-                games="model-seeded" if attacker == "leave-one-out" else "both",
+                games=threat.default_games(attacker),
             ),
             "threshold": float(threshold),
             "seed": seed,

@@ -32,6 +32,7 @@ from privgame.compare import COMPARE_LABELS, compare_runs, paired_risks
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
 from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
+from privgame.games import threat
 from privgame.remedy import (
     GENERALISE_PARAMS,
     LEAVE_OUT,
@@ -142,10 +143,10 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         ),
         horizontal=True,
         key="remedy-games",
-        disabled=attacker == "leave-one-out",
+        disabled=not threat.create(attacker).plays_traditional,
         help="The leave-one-out attacker plays the model-seeded game only.",
     )
-    if attacker == "leave-one-out":
+    if not threat.create(attacker).plays_traditional:
         games = "model-seeded"
     return Remedy(
         leave_out=None if leave == "none" else leave,

@@ -299,7 +299,9 @@ def attacker_and_games(setup: str, attacker: str | None, games: str | None) -> t
     against the leave-one-out attacker, the paper set-up keeps the paper's), and both games
     unless the attacker is leave-one-out, which plays the model-seeded game only."""
     attacker = attacker or DEFAULT_ATTACKER.get(setup, "population")
-    return attacker, games or ("model-seeded" if attacker == "leave-one-out" else "both")
+    from privgame.games.threat import default_games
+
+    return attacker, games or default_games(attacker)
 
 
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:

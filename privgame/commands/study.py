@@ -350,6 +350,8 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
     else:
         selection = TargetSelection(mode=args.target_selection, k=args.targets)
     n_eval = max(args.n_evals) if name == "convergence" and args.n_evals else getattr(args, "n_eval", 200)
+    from privgame.games.threat import default_games
+
     base = RunSpec(
         data_name=dataset.source_name,
         data_fingerprint=dataset.fingerprint,
@@ -362,7 +364,7 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
             n_eval=n_eval,
             classifier=args.classifier,
             attacker=args.attacker,
-            games="model-seeded" if args.attacker == "leave-one-out" else "both",
+            games=default_games(args.attacker),
         ),
         targets=selection,
         threshold=args.threshold,

@@ -50,6 +50,7 @@ __all__ = [
     "Population",
     "ThreatModel",
     "create",
+    "default_games",
     "describe",
     "register",
 ]
@@ -203,3 +204,9 @@ def create(name: str) -> ThreatModel:
 def describe(name: str) -> str:
     """The attacker ``name`` in plain words (e.g. "an attacker who knows every other record")."""
     return create(name).knows
+
+
+def default_games(name: str) -> str:
+    """The games a run against the attacker ``name`` plays unless told otherwise: both where the
+    traditional game can be played against it, the model-seeded game alone where it cannot."""
+    return "both" if create(name).plays_traditional else "model-seeded"
