@@ -4,8 +4,8 @@ figures and every record.
 The summary is :func:`privgame.commands.report.summary_at` (the same numbers as
 ``python -m privgame report``) at the threshold chosen here: its ``setup_text`` says what was
 audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
-``groups`` counts the records at risk in each audit group. The most outlying records are the
-worst case, not a random sample: they are counted apart and never enter the estimate. The
+``groups`` counts the records at risk in each audit group. The most outlying records are not a
+random sample: they are counted apart and never enter the share. The
 figures come from :mod:`privgame.figures`, the utility figures from :mod:`privgame.utility` (its
 button calls :func:`~privgame.utility.measure_utility`, as ``python -m privgame utility`` does).
 Clicking a point of the scatter plot or a row of the table opens that record on the Record page.
@@ -93,12 +93,12 @@ COLUMN_LABELS = {
 }
 SHOW = {
     "all": "every evaluated record",
-    "at_risk": "records at risk (model-seeded risk above t)",
+    "at_risk": "records at risk (their interval lies above t)",
     "missed": "records at risk that the traditional game misses",
 }
 GROUPS = {
     "all": "every audit group",
-    "outlier": "the most outlying records (worst case)",
+    "outlier": "the most outlying records",
     "random": "the random sample (share estimate)",
     "chosen": "records chosen by you",
 }
@@ -119,7 +119,8 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     elif not (groups.get("outlier") or {}).get("records"):
         st.caption(
             "No random sample of D was audited, so the share of all of D at risk is not estimated; the "
-            "audit plan (K most outlying + M random records) gives both the worst case and the share."
+            "audit plan (K most outlying + M random records) gives both the most outlying records and "
+            "the share."
         )
     else:
         st.caption("No random sample of D was audited, so the share of all of D at risk is not estimated.")
@@ -127,8 +128,9 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     if outlier.get("records"):
         text = (
             f"**Most outlying records: {outlier['at_risk']:,} of {outlier['records']:,} at risk** "
-            f"(model-seeded risk above t = {t:g}). They are the worst case: picked for being unusual, "
-            "they are not a random sample and are not in the estimate."
+            f"(their interval lies above t = {t:g}). Picked for being unusual, they are not a random "
+            "sample and are not in the estimate; the highest risk of an audit can still be a random "
+            "record's."
         )
         (st.warning if outlier["at_risk"] else st.success)(text)
     if folder.status().get("state") == "done" and extension_state(folder) == "none":
@@ -267,19 +269,22 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         "Missed by the traditional game",
         _number(summary.get("miss_rate"), 2),
         help=(
-            "Share of records at risk in the model-seeded game that the traditional game calls "
-            "low-risk: the miss rate (Eq. 9 of the paper)."
+            "The miss rate (Eq. 9 of the paper), as the paper counts it on point estimates: of the "
+            "records whose risk in this dataset is above t, the share whose average risk is at or "
+            "below t. The verdicts above rest on intervals instead."
         ),
     )
     cols[3].metric(
         "At risk in this dataset",
         summary.get("at_risk_model_seeded"),
-        help=f"Records whose risk in this dataset (model-seeded game, R_MS) is above t = {t:g}.",
+        help=f"Records at risk: the 95% interval of their risk in this dataset (model-seeded game, "
+        f"R_MS) lies above t = {t:g}.",
     )
     cols[4].metric(
         "At risk on average",
         summary.get("at_risk_traditional"),
-        help=f"Records whose average risk (traditional game, R_T) is above t = {t:g}.",
+        help=f"Records the traditional game puts at risk: the 95% interval of their average risk "
+        f"(R_T) lies above t = {t:g}.",
     )
     st.markdown(plain(summary.get("miss_rate_text") or ""))
     interval = summary.get("miss_rate_interval") or {}

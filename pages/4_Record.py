@@ -67,6 +67,12 @@ VERDICT_SENTENCES = {
         "decide it (the Results page adds them)."
     ),
     "not at risk": "The whole 95% interval of its risk in this dataset lies at or below t = {t:g}.",
+    "attack failed": (
+        "The interval of its risk lies at or below 0.5: the attack did no better than a coin on this "
+        "record, or learnt a difference between its shadow datasets and the real ones that points the "
+        "wrong way. That says nothing about the record's safety, so it is not called safe. Try the "
+        "stronger attacker (leave-one-out, who knows every other record) or more shadow datasets."
+    ),
 }
 
 
@@ -116,13 +122,26 @@ def _risks(row: pd.Series, t: float, attacker: str) -> None:
     sentence = VERDICT_SENTENCES[verdict].format(t=t)
     if verdict == "at risk" and played and traditional != "at risk":
         sentence += f" The traditional game would not flag it (its verdict: {traditional})."
-    show = {"at risk": st.warning, "undecided": st.info, "not at risk": st.success}[verdict]
-    show(f"**{verdict.capitalize()}.** {sentence}")
+    show = {"at risk": st.warning, "undecided": st.info, "not at risk": st.success, "attack failed": st.error}
+    show[verdict](f"**{verdict.capitalize()}.** {sentence}")
     runs = row.get("n_eval")
     if runs is not None and not (isinstance(runs, float) and math.isnan(runs)):
+        looks = int(_float(row.get("looks")) if not math.isnan(_float(row.get("looks"))) else 1)
         st.caption(
-            f"{int(runs):,} evaluation runs per game; the interval is the 95% DeLong interval of the AUC, "
-            "and each record is tested on its own."
+            f"{int(runs):,} evaluation runs per game, {looks} look{'s' if looks > 1 else ''} at the "
+            "verdict; the interval is the logit DeLong interval of the AUC, its 5% error spent over the "
+            "looks so that it holds however often runs were added. Each record is tested on its own."
+        )
+    shadow = _float(row.get("attack_shadow_auc"))
+    if not math.isnan(shadow):
+        st.caption(
+            f"On its own shadow datasets (out of bag) the attack scored an AUC of {shadow:.3f}, against "
+            f"{_fmt(row.get('risk_model_seeded'))} on the real evaluation runs"
+            + (
+                ": a large gap means the shadow datasets differ from the real ones."
+                if shadow - _float(row.get("risk_model_seeded")) > 0.1
+                else "."
+            )
         )
 
 

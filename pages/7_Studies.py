@@ -258,8 +258,8 @@ HEADERS = {
     "rmsd_corrected": "gap, noise removed",
     "max_abs_difference": "largest difference",
     "miss_rate": "missed by the traditional game",
-    "at_risk_model_seeded": "at risk in that dataset",
-    "at_risk_traditional": "at risk on average",
+    "above_t_model_seeded": "risk above t in that dataset",
+    "above_t_traditional": "risk above t on average",
     "records_excluded": "records with an undefined risk",
 }
 """Plain column headers for the study tables; the CSV download keeps the column names."""

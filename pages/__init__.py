@@ -155,19 +155,30 @@ def show_setup(lines: Sequence[str]) -> None:
 def show_verdict(summary: Mapping[str, Any]) -> None:
     """The release's one-sentence answer (:func:`privgame.release.verdict_text` of a run summary).
 
-    A warning when a record is at risk, a note when some are undecided, else a success.
+    A warning when a record is at risk, a note when some are undecided or an attack failed, else
+    a success.
     """
     from privgame.release import verdict_text
 
     answer = summary.get("answer") or {}
     counts = answer.get("counts") or {"at risk": summary.get("at_risk_model_seeded") or 0}
-    show = st.warning if counts.get("at risk") else st.info if counts.get("undecided") else st.success
+    unsure = counts.get("undecided") or counts.get("attack failed")
+    show = st.warning if counts.get("at risk") else st.info if unsure else st.success
     show(f"**Verdict.** {plain(verdict_text(summary))}")
     if counts.get("undecided"):
         st.caption(
             "A record is at risk when the 95% interval of its model-seeded risk lies above t, not at "
             "risk when it lies at or below t, and undecided otherwise. More evaluation runs decide "
-            "the undecided records: python -m privgame extend RUN_DIR --n-eval N."
+            "the undecided records: python -m privgame extend RUN_DIR --n-eval N. Each look at a "
+            "verdict spends part of the 5% error, so the verdicts stay sound however often runs are "
+            "added."
+        )
+    if counts.get("attack failed"):
+        st.caption(
+            "Where the attack failed, its interval lies at or below 0.5: it did no better than a "
+            "coin, which says nothing of those records' safety, so they are not counted as safe. "
+            "Try the stronger attacker (leave-one-out, who knows every other record) or more shadow "
+            "datasets."
         )
 
 

@@ -4,13 +4,13 @@ Pure functions of a run's spec and its per-record results, shared by the engine 
 summary), ``python -m privgame report``, the HTML report, the release card and the pages, so
 that all of them say the same thing.
 
-The share estimate uses only the records of the uniform random sample of D (audit group
-``random``): the most outlying records are chosen for being unusual, so they never enter it. A
-record is *at risk* when its model-seeded risk is above the threshold t. The interval is the
-95% Clopper-Pearson interval of :func:`privgame.metrics.binomial_interval`; when every record of
-D was audited (a census) the share is exact and has no sampling interval. A leave-out remedy that
+"At risk" has one meaning everywhere: the record's verdict (:func:`privgame.metrics.verdicts`),
+whose interval lies above t. The share of all of D at risk is a bracket built from the verdicts
+of the uniform random sample of D (audit group ``random``): its low end from the records at risk,
+its high end from every record not shown safe (:func:`privgame.metrics.share_bracket`). The most
+outlying records are chosen for being unusual, so they never enter it. A leave-out remedy that
 kept its parent's random sample reads it with :func:`privgame.metrics.kept_sample_share`: a
-conservative ("at most") estimate, since that sample is no longer uniform over the new D.
+conservative bracket, since that sample is no longer uniform over the new D.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 GROUP_LABELS: dict[str, str] = {
-    "outlier": "most outlying (worst case)",
+    "outlier": "most outlying",
     "random": "random sample (share estimate)",
     "outlier+random": "most outlying, and in the random sample",
     "chosen": "chosen by you",
@@ -180,56 +180,75 @@ def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:
     }
 
 
+def _verdicts(records: pd.DataFrame, threshold: float, prefix: str = "risk_model_seeded") -> np.ndarray:
+    """The verdict of every record at ``threshold``, read from its stored interval."""
+    return metrics.verdicts(
+        pd.to_numeric(records[f"{prefix}_low"], errors="coerce").to_numpy(float),
+        pd.to_numeric(records[f"{prefix}_high"], errors="coerce").to_numpy(float),
+        threshold,
+    )
+
+
 def share_at_risk(
     records: pd.DataFrame, spec: RunSpec, threshold: float, *, level: float = 0.95
 ) -> dict[str, Any] | None:
-    """The estimated share of all of D at risk, from the random sample's records.
+    """The share of all of D at risk, bracketed by the random sample's verdicts.
+
+    The low end rests on the sampled records *at risk*, the high end on those not shown safe
+    (*at risk*, *undecided* or *attack failed*), each with its one-sided Clopper-Pearson bound
+    corrected for the verdicts' own errors (:func:`privgame.metrics.share_bracket`), so the share
+    means what a verdict means. A leave-out remedy that kept its parent's sample reads it with
+    :func:`privgame.metrics.kept_sample_share` the same way.
 
     Returns
     -------
     dict or None
         ``None`` when the run has no random sample. Otherwise ``records_in_d`` (|D|),
-        ``sampled`` (sampled records with a defined risk), ``at_risk`` (those with model-seeded
-        risk above t), ``estimate``, ``low``, ``high`` (the 95% Clopper-Pearson interval, or the
-        estimate itself for a census), ``census``, ``method``, ``threshold``, ``text``.
+        ``sampled`` (sampled records with a defined risk), ``at_risk``, ``undecided`` and
+        ``attack_failed`` (verdicts among them), ``low`` and ``high`` (the bracket), ``census``
+        (every record of D audited), ``level``, ``method``, ``threshold``, ``text``.
     """
     masks = group_masks(records, spec)
-    risks = records.loc[masks["random"], "risk_model_seeded"].to_numpy(float)
-    risks = risks[~np.isnan(risks)]
-    if risks.size == 0:
+    sample = records.loc[masks["random"]]
+    sample = sample.loc[pd.to_numeric(sample["risk_model_seeded"], errors="coerce").notna()]
+    if sample.empty:
         return None
-    at_risk = int(np.count_nonzero(risks > threshold))
-    m = int(risks.size)
+    verdict = _verdicts(sample, threshold)
+    at_risk = int(np.count_nonzero(verdict == "at risk"))
+    undecided = int(np.count_nonzero(verdict == "undecided"))
+    failed = int(np.count_nonzero(verdict == "attack failed"))
+    not_safe = at_risk + undecided + failed
+    m = len(sample)
     n_d = int(spec.sizes["target"])
     census = spec.targets.mode == "all" or m >= n_d
     kept = kept_sample(spec)
-    estimate = at_risk / m
     method = "census" if census else "Clopper-Pearson"
     extra: dict[str, Any] = {}
-    if census:
-        low, high = estimate, estimate
-    elif kept is not None:
-        estimate, low, high = metrics.kept_sample_share(
-            records_in_d=int(kept["records_in_d"]),
-            sampled=int(kept["sampled"]),
-            removable=int(kept["removable"]),
-            left_out=int(kept["left_out"]),
-            kept=m,
-            kept_at_risk=at_risk,
-            level=level,
-        )
+    if kept is not None and not census:
+        counts = {
+            "records_in_d": int(kept["records_in_d"]),
+            "sampled": int(kept["sampled"]),
+            "removable": int(kept["removable"]),
+            "left_out": int(kept["left_out"]),
+            "kept": m,
+            "level": level,
+            "verdict_error": metrics.VERDICT_ERROR,
+        }
+        _, low, _ = metrics.kept_sample_share(**counts, kept_at_risk=at_risk)
+        _, _, high = metrics.kept_sample_share(**counts, kept_at_risk=not_safe)
         method = "kept sample"
         unsampled = int(kept["removable"]) / int(kept["sampled"]) * int(kept["records_in_d"]) - int(
             kept["left_out"]
         )
         extra["unsampled_removable"] = max(0, round(unsampled))
     else:
-        low, high = metrics.binomial_interval(at_risk, m, level=level)
+        low, high = metrics.share_bracket(at_risk, not_safe, m, level=level)
     out = {
         "records_in_d": n_d,
         "sampled": m,
         "at_risk": at_risk,
-        "estimate": estimate,
+        "undecided": undecided,
+        "attack_failed": failed,
         "low": low,
         "high": high,
         "census": census,
@@ -260,26 +279,36 @@ def _pct(value: float) -> str:
 
 
 def share_text(share: Mapping[str, Any]) -> str:
-    """One sentence, e.g. "an estimated 3% (1–7%) of the 31,655 records are at risk"."""
+    """One sentence, e.g. "between 2% and 31% of the 31,655 records are at risk (95%) ..."."""
     n_d = _n(int(share["records_in_d"]))
     t = f"t = {share['threshold']:g}"
+    bracket = f"between {_pct(share['low'])} and {_pct(share['high'])} of the {n_d} records are at risk"
+    found = f"{share['at_risk']:,} at risk, {share['undecided']:,} undecided"
+    if share.get("attack_failed"):
+        found += f", {share['attack_failed']:,} where the attack failed"
     if share["census"]:
         return (
-            f"{_pct(share['estimate'])} of the {n_d} records are at risk ({share['at_risk']:,} of "
-            f"{share['sampled']:,}, every record audited; {t})."
+            f"{bracket.capitalize()} (95%): every record was audited, and {found} of {share['sampled']:,} "
+            f"({t}; the bracket allows for the verdicts' own errors)."
         )
     if share.get("method") == "kept sample":
         return (
-            f"At most an estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) "
-            f"of the {n_d} records are at risk: {share['at_risk']:,} of the {share['sampled']:,} records "
-            "kept from the parent run's random sample are at risk now, and the parent's estimated "
-            f"{share['unsampled_removable']:,} records that the remedy would have left out but the audit "
-            f"never sampled count as still at risk ({t}; 95% interval)."
+            f"{bracket.capitalize()} (95%): of the {share['sampled']:,} records kept from the parent run's "
+            f"random sample, {found}; the parent's estimated {share['unsampled_removable']:,} records that "
+            f"the remedy would have left out but the audit never sampled count as still at risk ({t})."
         )
     return (
-        f"An estimated {_pct(share['estimate'])} ({_pct(share['low'])}–{_pct(share['high'])}) of the "
-        f"{n_d} records are at risk: {share['at_risk']:,} of {share['sampled']:,} records of a "
-        f"uniform random sample ({t}; 95% Clopper-Pearson interval)."
+        f"{bracket.capitalize()} (95%): of {share['sampled']:,} records of a uniform random sample, "
+        f"{found} ({t}; the low end counts the records at risk, the high end every record not shown "
+        "safe)."
+    )
+
+
+def _share_clause(share: Mapping[str, Any]) -> str:
+    """The share as a clause of the verdict sentence."""
+    return (
+        f"between {_pct(share['low'])} and {_pct(share['high'])} of all {share['records_in_d']:,} "
+        "records are at risk (95%)"
     )
 
 
@@ -295,51 +324,36 @@ def _plural(n: int, one: str, many: str) -> str:
 
 
 def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
-    """One answer for the release: the three-way verdict counts, the share, the traditional game.
+    """One answer for the release: the verdict counts, the share, the traditional game.
 
-    A record is *at risk* when the lower bound of its model-seeded risk's 95% DeLong interval is
-    above t, *not at risk* when the upper bound is at or below t, and *undecided* otherwise (see
-    :func:`privgame.metrics.verdicts`); each record is tested on its own. The share estimate
-    (:func:`share_at_risk`) counts the random sample's records whose model-seeded risk is above
-    t. The traditional game "flags" a record when its own interval is above t.
+    Each record's verdict (:func:`privgame.metrics.verdicts`) reads its model-seeded risk's
+    interval at the level of its look: *at risk* when the interval lies above t, *not at risk*
+    when at or below t, *attack failed* when at or below 0.5 (never counted as safe), *undecided*
+    otherwise. The share (:func:`share_at_risk`) is bracketed by the same verdicts. The
+    traditional game "flags" a record when its own interval is above t.
 
     Returns
     -------
     dict
         ``counts`` ({verdict: records}), ``audited``, ``traditional_flags`` (of the records at
         risk, how many the traditional game flags), ``text`` (the sentence, e.g. "2 records at
-        risk, 1 undecided, 37 not at risk of 40 audited (t = 0.8); an estimated 4% (1–12%) of all
-        31,655 records are at risk. The traditional game flags 0 of these 2.").
+        risk, 1 undecided, 37 not at risk of 40 audited against an attacker who knows every
+        other record (t = 0.8); between 1% and 21% of all 31,655 records are at risk (95%).").
     """
-    ms = metrics.verdicts(
-        records["risk_model_seeded_low"].to_numpy(float),
-        records["risk_model_seeded_high"].to_numpy(float),
-        threshold,
-    )
-    tr = metrics.verdicts(
-        records["risk_traditional_low"].to_numpy(float),
-        records["risk_traditional_high"].to_numpy(float),
-        threshold,
-    )
+    ms = _verdicts(records, threshold)
+    tr = _verdicts(records, threshold, "risk_traditional")
     counts = {v: int(np.count_nonzero(ms == v)) for v in metrics.VERDICTS}
     at_risk = ms == "at risk"
     flagged = int(np.count_nonzero(at_risk & (tr == "at risk")))
     text = (
         f"{_plural(counts['at risk'], 'record', 'records')} at risk, {counts['undecided']:,} undecided, "
-        f"{counts['not at risk']:,} not at risk of {len(records):,} audited against "
-        f"{_knows(spec)} (t = {threshold:g})"
+        f"{counts['not at risk']:,} not at risk"
+        + (f", {counts['attack failed']:,} where the attack failed" if counts["attack failed"] else "")
+        + f" of {len(records):,} audited against {_knows(spec)} (t = {threshold:g})"
     )
     share = share_at_risk(records, spec, threshold)
     if share is not None:
-        if share["census"]:
-            text += f"; {_pct(share['estimate'])} of all {share['records_in_d']:,} records are at risk"
-        else:
-            at_most = "at most " if share["method"] == "kept sample" else ""
-            text += (
-                f"; {at_most}an estimated {_pct(share['estimate'])} "
-                f"({_pct(share['low'])}–{_pct(share['high'])}) of all {share['records_in_d']:,} "
-                "records are at risk"
-            )
+        text += f"; {_share_clause(share)}"
     text += "."
     n = counts["at risk"]
     if spec.attack.games == "model-seeded":
@@ -414,12 +428,14 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     -------
     dict
         ``setup`` (kind, population source, sizes, shadow drawing), ``setup_text`` (the sentences
-        of :func:`describe_setup`), ``audit_plan``, ``groups`` (records per group, and at risk in
-        each), and ``share_at_risk`` (see :func:`share_at_risk`, ``None`` without a sample).
+        of :func:`describe_setup`), ``audit_plan``, ``groups`` (records per group, and the records
+        at risk in each: their verdict), and ``share_at_risk`` (see :func:`share_at_risk`,
+        ``None`` without a sample).
     """
     masks = group_masks(records, spec)
-    risks = records["risk_model_seeded"].to_numpy(float)
-    high = np.nan_to_num(risks, nan=-1.0) > threshold
+    high = _verdicts(records, threshold) == "at risk"
+    played = spec.attack.games == "both"
+    traditional = int(np.count_nonzero(_verdicts(records, threshold, "risk_traditional") == "at risk"))
     setup = spec.setup
     targets = spec.targets
     return {
@@ -445,6 +461,9 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
             for name, mask in masks.items()
         },
         "share_at_risk": share_at_risk(records, spec, threshold),
+        # At risk = the verdict, in both games (the paper's point counts are above_t_*).
+        "at_risk_model_seeded": int(np.count_nonzero(high)),
+        "at_risk_traditional": traditional if played else None,
         "answer": answer(records, spec, threshold),
         "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
@@ -459,6 +478,7 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 
 _STORED_KEYS = (
     "twins",
+    "verdict_rule",
     "games",
     "generator",
     "generator_params",

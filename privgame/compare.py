@@ -27,8 +27,10 @@ COMPARE_LABELS: dict[str, str] = {
     "at_risk": "at risk",
     "undecided": "undecided",
     "not_at_risk": "not at risk",
+    "attack_failed": "attack failed",
     "audited": "records audited",
-    "share_at_risk": "estimated share at risk",
+    "share_at_risk": "share at risk, at most (95%)",
+    "share_at_risk_low": "share at risk, at least (95%)",
     "rmsd": "gap between the games (RMSD)",
     "miss_rate": "miss rate",
     "fidelity": "distribution distance",
@@ -77,8 +79,9 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
     Returns
     -------
     DataFrame
-        Columns ``run_id``, ``parent``, ``remedy``, ``at_risk``, ``undecided``, ``not_at_risk``,
-        ``audited``, ``share_at_risk`` (the random sample's estimate, None without one), ``rmsd``
+        Columns ``run_id``, ``parent``, ``remedy``, ``attacker``, ``at_risk``, ``undecided``,
+        ``not_at_risk``, ``attack_failed``, ``audited``, ``share_at_risk`` and ``share_at_risk_low``
+        (the high and low ends of the share's bracket, None without a random sample), ``rmsd``
         and ``miss_rate`` (:data:`NOT_RUN` where the traditional game was not played), and the
         utility figures ``fidelity``, ``association``, ``downstream`` (:data:`NOT_MEASURED`
         when absent).
@@ -108,8 +111,11 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
                 "at_risk": counts["at risk"],
                 "undecided": counts["undecided"],
                 "not_at_risk": counts["not at risk"],
+                "attack_failed": counts.get("attack failed", 0),
                 "audited": summary["answer"]["audited"],
-                "share_at_risk": _number(share["estimate"]) if share else None,
+                # The bracket's high end: what a release decision must assume at most.
+                "share_at_risk": _number(share["high"]) if share else None,
+                "share_at_risk_low": _number(share["low"]) if share else None,
                 "rmsd": _number(summary.get("rmsd")) if both else NOT_RUN,
                 "miss_rate": (_number(miss) if not isinstance(miss, dict) else _number(miss.get("rate")))
                 if both

@@ -362,11 +362,12 @@ _VERDICT_STYLES = (
     ("at risk", OKABE_ITO["vermillion"], "circle"),
     ("undecided", OKABE_ITO["orange"], "diamond"),
     ("not at risk", OKABE_ITO["bluish_green"], "square"),
+    ("attack failed", OKABE_ITO["reddish_purple"], "x"),
 )
 
 
 def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
-    """Each record's model-seeded risk with its 95% interval, sorted, coloured by its verdict at t.
+    """Each record's model-seeded risk with its interval, sorted, coloured by its verdict at t.
 
     The chart of a run that played the model-seeded game alone (the leave-one-out attacker, a
     remedy's re-audit), where the two games cannot be set against each other.
@@ -469,8 +470,14 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
     caption = (
         f"Each point is one record's model-seeded risk, its bar the 95% interval: "
         f"{counts['at risk']} lie wholly above t={t:g} (at risk), {counts['undecided']} contain it "
-        f"(undecided) and {counts['not at risk']} lie at or below it (not at risk); left of the "
-        f"dotted line the attack does worse than a guess{_left_out(excluded)}."
+        f"(undecided) and {counts['not at risk']} lie at or below it (not at risk)"
+        + (
+            f"; {counts['attack failed']} lie at or below the dotted line (attack failed: no better than "
+            "a guess, never read as safe)"
+            if counts["attack failed"]
+            else "; left of the dotted line the attack does worse than a guess"
+        )
+        + f"{_left_out(excluded)}."
     )
     return Chart(figure=figure, data=data, caption=caption, title="Risk per record, with intervals")
 
@@ -1081,14 +1088,14 @@ def privacy_utility_chart(table: pd.DataFrame) -> Chart:
             # Alternate sides, so that two runs of close utility keep readable labels.
             textposition=["top left" if i % 2 == 0 else "top right" for i in range(len(drawn))],
             marker={"symbol": "diamond", "size": 12, "color": OKABE_ITO["blue"]},
-            hovertemplate="%{text}: utility %{x:.3f}, share at risk %{y:.0%}<extra></extra>",
+            hovertemplate="%{text}: utility %{x:.3f}, share at risk at most %{y:.0%}<extra></extra>",
         )
     )
     _layout(
         figure,
         "Privacy against utility",
         "downstream utility (train on synthetic, test on real)",
-        "estimated share of D at risk",
+        "share of D at risk, at most (95%)",
     )
     figure.update_yaxes(range=[-0.02, 1.02], tickformat=".0%")
     if len(drawn):

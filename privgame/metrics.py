@@ -30,7 +30,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -48,11 +48,13 @@ __all__ = [
     "ecdf",
     "hoeffding_half_width",
     "kept_sample_share",
+    "look_level",
     "miss_rate",
     "miss_rate_curve",
     "percentiles",
     "rmsd",
     "roc_points",
+    "share_bracket",
     "summarize",
     "tpr_at_fpr",
     "verdicts",
@@ -311,15 +313,36 @@ def auc(scores: ArrayLike, labels: ArrayLike) -> float:
     return u / (n_in * n_out)
 
 
-def auc_ci(scores: ArrayLike, labels: ArrayLike, *, level: float = 0.95) -> tuple[float, float]:
-    """DeLong confidence interval of the AUC.
+def auc_ci(
+    scores: ArrayLike,
+    labels: ArrayLike,
+    *,
+    level: float = 0.95,
+    method: Literal["logit", "wald"] = "logit",
+) -> tuple[float, float]:
+    """Confidence interval of the AUC from DeLong's variance, on the logit scale by default.
 
     The variance of the Mann-Whitney AUC is estimated as in DeLong, DeLong and Clarke-Pearson
     (1988): ``var = S10 / n_in + S01 / n_out``, where ``S10`` and ``S01`` are the sample variances
     (denominator ``n - 1``) of the placement values of the 'in' and 'out' runs (the share of the
-    other class each run beats, ties counted 1/2). The interval is the normal approximation
-    ``auc +/- z * sqrt(var)`` with ``z`` the ``(1 + level) / 2`` standard normal quantile,
-    clipped to [0, 1]. Placement values come from midranks (Sun and Xu 2014), O(N log N).
+    other class each run beats, ties counted 1/2). Placement values come from midranks (Sun and
+    Xu 2014), O(N log N). With ``z`` the ``(1 + level) / 2`` standard normal quantile:
+
+    * ``"logit"`` (the default, used for every verdict): ``logit(auc) +/- z * se / (auc (1 -
+      auc))``, mapped back. The AUC's sampling distribution is skewed towards 0.5 when the AUC is
+      high, so the symmetric interval is too narrow on its upper side there: simulated with
+      binormal scores at a true AUC of 0.8 and 100 + 100 runs, the plain interval's lower bound
+      lies above 0.8 in 4.1% of games for a nominal 2.5%, the logit interval's in 2.3% (its upper
+      bound below 0.8 in 2.4%, against 1.5%); ``benchmarks/verdicts.py`` measures it.
+    * ``"wald"``: the plain ``auc +/- z * se``, clipped to [0, 1] (privgame before 2026-12).
+
+    When the variance estimate is zero the AUC is 0, 1/2 or 1. At 1/2 every score is tied: the
+    attack tells no run from another and the interval is ``(0.5, 0.5)`` (the verdict reads it as
+    a failed attack, see :func:`verdicts`). At 0 or 1 (the classes are perfectly separated) the
+    interval is the Wilson score interval of a proportion equal to the AUC over
+    ``min(n_in, n_out)`` trials: the Birnbaum-McCarty bound ``var <= A (1 - A) / min(n_in,
+    n_out)`` on the AUC's variance makes it conservative, where a zero variance would claim
+    certainty.
 
     Parameters
     ----------
@@ -328,23 +351,25 @@ def auc_ci(scores: ArrayLike, labels: ArrayLike, *, level: float = 0.95) -> tupl
     labels : array-like of {0, 1}, shape (N,)
         1 = 'in', 0 = 'out'.
     level : float, default 0.95
-        Confidence level, strictly between 0 and 1.
+        Confidence level, strictly between 0 and 1 (see :func:`look_level` for a record looked at
+        more than once).
+    method : {"logit", "wald"}, default "logit"
 
     Returns
     -------
     (low, high) : tuple of float
         ``(nan, nan)`` when the AUC is undefined (a class absent) or a class has a single run
-        (its sample variance is undefined). When the estimated variance is zero, as with perfect
-        separation or all scores tied, the interval collapses to ``(auc, auc)``: the asymptotic
-        method sees no spread, so treat such an interval with care for small N (the Hoeffding
-        bound of :func:`hoeffding_half_width` holds regardless).
+        (its sample variance is undefined).
 
     Raises
     ------
     ParameterError
-        If ``level`` is not in (0, 1), or the inputs are invalid as for :func:`auc`.
+        If ``level`` is not in (0, 1), ``method`` is unknown, or the inputs are invalid as for
+        :func:`auc`.
     """
     level = _probability(level, "level", open_low=True, open_high=True)
+    if method not in ("logit", "wald"):
+        raise ParameterError(f"method must be 'logit' or 'wald', got {method!r}.")
     s, is_in = _scores_labels(scores, labels)
     n_in = int(np.count_nonzero(is_in))
     n_out = s.size - n_in
@@ -352,9 +377,66 @@ def auc_ci(scores: ArrayLike, labels: ArrayLike, *, level: float = 0.95) -> tupl
         return (math.nan, math.nan)
     value = auc(s, is_in)
     v10, v01 = _placements(s, is_in)
-    variance = float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out)
-    half = NormalDist().inv_cdf(0.5 + level / 2.0) * math.sqrt(max(variance, 0.0))
-    return (max(0.0, value - half), min(1.0, value + half))
+    variance = max(0.0, float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out))
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    if method == "wald":
+        half = z * math.sqrt(variance)
+        return (max(0.0, value - half), min(1.0, value + half))
+    if value in (0.0, 1.0):
+        return _wilson(value, min(n_in, n_out), z)
+    if variance == 0.0:
+        return (value, value)
+    centre = math.log(value / (1.0 - value))
+    half = z * math.sqrt(variance) / (value * (1.0 - value))
+    return (_expit(centre - half), _expit(centre + half))
+
+
+def _expit(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def _wilson(p: float, n: int, z: float) -> tuple[float, float]:
+    """The Wilson score interval of a proportion ``p`` observed over ``n`` trials."""
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def look_level(look: int, *, level: float = 0.95) -> float:
+    """The confidence level of a record's interval at its ``look``-th look (1, 2, ...).
+
+    A record whose verdict is looked at again after more runs (``extend``, ``run --resolve-to``)
+    is tested once per look, and stopping when the interval clears t inflates the error of the
+    final verdict (optional stopping: 8.5% false "at risk" at a true AUC of t over four looks of
+    95% intervals). The error ``alpha = 1 - level`` is spent over the looks: look ``k`` gets
+    ``alpha * 6 / (pi^2 k^2)``, whose sum over every ``k`` is ``alpha``. By the union bound a
+    record's verdict is wrong at *any* look with probability at most ``alpha`` (``alpha / 2`` on
+    each side), however many looks are taken and whatever made the data owner look again, with
+    nothing to declare in advance. The first look spends 61% of the error (z = 2.17 instead of
+    1.96 at 95%), the second 15%, the third 7%.
+
+    Parameters
+    ----------
+    look : int
+        1 for the verdict after a record's first evaluation runs, 2 after its first extension, ...
+    level : float, default 0.95
+        The overall confidence level.
+
+    Returns
+    -------
+    float
+        ``1 - alpha * 6 / (pi^2 look^2)``.
+
+    Raises
+    ------
+    ParameterError
+        If ``look`` is not a whole number >= 1 or ``level`` is not in (0, 1).
+    """
+    if isinstance(look, bool) or not isinstance(look, int | np.integer) or look < 1:
+        raise ParameterError(f"look must be a whole number >= 1, got {look!r}.")
+    level = _probability(level, "level", open_low=True, open_high=True)
+    return 1.0 - (1.0 - level) * 6.0 / (math.pi**2 * int(look) ** 2)
 
 
 def tpr_at_fpr(scores: ArrayLike, labels: ArrayLike, fpr: float) -> float:
@@ -421,31 +503,40 @@ def hoeffding_half_width(n: int, rho: float = 0.05) -> float:
     return math.sqrt(math.log(2.0 / rho) / (2.0 * int(n)))
 
 
-VERDICTS: tuple[str, ...] = ("at risk", "undecided", "not at risk")
-"""The three-way verdict of a record, from its risk's 95% interval against the threshold t."""
+VERDICTS: tuple[str, ...] = ("at risk", "undecided", "not at risk", "attack failed")
+"""The verdict of a record, from its risk's interval against the threshold t (see :func:`verdicts`)."""
+
+FAILED_BELOW = 0.5
+"""An interval whose upper bound is at or below this AUC is a failed attack, not safety."""
 
 
 def verdicts(low: ArrayLike, high: ArrayLike, threshold: float) -> NDArray[np.str_]:
-    """The three-way verdict of each record from its risk's confidence interval.
+    """The verdict of each record from its risk's confidence interval.
 
-    *at risk* when the interval's lower bound is above ``t``; *not at risk* when its upper bound
-    is at or below ``t``; *undecided* when the interval contains ``t`` (a bound exactly at ``t``
-    follows the same rule as the point risk: above ``t`` is at risk, at ``t`` is not). Each
-    record is tested on its own: with many records, some intervals miss their true risk by
-    chance (about 1 in 40 on each side for 95% intervals).
+    * *attack failed* when the interval's upper bound is at or below 0.5: the attack did no
+      better than a coin on this record, or worse (an interval wholly below 0.5 means it learnt a
+      difference between its shadow datasets and the real ones that points the wrong way; the
+      interval ``(0.5, 0.5)`` of :func:`auc_ci` means its scores did not vary). Such a record is
+      never *not at risk*: an attack that failed says nothing of the record's safety.
+    * *at risk* when the interval's lower bound is above ``t``;
+    * *not at risk* when its upper bound is at or below ``t``;
+    * *undecided* when the interval contains ``t`` (a bound exactly at ``t`` follows the point
+      risk's rule: above ``t`` is at risk, at ``t`` is not), or a bound is undefined.
+
+    Each record is tested on its own, with the interval of its own look (:func:`look_level`).
 
     Parameters
     ----------
     low, high : array-like of float, shape (R,)
-        The bounds of each record's interval (e.g. the 95% DeLong interval of its AUC); ``nan``
-        where the risk is undefined.
+        The bounds of each record's interval (:func:`auc_ci` at the record's look level);
+        ``nan`` where the risk is undefined.
     threshold : float
         The high-risk threshold ``t`` in [0, 1].
 
     Returns
     -------
     ndarray of str, shape (R,)
-        One of :data:`VERDICTS` per record; a record with an undefined bound is *undecided*.
+        One of :data:`VERDICTS` per record.
 
     Raises
     ------
@@ -460,7 +551,75 @@ def verdicts(low: ArrayLike, high: ArrayLike, threshold: float) -> NDArray[np.st
     out = np.full(lo.shape, "undecided", dtype=object)
     out[lo > t] = "at risk"
     out[hi <= t] = "not at risk"
+    out[hi <= FAILED_BELOW] = "attack failed"
     return out.astype(str)
+
+
+VERDICT_ERROR = 0.025
+"""The most often a record's verdict is wrong on one side: a record whose true risk is at or
+below t is called *at risk*, or one above t *not at risk*, with probability at most this (half of
+the 5% that :func:`look_level` spends over every look)."""
+
+
+VERDICT_RULE = (
+    "each record's risk has a logit DeLong interval whose 5% error is spent over the record's looks "
+    "(look k: 5% x 6/(pi^2 k^2), so the verdict's error holds however many looks are taken); at risk "
+    "when the interval lies above t, not at risk when at or below t, attack failed when at or below "
+    "0.5, undecided otherwise"
+)
+"""The verdict rule in words, as a run's summary records it."""
+
+
+def share_bracket(
+    at_risk: int, at_risk_or_undecided: int, sampled: int, *, level: float = 0.95
+) -> tuple[float, float]:
+    """The share of all records at risk, bracketed by the records' verdicts.
+
+    From a uniform sample of ``sampled`` records: the low end rests on the records *at risk*, the
+    high end on those *at risk or undecided*, so the share means what a verdict means. Each end
+    is a one-sided Clopper-Pearson bound at ``(1 - level) / 2`` corrected for the verdicts' own
+    errors: a sampled record is called at risk with probability at most ``p + e`` when a share
+    ``p`` of all records is at risk (``e`` = :data:`VERDICT_ERROR`, the chance that a record at
+    or below t is called at risk), so the count at risk is stochastically at most Binomial(m, p +
+    e) and ``p >= CP_low - e``; a record above t is at risk or undecided with probability at
+    least ``1 - e``, so ``p <= CP_high / (1 - e)``. Both ends hold together with probability at
+    least ``level`` (records' verdicts taken as independent). A census (every record audited) is
+    treated the same way: its records carry no sampling error, but their verdicts do. A failed
+    attack is counted in neither end's favour: it is not at risk, undecided or safe, so the high
+    end counts it with the undecided records (pass it in ``at_risk_or_undecided``).
+
+    Parameters
+    ----------
+    at_risk : int
+        Records of the sample at risk.
+    at_risk_or_undecided : int
+        Records at risk, undecided, or whose attack failed: every record not shown safe.
+    sampled : int
+        Records in the sample, at least 1.
+    level : float, default 0.95
+
+    Returns
+    -------
+    (low, high) : tuple of float
+        Shares in [0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For counts out of order or out of range, or a level outside (0, 1).
+    """
+    for name, value in (("at_risk", at_risk), ("at_risk_or_undecided", at_risk_or_undecided)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ParameterError(f"{name} must be a whole number, got {value!r}.")
+    a, u, m = int(at_risk), int(at_risk_or_undecided), int(sampled)
+    if not 0 <= a <= u <= m or m < 1:
+        raise ParameterError(
+            "A share bracket needs 0 <= at_risk <= at_risk_or_undecided <= sampled and sampled >= 1; "
+            f"got {a}, {u} and {m}."
+        )
+    low, _ = binomial_interval(a, m, level=level)
+    _, high = binomial_interval(u, m, level=level)
+    return max(0.0, low - VERDICT_ERROR), min(1.0, high / (1.0 - VERDICT_ERROR))
 
 
 def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:
@@ -518,6 +677,7 @@ def kept_sample_share(
     kept: int,
     kept_at_risk: int,
     level: float = 0.95,
+    verdict_error: float = 0.0,
 ) -> tuple[float, float, float]:
     """The share at risk of D' = D minus the records a leave-out remedy took out, from the parent's
     random sample kept: a conservative estimate and its interval.
@@ -548,6 +708,10 @@ def kept_sample_share(
         As above; ``0 <= removable <= sampled <= records_in_d``, ``left_out < records_in_d``
         and ``kept_at_risk <= kept <= sampled - removable``.
     level : float, default 0.95
+    verdict_error : float, default 0
+        The most often a kept record's verdict is wrong on one side (:data:`VERDICT_ERROR` when
+        the counts are verdicts): q's bounds become ``q_low - e`` and ``q_high / (1 - e)``, as in
+        :func:`share_bracket`.
 
     Returns
     -------
@@ -582,7 +746,9 @@ def kept_sample_share(
     n_new = n - n_out
     b_hat = k / m
     b_low, b_high = binomial_interval(k, m, level=each)
+    e = _probability(verdict_error, "verdict_error", open_low=False, open_high=True)
     q_low, q_high = binomial_interval(a_kept, m_kept, level=each) if m_kept else (0.0, 1.0)
+    q_low, q_high = max(0.0, q_low - e), min(1.0, q_high / (1.0 - e))
 
     def bound(b: float, q: float) -> float:
         return min(1.0, (max(0.0, b * n - n_out) + (1.0 - b) * n * q) / n_new)
@@ -857,7 +1023,9 @@ def summarize(
         - ``threshold``; ``rmsd`` (Eq. 10).
         - ``miss_rate`` (Eq. 9, ``None`` when undefined), ``missed``, ``at_risk``,
           ``miss_rate_text`` (one sentence, see :meth:`MissRate.describe`).
-        - ``at_risk_model_seeded`` (#``R^MS > t``), ``at_risk_traditional`` (#``R^T > t``).
+        - ``above_t_model_seeded`` (#``R^MS > t``), ``above_t_traditional`` (#``R^T > t``):
+          point estimates above t, the paper's counts. A record is *at risk* only by its
+          verdict (:func:`verdicts`); :func:`privgame.audit.audit_summary` counts those.
         - ``mean_model_seeded``, ``mean_traditional``.
         - ``percentiles_model_seeded``, ``percentiles_traditional``,
           ``percentiles_abs_difference``: ``{"p10": ..., "p50": ..., "p90": ...}``.
@@ -895,8 +1063,8 @@ def summarize(
         "missed": mr.missed,
         "at_risk": mr.at_risk,
         "miss_rate_text": mr.describe(),
-        "at_risk_model_seeded": mr.at_risk,
-        "at_risk_traditional": int(np.count_nonzero(tr > t)),
+        "above_t_model_seeded": mr.at_risk,
+        "above_t_traditional": int(np.count_nonzero(tr > t)),
         "mean_model_seeded": mean(ms),
         "mean_traditional": mean(tr),
         "percentiles_model_seeded": pct(ms),
@@ -925,8 +1093,8 @@ def _summarize_model_seeded(r_ms: ArrayLike, t: float, cutoff: float) -> dict[st
         "missed": None,
         "at_risk": at_risk,
         "miss_rate_text": "Miss rate not run: the traditional game was not played in this run.",
-        "at_risk_model_seeded": at_risk,
-        "at_risk_traditional": None,
+        "above_t_model_seeded": at_risk,
+        "above_t_traditional": None,
         "mean_model_seeded": float(np.mean(ms)) if n else None,
         "mean_traditional": None,
         "percentiles_model_seeded": {

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.audit import audit_summary, describe_setup, run_summary
+from privgame.audit import audit_summary, describe_setup, records_at, run_summary
 from privgame.csvsafe import csv_safe
 from privgame.data import Dataset, decode, encode, fingerprint_table, prepare_table
 from privgame.data.schema import Schema
@@ -306,10 +306,11 @@ def release_card(
             "traditional_flags": audit["answer"]["traditional_flags"],
             # "model-seeded": the traditional game was not run, so its figures above are null.
             "games": spec.attack.games,
+            # The records whose verdict is "at risk", as every output counts them.
             "at_risk_record_ids": [
                 int(r)
-                for r in records.loc[
-                    np.nan_to_num(records["risk_model_seeded"].to_numpy(float), nan=-1.0) > t, "record_id"
+                for r in records_at(records, t).loc[
+                    lambda frame: frame["verdict_model_seeded"].astype(str) == "at risk", "record_id"
                 ]
             ],
         },
@@ -318,8 +319,10 @@ def release_card(
             "The verdict is this attack's (TAPAS) success against this release's generator and data, "
             f"played by {describe(spec.attack.attacker)} and "
             "measured by the model-seeded game: an estimate, not a guarantee. A record is at risk when "
-            "the lower bound of its risk's 95% DeLong interval is above t, not at risk when the upper "
-            "bound is at or below t, and undecided otherwise; records are tested one by one."
+            "its risk's interval lies above t, not at risk when it lies at or below t, undecided when "
+            "it contains t, and the attack failed when it lies at or below 0.5 (a failed attack is "
+            "never read as safety). Each interval's 5% error is spent over the record's looks, so it "
+            "holds however often more runs were added; records are tested one by one."
         ),
     }
 

@@ -79,9 +79,10 @@ __all__ = [
 ]
 
 LEAVE_OUT: dict[str, tuple[str, ...]] = dict(
-    zip(LEAVE_OUT_CHOICES, (("at risk",), ("at risk", "undecided")), strict=True)
+    zip(LEAVE_OUT_CHOICES, (("at risk",), ("at risk", "undecided", "attack failed")), strict=True)
 )
-"""The ``--leave-out`` choices and the model-seeded verdicts whose records each leaves out."""
+"""The ``--leave-out`` choices and the model-seeded verdicts whose records each leaves out (a
+record whose attack failed is not shown safe, so it goes with the undecided ones)."""
 
 GENERALISE_PARAMS: dict[str, str] = {"min-leaf": "min_samples_leaf", "epsilon": "epsilon", "bins": "bins"}
 """``--generalise`` names and the generator parameter each sets."""

@@ -113,13 +113,14 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        The records with ``risk_model_seeded > t`` (a record with an undefined risk is never
-        listed), sorted by it in descending order (ties by ``record_id``), with a fresh index.
-        Columns: ``record_id``, ``audit_group``, the model-seeded risk and its 95% bounds, the
-        traditional risk and its bounds, ``difference``, ``missed_by_traditional``
-        (``risk_traditional <= t``: the traditional game would call the record low risk), the
-        verdicts, then every other column of ``records`` (TPR at low FPR, outlier score, the
-        record's values ``value:<name>``) in their order.
+        The records *at risk* at ``t``: their model-seeded verdict (the interval lies above
+        t; :func:`privgame.metrics.verdicts`), the one meaning of "at risk" in every output.
+        Sorted by ``risk_model_seeded`` in descending order (ties by ``record_id``), with a fresh
+        index. Columns: ``record_id``, ``audit_group``, the model-seeded risk and its bounds, the
+        traditional risk and its bounds, ``difference``, ``missed_by_traditional`` (the
+        traditional game does not put the record at risk), the verdicts, then every other column
+        of ``records`` (TPR at low FPR, outlier score, the record's values ``value:<name>``) in
+        their order.
 
     Raises
     ------
@@ -128,7 +129,10 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """
     t = _check_threshold(threshold)
     out = _with_missed(records, t)
-    out = out.loc[out["risk_model_seeded"].to_numpy(np.float64) > t]
+    if "verdict_model_seeded" in out.columns:
+        out = out.loc[out["verdict_model_seeded"].astype(str) == "at risk"]
+    else:  # a table written before verdicts existed
+        out = out.loc[out["risk_model_seeded"].to_numpy(np.float64) > t]
     return out.sort_values(
         ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
@@ -137,8 +141,9 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
 def _with_missed(records: pd.DataFrame, t: float) -> pd.DataFrame:
     """``records_at(records, t)`` with ``missed_by_traditional``, the result columns first.
 
-    ``missed_by_traditional`` is true for a record at risk (``risk_model_seeded > t``) that the
-    traditional game calls low risk (``risk_traditional <= t``); an undefined risk is never at risk.
+    ``missed_by_traditional`` is true for a record at risk (its model-seeded verdict) that the
+    traditional game does not put at risk (its traditional verdict is not *at risk*). Tables
+    written before verdicts existed compare the point risks with t instead.
     """
     missing = [c for c in ("record_id", "risk_model_seeded", "risk_traditional") if c not in records.columns]
     if missing:
@@ -153,6 +158,10 @@ def _with_missed(records: pd.DataFrame, t: float) -> pd.DataFrame:
     if "verdict_traditional" in out.columns and len(out) and (out["verdict_traditional"] == "not run").all():
         # A re-audit without the traditional game: it missed nothing and caught nothing.
         out["missed_by_traditional"] = pd.Series(["not run"] * len(out), index=out.index, dtype=object)
+    elif "verdict_model_seeded" in out.columns and "verdict_traditional" in out.columns:
+        out["missed_by_traditional"] = (out["verdict_model_seeded"].astype(str) == "at risk") & (
+            out["verdict_traditional"].astype(str) != "at risk"
+        )
     else:
         out["missed_by_traditional"] = (np.nan_to_num(ms, nan=-1.0) > t) & ~(tr > t)
     lead = [c for c in _HIGH_RISK_LEAD if c in out.columns]
@@ -499,11 +508,9 @@ def _setup_cell(spec: Any) -> str:
 
 # What the audited groups say, for the report's table of audit groups.
 _GROUP_NOTES = {
-    "outlier": (
-        "The worst case: records picked for being unusual. Not a random sample, so not in the estimate."
-    ),
+    "outlier": ("Records picked for being unusual. Not a random sample, so not in the share."),
     "random": "A uniform random sample of D: the estimate of the share of all of D at risk.",
-    "chosen": "Records chosen by the user: neither the worst case nor a random sample.",
+    "chosen": "Records chosen by the user: neither the most outlying nor a random sample.",
 }
 
 
@@ -527,8 +534,8 @@ def _audit_section(records: pd.DataFrame, audit: Mapping[str, Any], t: float) ->
     if "audit_group" in records.columns:
         chosen = records["audit_group"].astype(str) == "chosen"
         if chosen.any():
-            risks = pd.to_numeric(records.loc[chosen, "risk_model_seeded"], errors="coerce")
-            groups["chosen"] = {"records": int(chosen.sum()), "at_risk": int((risks > t).sum())}
+            verdict = records_at(records.loc[chosen], t)["verdict_model_seeded"].astype(str)
+            groups["chosen"] = {"records": int(chosen.sum()), "at_risk": int((verdict == "at risk").sum())}
     rows = [
         (name, groups[name])
         for name in ("outlier", "random", "chosen")
@@ -537,7 +544,7 @@ def _audit_section(records: pd.DataFrame, audit: Mapping[str, Any], t: float) ->
     if rows:
         head = "".join(
             f"<th scope='col'>{_e(h)}</th>"
-            for h in ("audit group", "records audited", f"at risk (model-seeded risk above t={t:g})", "")
+            for h in ("audit group", "records audited", f"at risk (interval above t={t:g})", "")
         )
         body = "".join(
             f"<tr><th scope='row'>{_e(GROUP_LABELS.get(name, name))}</th>"
@@ -596,7 +603,7 @@ def _release_card_section(folder: RunFolder, t: float) -> str:
             if audit.get("verdicts")
             else []
         ),
-        ("records with model-seeded risk above t", audit.get("at_risk_model_seeded")),
+        ("records at risk (their verdict), model-seeded game", audit.get("at_risk_model_seeded")),
         ("records at risk, ids", ", ".join(str(i) for i in at_risk_ids) or "none"),
         ("release: rows, seed", f"{card['release']['rows']:,} rows, seed {card['release']['seed']}"),
         ("verdict", card.get("verdict")),
@@ -636,7 +643,8 @@ def _summary_rows(
         return [
             ("records evaluated", summary["records"]),
             ("high-risk threshold t", f"{t:g}"),
-            (f"records at risk (R > {t:g}), model-seeded game", summary["at_risk_model_seeded"]),
+            ("records at risk (their verdict), model-seeded game", summary.get("at_risk_model_seeded")),
+            (f"risk above t={t:g} (point estimates), model-seeded game", summary.get("above_t_model_seeded")),
             ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
             ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
             (
@@ -653,8 +661,10 @@ def _summary_rows(
         ("high-risk threshold t", f"{t:g}"),
         ("RMSD between the risks", _fmt(summary.get("rmsd"))),
         (f"miss rate at t={t:g}", _miss_rate_cell(summary)),
-        (f"records at risk (R > {t:g}), model-seeded game", summary["at_risk_model_seeded"]),
-        (f"records at risk (R > {t:g}), traditional game", summary["at_risk_traditional"]),
+        ("records at risk (their verdict), model-seeded game", summary.get("at_risk_model_seeded")),
+        ("records at risk (their verdict), traditional game", summary.get("at_risk_traditional")),
+        (f"risk above t={t:g} (point estimates), model-seeded game", summary.get("above_t_model_seeded")),
+        (f"risk above t={t:g} (point estimates), traditional game", summary.get("above_t_traditional")),
         ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
         ("mean risk, traditional game", _fmt(summary.get("mean_traditional"))),
         ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
@@ -687,7 +697,7 @@ def _summary_rows(
 def _high_risk_table(records: pd.DataFrame, t: float) -> str:
     listed = high_risk(normalise_records(records), t)
     if listed.empty:
-        return f"<p>No record has model-seeded risk above t={t:g}.</p>"
+        return f"<p>No record is at risk at t={t:g}: no model-seeded interval lies above it.</p>"
     shown = listed.head(_REPORT_HIGH_RISK_ROWS)
     from privgame.audit import GROUP_LABELS
 
@@ -759,7 +769,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     str
         One HTML document: what was audited (the set-up in words, :func:`privgame.audit.describe_setup`),
         the share of all of D at risk estimated from the random sample and the audit groups kept
-        apart (the most outlying records are the worst case, never in the estimate), the run's
+        apart (the most outlying records are never in the share), the run's
         settings (set-up, generator and parameters, sizes, N_shadow, N_eval, seed, data
         fingerprint), the Table-1 style summary at ``t``, the generator's differential-privacy note
         when it has one, Figures 1a, 1b, 2a and 2b with their captions, the high-risk records with

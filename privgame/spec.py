@@ -51,7 +51,7 @@ class TargetSelection:
     Attributes
     ----------
     mode : {"plan", "all", "random", "outliers", "ids"}
-        ``plan``: the audit plan, the ``outliers`` most outlying records of D (the worst case)
+        ``plan``: the audit plan, the ``outliers`` most outlying records of D
         plus a uniform random sample of ``random`` records of D (an unbiased estimate of the
         share of all of D at risk); every record of D; ``k`` random records; the ``k`` most
         outlying records (see :func:`privgame.targets.outlier_scores`); or the records listed

@@ -33,8 +33,8 @@ __all__ = [
 ]
 
 AUDIT_GROUPS: tuple[str, ...] = ("outlier", "random", "chosen")
-"""The groups a record can be audited in: the most outlying records of D (the worst case, never a
-random sample), a uniform random sample of D (the share estimate), or records the user chose."""
+"""The groups a record can be audited in: the most outlying records of D (never a random
+sample), a uniform random sample of D (the share estimate), or records the user chose."""
 
 
 def _ranges(schema: Schema, X: np.ndarray) -> np.ndarray:

@@ -214,26 +214,43 @@ def test_midranks_match_scipy(values: list[float]) -> None:
 def test_auc_ci_by_hand() -> None:
     # Placements: in (0.35, 0.8) beat 1/2 and 2/2 of the outs; outs (0.1, 0.4) are beaten by
     # 2/2 and 1/2 of the ins. Sample variances 0.125 each: var = 0.125/2 + 0.125/2 = 0.125.
-    low, high = auc_ci(SCORES, LABELS)
+    low, high = auc_ci(SCORES, LABELS, method="wald")
     assert low == pytest.approx(0.75 - Z95 * math.sqrt(0.125))
     assert high == 1.0  # 0.75 + 0.69 clipped
+    # On the logit scale: logit(0.75) = log 3, se / (A (1 - A)) = sqrt(0.125) / 0.1875.
+    low, high = auc_ci(SCORES, LABELS)
+    half = Z95 * math.sqrt(0.125) / 0.1875
+    assert low == pytest.approx(1 / (1 + math.exp(-(math.log(3) - half))))
+    assert high == pytest.approx(1 / (1 + math.exp(-(math.log(3) + half))))
+    assert 0 < low < 0.75 < high < 1
 
 
 def test_auc_ci_level_changes_width() -> None:
     rng = np.random.default_rng(3)
     s = np.r_[rng.normal(0.5, 1, 60), rng.normal(0, 1, 60)]
     y = np.r_[np.ones(60), np.zeros(60)]
-    lo90, hi90 = auc_ci(s, y, level=0.9)
-    lo99, hi99 = auc_ci(s, y, level=0.99)
+    lo90, hi90 = auc_ci(s, y, level=0.9, method="wald")
+    lo99, hi99 = auc_ci(s, y, level=0.99, method="wald")
     assert lo99 < lo90 < auc(s, y) < hi90 < hi99
     assert (hi99 - auc(s, y)) / (hi90 - auc(s, y)) == pytest.approx(
         NormalDist().inv_cdf(0.995) / NormalDist().inv_cdf(0.95)
     )
 
 
-def test_auc_ci_zero_variance_collapses() -> None:
-    assert auc_ci([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1]) == (1.0, 1.0)
+def test_auc_ci_zero_variance() -> None:
+    # The plain interval collapses; the logit interval of a perfect separation is the Wilson
+    # interval of a proportion 1 over min(n_in, n_out) trials, so it claims no certainty.
+    assert auc_ci([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1], method="wald") == (1.0, 1.0)
+    low, high = auc_ci([0.1, 0.2, 0.8, 0.9], [0, 0, 1, 1])
+    assert high == 1.0 and low == pytest.approx(2 / (2 + Z95**2))
+    low, high = auc_ci(np.r_[np.zeros(100), np.ones(100)], np.r_[np.zeros(100), np.ones(100)])
+    assert low == pytest.approx(100 / (100 + Z95**2)) and low > 0.96
+    low, high = auc_ci([0.9, 0.8, 0.2, 0.1], [0, 0, 1, 1])  # perfectly wrong
+    assert low == 0.0 and high == pytest.approx(Z95**2 / (2 + Z95**2))
+    # Every score tied: the attack tells no run from another.
     assert auc_ci([0.4] * 6, [0, 1, 0, 1, 1, 0]) == (0.5, 0.5)
+    with pytest.raises(ParameterError, match="method must be"):
+        auc_ci([0.4] * 6, [0, 1, 0, 1, 1, 0], method="exact")  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -253,7 +270,7 @@ def test_auc_ci_matches_brute_force_delong(game: tuple[np.ndarray, np.ndarray], 
     var = np.var(v10, ddof=1) / v10.size + np.var(v01, ddof=1) / v01.size
     half = NormalDist().inv_cdf(0.5 + level / 2) * math.sqrt(var)
     value = auc(s, y)
-    low, high = auc_ci(s, y, level=level)
+    low, high = auc_ci(s, y, level=level, method="wald")
     assert low == pytest.approx(max(0.0, value - half), abs=1e-9)
     assert high == pytest.approx(min(1.0, value + half), abs=1e-9)
     assert 0.0 <= low <= value <= high <= 1.0
@@ -491,8 +508,8 @@ def test_summarize_by_hand() -> None:
     assert out["miss_rate"] == pytest.approx(2 / 3)
     assert (out["missed"], out["at_risk"]) == (2, 3)
     assert out["miss_rate_text"].startswith("Miss rate 0.67")
-    assert out["at_risk_model_seeded"] == 3
-    assert out["at_risk_traditional"] == 1  # only 0.90
+    assert out["above_t_model_seeded"] == 3
+    assert out["above_t_traditional"] == 1  # only 0.90
     assert out["mean_model_seeded"] == pytest.approx(0.8)
     assert out["mean_traditional"] == pytest.approx(0.75)
     assert out["percentiles_model_seeded"] == pytest.approx({"p10": 0.605, "p50": 0.875, "p90": 0.935})
@@ -507,7 +524,7 @@ def test_summarize_by_hand() -> None:
 def test_summarize_undefined_miss_rate_is_none_with_text() -> None:
     out = summarize([0.5, 0.6], [0.9, 0.7], threshold=0.8)
     assert out["miss_rate"] is None
-    assert out["at_risk"] == 0 and out["at_risk_traditional"] == 1
+    assert out["at_risk"] == 0 and out["above_t_traditional"] == 1
     assert "undefined: no record has model-seeded risk above t=0.8" in out["miss_rate_text"]
     json.dumps(out, allow_nan=False)
 
@@ -524,7 +541,7 @@ def test_summarize_of_no_records_is_all_none() -> None:
 
 def test_summarize_threshold_and_difference_options() -> None:
     out = summarize(R_MS, R_T, threshold=0.6, difference=0.16)
-    assert (out["missed"], out["at_risk"], out["at_risk_traditional"]) == (0, 3, 3)
+    assert (out["missed"], out["at_risk"], out["above_t_traditional"]) == (0, 3, 3)
     assert out["share_abs_difference_above"] == pytest.approx(0.25)
 
 

@@ -174,41 +174,55 @@ def test_clopper_pearson_on_hand_computed_cases() -> None:
         metrics.binomial_interval(3, 2)
 
 
-def _records(groups: list[str], risks: list[float]) -> pd.DataFrame:
-    return pd.DataFrame({"audit_group": groups, "risk_model_seeded": risks})
+def _records(groups: list[str], risks: list[float], half_width: float = 0.04) -> pd.DataFrame:
+    risk = np.asarray(risks)
+    return pd.DataFrame(
+        {
+            "audit_group": groups,
+            "risk_model_seeded": risk,
+            "risk_model_seeded_low": risk - half_width,
+            "risk_model_seeded_high": np.minimum(1.0, risk + half_width),
+        }
+    )
 
 
 def test_the_share_uses_the_random_sample_only(synthpop_run: RunFolder) -> None:
     spec = synthpop_run.spec()
+    # Sampled: 0.9 (at risk), 0.5 (not at risk), 0.6 (not at risk), 0.82 (undecided: 0.78-0.86).
     records = _records(
         ["outlier", "outlier", "random", "random", "random", "outlier+random"],
-        [0.99, 0.95, 0.9, 0.5, 0.6, 0.85],
+        [0.99, 0.95, 0.9, 0.5, 0.6, 0.82],
     )
     share = share_at_risk(records, spec, 0.8)
     assert share is not None
-    assert (share["sampled"], share["at_risk"]) == (4, 2)
-    assert share["estimate"] == 0.5
-    low, high = metrics.binomial_interval(2, 4)
-    assert (share["low"], share["high"]) == (low, high)
-    assert share["text"].startswith("An estimated 50% (6.8%–93%) of the")
+    assert (share["sampled"], share["at_risk"], share["undecided"]) == (4, 1, 1)
+    assert (share["low"], share["high"]) == metrics.share_bracket(1, 2, 4)
+    assert share["text"].startswith("Between 0% and 96% of the 450 records are at risk (95%)")
     assert share_at_risk(_records(["outlier"], [0.9]), spec, 0.8) is None
 
 
 def test_the_share_text_of_a_census() -> None:
+    low, high = metrics.share_bracket(2, 5, 40)
     share = {
         "records_in_d": 40,
         "sampled": 40,
         "at_risk": 2,
-        "estimate": 0.05,
+        "undecided": 3,
+        "low": low,
+        "high": high,
         "census": True,
         "threshold": 0.8,
     }
-    assert share_text(share) == "5% of the 40 records are at risk (2 of 40, every record audited; t = 0.8)."
+    assert share_text(share) == (
+        f"Between 0% and {100 * high:.0f}% of the 40 records are at risk (95%): every record was "
+        "audited, and 2 at risk, 3 undecided of 40 (t = 0.8; the bracket allows for the verdicts' own "
+        "errors)."
+    )
 
 
 def test_one_answer_for_the_release(synthpop_run: RunFolder) -> None:
     from privgame.audit import answer
-    from privgame.metrics import binomial_interval
+    from privgame.metrics import share_bracket
 
     spec = synthpop_run.spec()
     records = pd.DataFrame(
@@ -222,12 +236,18 @@ def test_one_answer_for_the_release(synthpop_run: RunFolder) -> None:
         }
     )
     found = answer(records, spec, 0.8)
-    assert found["counts"] == {"at risk": 2, "undecided": 1, "not at risk": 3}
+    assert found["counts"] == {"at risk": 2, "undecided": 1, "not at risk": 3, "attack failed": 0}
     assert found["traditional_flags"] == 1
-    low, high = binomial_interval(1, 4)
+    low, high = share_bracket(1, 1, 4)
     assert found["text"] == (
         "2 records at risk, 1 undecided, 3 not at risk of 6 audited against an attacker who knows a "
-        f"sample of the population, not D (t = 0.8); an estimated 25% "
-        f"({100 * low:.1f}%–{100 * high:.0f}%) of all {spec.sizes['target']:,} records are at risk. "
+        f"sample of the population, not D (t = 0.8); between {100 * low:.0f}% and {100 * high:.0f}% "
+        f"of all {spec.sizes['target']:,} records are at risk (95%). "
         "The traditional game flags 1 of these 2."
     )
+    # A failed attack is named, and never counted as safe.
+    failed = records.assign(risk_model_seeded_low=[0.85, 0.75, 0.82, 0.4, 0.3, 0.6])
+    failed = failed.assign(risk_model_seeded_high=[0.99, 0.95, 0.9, 0.6, 0.45, 0.8])
+    found = answer(failed, spec, 0.8)
+    assert found["counts"] == {"at risk": 2, "undecided": 1, "not at risk": 2, "attack failed": 1}
+    assert "2 not at risk, 1 where the attack failed of 6 audited" in found["text"]

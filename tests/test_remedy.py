@@ -300,11 +300,9 @@ def test_a_leave_out_keeps_the_parents_sample_and_reads_its_share_conservatively
         )
     share = share_at_risk(left.records(), spec, spec.threshold)
     assert share is not None and share["method"] == "kept sample"
-    assert (
-        share["text"].startswith("At most an estimated")
-        and share["low"] <= share["estimate"] <= share["high"]
-    )
-    assert "at most an estimated" in left.summary()["answer"]["text"]
+    assert share["text"].startswith("Between") and "kept from the parent run's random sample" in share["text"]
+    assert 0.0 <= share["low"] <= share["high"] <= 1.0
+    assert "records are at risk (95%)" in left.summary()["answer"]["text"]
 
 
 def test_a_fresh_sample_is_drawn_on_request_and_after_a_kept_one(

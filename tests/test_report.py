@@ -106,7 +106,7 @@ def records() -> pd.DataFrame:
             "record_id": [1, 2, 3, 4, 5],
             "city": ["=cmd", "Leeds", "York", "Bath", "Hull"],
             "risk_model_seeded": [0.85, 0.95, 0.5, math.nan, 0.85],
-            "risk_model_seeded_low": [0.8, 0.9, 0.4, math.nan, 0.8],
+            "risk_model_seeded_low": [0.82, 0.9, 0.4, math.nan, 0.81],
             "risk_model_seeded_high": [0.9, 1.0, 0.6, math.nan, 0.9],
             "risk_traditional": [0.9, 0.7, 0.5, 0.9, 0.6],
             "risk_traditional_low": [0.85, 0.6, 0.4, 0.8, 0.5],
@@ -122,9 +122,13 @@ def records() -> pd.DataFrame:
 # --------------------------------------------------------------------------------------------
 
 
-def test_high_risk_lists_records_above_t_riskiest_first(records: pd.DataFrame) -> None:
+def test_high_risk_lists_the_records_at_risk_riskiest_first(records: pd.DataFrame) -> None:
     listed = report.high_risk(records, 0.8)
     assert listed["record_id"].tolist() == [2, 1, 5]  # ties (0.85) by record id; nan never listed
+    assert set(listed["verdict_model_seeded"]) == {"at risk"}
+    # "At risk" is the verdict, not the point risk: an interval that reaches down to t is undecided.
+    undecided = records.assign(risk_model_seeded_low=[0.8, 0.9, 0.4, math.nan, 0.79])
+    assert report.high_risk(undecided, 0.8)["record_id"].tolist() == [2]
     assert listed["missed_by_traditional"].tolist() == [True, False, True]
     assert list(listed.columns[:9]) == [
         "record_id",
@@ -339,7 +343,7 @@ def test_html_report_at_another_threshold(run: RunFolder) -> None:
     page = report.html_report(run, 0.99)
     assert "miss rate at t=0.99" in page
     assert "undefined (no record has model-seeded risk above t)" in page
-    assert "No record has model-seeded risk above t=0.99." in page
+    assert "No record is at risk at t=0.99" in page
     with pytest.raises(ParameterError, match="between 0 and 1"):
         report.html_report(run, 2.0)
 
@@ -386,8 +390,8 @@ def test_html_report_says_what_was_audited_and_keeps_the_groups_apart(release_ru
     assert html.escape(summary["share_at_risk"]["text"], quote=True) in page
     groups = page[page.index("<table class='groups'>") :]
     groups = groups[: groups.index("</table>")]
-    assert "most outlying (worst case)" in groups and "random sample (share estimate)" in groups
-    assert "Not a random sample, so not in the estimate." in groups
+    assert "most outlying" in groups and "random sample (share estimate)" in groups
+    assert "Not a random sample, so not in the share." in groups
     assert "the audit plan: the 2 most outlying records of D and 2 random records of D" in page
     assert "release: D is the table less a holdout" in page
 

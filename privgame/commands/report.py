@@ -65,8 +65,11 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"records evaluated   {summary.get('records')}",
         f"RMSD                {_fmt(summary.get('rmsd')) if both else NOT_RUN}",
         f"miss rate (t={t})   {summary.get('miss_rate_text')}{_interval(summary.get('miss_rate_interval'))}",
-        f"at risk (R > t)     model-seeded {summary.get('at_risk_model_seeded')}, "
+        f"at risk (verdict)   model-seeded {summary.get('at_risk_model_seeded')}, "
         f"traditional {summary.get('at_risk_traditional') if both else NOT_RUN}",
+        f"risk above t        model-seeded {summary.get('above_t_model_seeded')}, "
+        f"traditional {summary.get('above_t_traditional') if both else NOT_RUN} (point estimates, "
+        "as the paper counts them; not verdicts)",
     ]
     for name, label in (
         ("model_seeded", "model-seeded risk"),
@@ -90,7 +93,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     if groups.get("outlier", {}).get("records"):
         g = groups["outlier"]
         lines.append(
-            f"most outlying       {g['at_risk']} of {g['records']} at risk (the worst case; not a "
+            f"most outlying       {g['at_risk']} of {g['records']} at risk (not a "
             "random sample, so not in the estimate)"
         )
     share = summary.get("share_at_risk")

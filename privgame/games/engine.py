@@ -46,7 +46,14 @@ from privgame.execution import (
 )
 from privgame.games import pool
 from privgame.games.plan import count_fits, run_split
-from privgame.games.work import Context, evaluate_target, extend_target, fit_ms_in_model, shared_chunk
+from privgame.games.work import (
+    Context,
+    evaluate_target,
+    extend_target,
+    fit_ms_in_model,
+    looks_of,
+    shared_chunk,
+)
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
@@ -1006,7 +1013,10 @@ def record_results(
     """Assemble per-record risks, every score, and the summary from the target checkpoints.
 
     ``difference`` is ``risk_model_seeded - risk_traditional``: positive when the traditional
-    game underestimates the record's risk in this dataset. The bounds are 95% DeLong intervals.
+    game underestimates the record's risk in this dataset. The bounds are logit DeLong
+    intervals at the level of the record's look (:func:`privgame.metrics.look_level`: 95% spent
+    over every look; ``looks`` counts them). ``attack_shadow_auc`` is the attack's out-of-bag AUC
+    on its own shadow datasets (:class:`~privgame.attack.classifier.MetaClassifier`).
     The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.records`),
     apart from privgame's columns whatever the data's columns are named.
     ``audit_group`` says why a record was audited (see :data:`privgame.audit.GROUP_LABELS`);
@@ -1028,6 +1038,7 @@ def record_results(
         rid = int(record_id)
         data = folder.load_target(rid)
         row: dict[str, Any] = {"record_id": rid, "audit_group": _group_of(rid, groups)}
+        looks = looks_of(data)
         # The record's own values, each under value:<name>, so no data column can replace a result.
         row.update({value_column(name): value for name, value in table.iloc[rid].to_dict().items()})
         for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
@@ -1036,7 +1047,7 @@ def record_results(
                 row.update({prefix: nan, f"{prefix}_low": nan, f"{prefix}_high": nan})
                 row.update({f"{prefix}_tpr_at_fpr_0.01": nan, f"{prefix}_tpr_at_fpr_0.1": nan})
                 continue
-            low, high = metrics.auc_ci(scores, labels)
+            low, high = metrics.auc_ci(scores, labels, level=metrics.look_level(looks))
             row[prefix] = metrics.auc(scores, labels)
             row[f"{prefix}_low"] = low
             row[f"{prefix}_high"] = high
@@ -1055,6 +1066,8 @@ def record_results(
                 )
             )
         row["n_eval"] = len(data["ms_labels"])
+        row["looks"] = looks
+        row["attack_shadow_auc"] = float(data.get("shadow_auc", nan))
         row["difference"] = row["risk_model_seeded"] - row["risk_traditional"]
         row["outlier_score"] = float(outlier[position])
         rows.append(row)
@@ -1075,6 +1088,7 @@ def record_results(
         traditional=spec.attack.games == "both",
     )
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
+    summary["verdict_rule"] = metrics.VERDICT_RULE
     summary["generator"] = spec.generator
     summary["generator_params"] = spec.to_dict()["generator_params"]
     summary["sizes"] = dict(spec.sizes)

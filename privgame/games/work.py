@@ -455,7 +455,12 @@ def _traditional_runs(
 
 
 def _checkpoint(
-    blocks: list[dict[str, np.ndarray]], classifier: np.ndarray, timings: np.ndarray
+    blocks: list[dict[str, np.ndarray]],
+    classifier: np.ndarray,
+    timings: np.ndarray,
+    *,
+    looks: int,
+    shadow_auc: float,
 ) -> dict[str, np.ndarray]:
     def joined(name: str) -> np.ndarray:
         return np.concatenate([b[name] for b in blocks])
@@ -469,6 +474,9 @@ def _checkpoint(
         "ms_reference_ids": joined("ms_reference_ids"),
         "classifier": classifier,
         "timings": timings,
+        # How many times the record's verdict has been read (see privgame.metrics.look_level).
+        "looks": np.array(looks, dtype=np.int64),
+        "shadow_auc": np.array(shadow_auc, dtype=np.float64),
     }
     if all("t_in_ids" in b for b in blocks):
         # Which pool dataset each traditional run used (-1: the target's own draw), like t_scores.
@@ -538,7 +546,8 @@ def evaluate_target(
     half = ctx.n_eval // 2
     block = play_games(ctx, record_id, classifier, ms_in[:half], 0, half, clock, traditional)
     timings = np.array([clock.generator, clock.features, clock.classifier, time.perf_counter() - started])
-    return _checkpoint([block], pickled, timings)
+    shadow_auc = float(getattr(classifier, "shadow_auc_", float("nan")))
+    return _checkpoint([block], pickled, timings, looks=1, shadow_auc=shadow_auc)
 
 
 def extend_target(
@@ -551,8 +560,9 @@ def extend_target(
     """Add evaluation runs to a target evaluated with fewer, up to ``ctx.n_eval``.
 
     Reuses the target's trained meta-classifier and every run already made: only the new runs'
-    generators are trained. Since each run's randomness comes from its index, the result equals
-    :func:`evaluate_target` at ``ctx.n_eval`` (the same arrays, byte for byte).
+    generators are trained. Since each run's randomness comes from its index, the scores equal
+    those of :func:`evaluate_target` at ``ctx.n_eval`` (the same arrays, byte for byte); the
+    checkpoint counts one more look (:func:`looks_of`), so its verdict spends less error.
 
     Parameters
     ----------
@@ -571,7 +581,22 @@ def extend_target(
     timings = previous["timings"] + np.array(
         [clock.generator, clock.features, clock.classifier, time.perf_counter() - started]
     )
-    return _checkpoint([_split_checkpoint(previous), block], previous["classifier"], timings)
+    return _checkpoint(
+        [_split_checkpoint(previous), block],
+        previous["classifier"],
+        timings,
+        looks=looks_of(previous) + 1,
+        shadow_auc=float(previous.get("shadow_auc", np.nan)),
+    )
+
+
+def looks_of(checkpoint: dict[str, np.ndarray]) -> int:
+    """How many looks a target's verdict has had: 1 after its first runs, +1 per extension.
+
+    Every extension is a look, whoever chose the records: the data owner looked at the verdicts
+    before asking for more runs (checkpoints written before looks were counted read as 1).
+    """
+    return int(checkpoint.get("looks", 1))
 
 
 def _pickled(classifier: MetaClassifier) -> np.ndarray:

@@ -42,8 +42,8 @@ def _risk_row(records: pd.DataFrame, threshold: float, *, played: bool = True) -
         "rmsd": _num(summary["rmsd"]),
         "max_abs_difference": _num(summary.get("max_abs_difference")),
         "miss_rate": _num(summary["miss_rate"]),
-        "at_risk_model_seeded": summary["at_risk_model_seeded"],
-        "at_risk_traditional": summary["at_risk_traditional"],
+        "above_t_model_seeded": summary["above_t_model_seeded"],
+        "above_t_traditional": summary["above_t_traditional"],
         "records_excluded": summary["records_excluded"],
     }
 
@@ -106,7 +106,7 @@ def study_results(folder: StudyFolder) -> StudyResult:
     * ``size`` / ``epsilon``: the value (``size`` or ``epsilon``), then ``records``, the mean and
       standard deviation across records of each risk, ``rmsd``, ``max_abs_difference``,
       ``miss_rate`` (at the study's threshold t; nan when no record is above t),
-      ``at_risk_model_seeded``, ``at_risk_traditional``, ``records_excluded``, ``rmsd_noise``
+      ``above_t_model_seeded``, ``above_t_traditional``, ``records_excluded``, ``rmsd_noise``
       (the RMSD the finite N_eval alone would give, see :func:`estimation_noise`) and
       ``rmsd_corrected`` (``sqrt(rmsd**2 - rmsd_noise**2)``, 0 when negative: an estimate of the
       RMSD between the risks' limits).
@@ -179,8 +179,8 @@ _RISK_ROW_COLUMNS = (
     "rmsd",
     "max_abs_difference",
     "miss_rate",
-    "at_risk_model_seeded",
-    "at_risk_traditional",
+    "above_t_model_seeded",
+    "above_t_traditional",
     "records_excluded",
     "rmsd_noise",
     "rmsd_corrected",

@@ -19,6 +19,20 @@ from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json", "spec.json")
+NUMBERS = ["record_id", "risk_model_seeded", "risk_traditional", "difference", "n_eval"]
+"""The columns that do not depend on how many looks a record's verdict had."""
+
+
+def _same_runs(extended: RunFolder, fresh: RunFolder) -> None:
+    """The same runs and risks, byte for byte; only the intervals differ, by the looks taken."""
+    for name in ("scores.parquet", "spec.json"):
+        assert (extended.path / name).read_bytes() == (fresh.path / name).read_bytes(), name
+    a, b = extended.records(), fresh.records()
+    pd.testing.assert_frame_equal(a[NUMBERS], b[NUMBERS])
+    assert set(a["looks"]) == {2} and set(b["looks"]) == {1}
+    # A second look spends less error: its interval is wider and contains the first look's.
+    assert (a["risk_model_seeded_low"] <= b["risk_model_seeded_low"]).all()
+    assert (a["risk_model_seeded_high"] >= b["risk_model_seeded_high"]).all()
 
 
 @pytest.fixture(scope="module")
@@ -55,8 +69,7 @@ def test_extending_every_record_equals_the_run_made_at_the_larger_n_eval(
     result = extend(extended, 16, record_ids=everyone, workers=2)
     assert result["extended"] == everyone
     fresh = start_run(tmp_path / "b", _spec(inputs, 16), inputs.table, workers=1)
-    for name in RESULT_FILES:
-        assert (extended.path / name).read_bytes() == (fresh.path / name).read_bytes(), name
+    _same_runs(extended, fresh)
     assert set(extended.records()["n_eval"]) == {16}
 
 
@@ -136,6 +149,11 @@ def test_resolve_to_doubles_until_the_cap(
     undecided = set(undecided_records(folder))
     assert all(runs[r] == passes[-1]["n_eval"] for r in undecided)
     assert "resolved" in capsys.readouterr().err
+    # Each pass a record took part in is one more look at its verdict, at a stricter level.
+    looks = folder.records().set_index("record_id")["looks"]
+    for record_id in looks.index:
+        taken = 1 + sum(record_id in p["extended"] for p in passes)
+        assert looks[record_id] == taken
 
 
 def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
@@ -149,7 +167,7 @@ def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
     assert [p["n_eval"] for p in passes] == [16, 24]
     assert len(passes[0]["extended"]) < 4 and whole.spec().attack.n_eval == 8
     capsys.readouterr()
-    # Ctrl-C in the last pass, just after its first record's new runs are checkpointed.
+    # Ctrl-C in the last pass, as its first record's new runs are about to be checkpointed.
     from privgame.games import engine
 
     real_extend, real_save = engine.extend, RunFolder.save_target
@@ -160,9 +178,9 @@ def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
         return real_extend(*args, **kwargs)  # type: ignore[arg-type]
 
     def save_then_interrupt(self: RunFolder, record_id: int, arrays: dict[str, np.ndarray]) -> None:
-        real_save(self, record_id, arrays)
         if len(extending) == len(passes):
             raise KeyboardInterrupt
+        real_save(self, record_id, arrays)
 
     monkeypatch.setattr(engine, "extend", spy_extend)
     monkeypatch.setattr(RunFolder, "save_target", save_then_interrupt)
@@ -248,10 +266,10 @@ def test_a_cancelled_extension_keeps_the_results_of_before(inputs: AuditInputs, 
     assert status["state"] == "done"
     assert status.get("extending") is None
     assert (folder.path / "records.csv").read_bytes() == before
-    # The next extension finishes the job, with the same results as a run made at 16.
+    # The next extension finishes the job, with the same runs as a run made at 16.
     extend(folder, 16, record_ids=everyone, workers=1)
     fresh = start_run(tmp_path / "fresh", _spec(inputs, 16), inputs.table, workers=1)
-    assert (folder.path / "records.csv").read_bytes() == (fresh.path / "records.csv").read_bytes()
+    _same_runs(folder, fresh)
 
 
 def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp_path: Path) -> None:

@@ -1,0 +1,144 @@
+"""The verdicts' error rates, by simulation on privgame's own interval and verdict code.
+
+Each claim of :mod:`privgame.metrics` about the verdicts gets a simulation that fails when the
+claim is false: the error of a record looked at again and again, the interval near t, a failed
+attack never read as safety, and the share bracket's coverage. ``benchmarks/verdicts.py`` runs
+the same simulations at full size.
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import NormalDist
+
+import numpy as np
+import pytest
+
+from privgame import metrics
+
+T = 0.8
+
+
+def _scores(auc: float, per_class: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Binormal scores whose true AUC is ``auc``: 'in' ~ N(d, 1), 'out' ~ N(0, 1)."""
+    d = math.sqrt(2) * NormalDist().inv_cdf(auc)
+    return rng.normal(d, 1.0, per_class), rng.normal(0.0, 1.0, per_class)
+
+
+def _final_verdict(ins: np.ndarray, outs: np.ndarray, looks: tuple[int, ...], rule: str) -> str:
+    """Look at the first n runs of each size in turn while the record is undecided."""
+    verdict = "undecided"
+    for k, n in enumerate(looks, start=1):
+        h = n // 2
+        scores, labels = np.r_[ins[:h], outs[:h]], np.r_[np.ones(h), np.zeros(h)]
+        if rule == "before":
+            low, high = metrics.auc_ci(scores, labels, method="wald")
+        else:
+            low, high = metrics.auc_ci(scores, labels, level=metrics.look_level(k))
+        verdict = str(metrics.verdicts([low], [high], T)[0])
+        if verdict != "undecided":
+            return verdict
+    return verdict
+
+
+def _false_at_risk(looks: tuple[int, ...], rule: str, reps: int) -> float:
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(2026).spawn(reps)]
+    found = [_final_verdict(*_scores(T, looks[-1] // 2, rng), looks, rule) for rng in rngs]
+    return found.count("at risk") / reps
+
+
+def test_looking_again_keeps_the_false_at_risk_rate_within_its_bound() -> None:
+    # run --resolve-to: the undecided records double their runs until decided. At a true AUC of
+    # exactly t every "at risk" is false; the bound is 2.5% plus three simulation errors.
+    looks, reps = (100, 200, 400, 800), 3000
+    bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / reps)
+    before = _false_at_risk(looks, "before", reps)
+    now = _false_at_risk(looks, "now", reps)
+    assert before > bound, f"the simulation lost its teeth: {before:.2%} before"
+    assert now <= bound, f"{now:.2%} false 'at risk' after four looks, bound {bound:.2%}"
+
+
+def test_the_error_spent_over_every_look_sums_to_at_most_alpha() -> None:
+    spent = sum(1 - metrics.look_level(k) for k in range(1, 200_001))
+    assert spent <= 0.05
+    assert spent == pytest.approx(0.05, abs=1e-5)
+    assert metrics.look_level(1) == pytest.approx(1 - 0.05 * 6 / math.pi**2)
+    assert metrics.look_level(1) < 0.975 and metrics.look_level(2) > metrics.look_level(1)
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(metrics.ParameterError, match="look must be a whole number"):
+            metrics.look_level(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("truth", [0.8, 0.9])
+def test_the_logit_interval_holds_on_its_upper_side_where_the_plain_one_does_not(truth: float) -> None:
+    # Near a high AUC the plain interval's lower bound lies above the truth too often (its upper
+    # side is too narrow); the logit interval's does not. 100 + 100 runs, nominal 2.5% per side.
+    reps = 3000
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(7).spawn(reps)]
+    labels = np.r_[np.ones(100), np.zeros(100)]
+    above = {"wald": 0, "logit": 0}
+    for rng in rngs:
+        scores = np.concatenate(_scores(truth, 100, rng))
+        for method in above:
+            above[method] += metrics.auc_ci(scores, labels, method=method)[0] > truth  # type: ignore[arg-type]
+    bound = 0.025 + 3 * math.sqrt(0.025 * 0.975 / reps)
+    assert above["logit"] / reps <= bound
+    assert above["wald"] / reps > above["logit"] / reps
+
+
+def test_a_failed_attack_is_never_read_as_safety() -> None:
+    labels = np.r_[np.ones(50), np.zeros(50)]
+    constant = metrics.auc_ci(np.full(100, 0.5), labels)
+    assert constant == (0.5, 0.5)
+    backwards = metrics.auc_ci(np.r_[np.linspace(0, 0.4, 50), np.linspace(0.3, 1, 50)], labels)
+    assert backwards[1] < 0.5
+    for t in (0.5, 0.6, 0.8, 0.95, 1.0):
+        found = metrics.verdicts([constant[0], backwards[0], 0.9], [constant[1], backwards[1], 0.95], t)
+        assert found[:2].tolist() == ["attack failed", "attack failed"]
+    # An interval just above 0.5 is a weak attack, read as usual.
+    assert metrics.verdicts([0.45], [0.55], 0.8).tolist() == ["not at risk"]
+    # With a random attack (true AUC 0.5), "not at risk" is at most as common as chance allows.
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(3).spawn(500)]
+    failed = 0
+    for rng in rngs:
+        scores = np.round(rng.random(100), 1)  # ties, as a forest's probabilities have
+        low, high = metrics.auc_ci(scores, labels)
+        failed += metrics.verdicts([low], [high], T)[0] == "attack failed"
+    assert 0 < failed < 500  # about half the random attacks' intervals end at or below 0.5
+
+
+def test_the_share_bracket_covers_the_true_share() -> None:
+    # Simulated audits of tables whose records' true AUCs are known, many of them near t: the
+    # bracket built from 20 sampled records' verdicts covers the true share in >= 95% of audits.
+    audits, sample = 400, 20
+    covered = 0
+    for child in np.random.SeedSequence(11).spawn(audits):
+        rng = np.random.default_rng(child)
+        true = np.concatenate(
+            [rng.uniform(0.5, 0.7, 700), rng.uniform(T - 0.03, T + 0.03, 250), rng.uniform(0.9, 0.99, 50)]
+        )
+        share = float(np.mean(true > T))
+        picked = rng.choice(true, size=sample, replace=False)
+        verdicts = []
+        for auc in picked:
+            ins, outs = _scores(float(auc), 100, rng)
+            low, high = metrics.auc_ci(
+                np.r_[ins, outs], np.r_[np.ones(100), np.zeros(100)], level=metrics.look_level(1)
+            )
+            verdicts.append(str(metrics.verdicts([low], [high], T)[0]))
+        at_risk = verdicts.count("at risk")
+        low, high = metrics.share_bracket(at_risk, sample - verdicts.count("not at risk"), sample)
+        covered += low <= share <= high
+    assert covered / audits >= 0.95
+
+
+def test_the_share_bracket_by_hand() -> None:
+    from scipy.stats import beta
+
+    low, high = metrics.share_bracket(3, 8, 20)
+    assert low == pytest.approx(beta.ppf(0.025, 3, 18) - metrics.VERDICT_ERROR)
+    assert high == pytest.approx(beta.ppf(0.975, 9, 12) / (1 - metrics.VERDICT_ERROR))
+    assert metrics.share_bracket(0, 0, 20)[0] == 0.0
+    assert metrics.share_bracket(20, 20, 20)[1] == 1.0
+    with pytest.raises(metrics.ParameterError, match="at_risk <= at_risk_or_undecided"):
+        metrics.share_bracket(5, 3, 20)
