@@ -6,7 +6,8 @@
 ``classifier_fit``
     The random-forest meta-classifier fit, zero-column dropping and scaling included, on the
     features of 1,000 shadow datasets of 1,000 rows made by the "marginals" generator (median of
-    3 runs; target 6,000 ms or less).
+    3 runs; target 6,000 ms or less), with the two half attacks that measure the attack's training
+    noise (the default), and beside it the fit without them: their cost as a ratio.
 
 Run from the repository root: ``python benchmarks/attack.py [--json] [--n-jobs N]``.
 """
@@ -94,14 +95,21 @@ def bench_classifier_fit(data: np.ndarray, schema: Schema, n_jobs: int) -> dict[
     features_ms = (time.perf_counter() - start) * 1e3
     kept: list[int] = []
 
-    def fit() -> None:
-        clf = MetaClassifier(n_jobs=n_jobs).fit(features, labels, rng=stream(SEED, 0, Role.CLASSIFIER))
+    def fit(halves: bool = True) -> None:
+        clf = MetaClassifier(n_jobs=n_jobs, halves=halves).fit(
+            features, labels, rng=stream(SEED, 0, Role.CLASSIFIER)
+        )
         kept.append(int(clf.kept_columns_.size))
 
-    times = timed(fit, 3)
+    times, without = [], []
+    for _ in range(3):  # interleaved, so that both see the same machine
+        times += timed(fit, 1)
+        without += timed(lambda: fit(halves=False), 1)
     return {
         "benchmark": "classifier_fit",
         "median_ms": float(np.median(times)),
+        "median_ms_without_halves": float(np.median(without)),
+        "halves_cost_ratio": float(np.median(times) / np.median(without)),
         "runs": len(times),
         "n_datasets": len(datasets),
         "n_features": int(features.shape[1]),

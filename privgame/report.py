@@ -745,8 +745,8 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
             "</p>"
         )
     return (
-        f"<div class='wide'><table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
-        f"</table></div>{note}"
+        f"<div class='wide'><table class='high-risk'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div>{note}"
     )
 
 

@@ -1138,3 +1138,54 @@ def _indented(lines: list[str]) -> int:
             break
         count += 1
     return count
+
+
+def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
+    with_release_run: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # "At risk" is the verdict everywhere: the same records on the pages, in `report`, the HTML
+    # report, both exports, the release card and `compare`, at the same t.
+    import math
+
+    from privgame.audit import run_summary
+    from privgame.cli import main
+    from privgame.compare import compare_runs
+    from privgame.release import release_card
+    from privgame.report import export_table, html_report
+
+    (info,) = list_runs(with_release_run)
+    folder = open_run(with_release_run, info.run_id)
+    lows = folder.records()["risk_model_seeded_low"]
+    t = math.floor((float(lows.max()) - 0.001) * 100) / 100  # at least one interval lies above t
+    at_t = records_at(folder.records(), t)
+    expected = sorted(int(r) for r in at_t.loc[at_t["verdict_model_seeded"] == "at risk", "record_id"])
+    n = len(expected)
+    assert 0 < n < len(at_t), "t should split the records"
+    # A record whose point risk is above t but whose interval is not wholly above it is not at risk.
+    summary = run_summary(folder, t)
+    assert summary["at_risk_model_seeded"] == summary["answer"]["counts"]["at risk"] == n
+    assert summary["answer"]["text"].startswith(f"{n} record{'s' if n > 1 else ''} at risk")
+
+    assert sorted(export_table(folder.records(), "high-risk", t)["record_id"]) == expected
+    everything = export_table(folder.records(), "records", t)
+    assert int((everything["verdict_model_seeded"] == "at risk").sum()) == n
+
+    card = release_card(folder, rows=10, seed=0, threshold=t)
+    assert card["audit"]["at_risk_record_ids"] == expected
+    assert card["audit"]["at_risk_model_seeded"] == card["audit"]["verdicts"]["at risk"] == n
+
+    assert int(compare_runs([folder], t)["at_risk"].iloc[0]) == n
+    assert main(["report", str(folder.path), "--threshold", str(t)]) == 0
+    assert f"at risk (verdict)   model-seeded {n}," in capsys.readouterr().out
+    page = html_report(folder, t)
+    listed = page[page.index("<table class='high-risk'") :]
+    listed = listed[listed.index("<tbody>") : listed.index("</tbody>")]
+    assert listed.count("<tr>") == n
+    assert all(f"<td class='num'>{r}</td>" in listed for r in expected)
+
+    at = _page("3_Results", run=info.run_id, t=str(t))
+    _no_failures(at)
+    metric = next(m for m in at.metric if m.label == "At risk in this dataset")
+    assert metric.value == str(n)
+    at.radio(key="show").set_value("at_risk").run()
+    assert sorted(int(r) for r in at.dataframe[-1].value["record_id"]) == expected

@@ -142,3 +142,46 @@ def test_the_share_bracket_by_hand() -> None:
     assert metrics.share_bracket(20, 20, 20)[1] == 1.0
     with pytest.raises(metrics.ParameterError, match="at_risk <= at_risk_or_undecided"):
         metrics.share_bracket(5, 3, 20)
+
+
+def test_the_training_noise_widens_the_interval_to_cover_the_attack_procedures_risk() -> None:
+    # Each trained attack's true AUC differs from the attack procedure's by its training noise:
+    # its separation is d* + e. The two half attacks have twice the noise variance and the full
+    # attack their mean (var(e) = s^2); all three score the same evaluation runs. Pooled over a
+    # run's 20 records, the halves' gap restores the interval's coverage of the procedure's AUC.
+    runs, records, per_class, s = 150, 20, 100, 0.25
+    covered = {"without": 0, "with": 0}
+    for child in np.random.SeedSequence(5).spawn(runs):
+        rng = np.random.default_rng(child)
+        truth = rng.uniform(0.6, 0.9, records)
+        d_star = math.sqrt(2) * np.array([NormalDist().inv_cdf(a) for a in truth])
+        e_a, e_b = rng.normal(0, math.sqrt(2) * s, (2, records))
+        labels = np.r_[np.ones(per_class), np.zeros(per_class)]
+        games, a_auc, b_auc = [], [], []
+        for r in range(records):
+            z = rng.normal(0, 1, 2 * per_class)  # the evaluation runs' own noise, shared
+            full = z + labels * (d_star[r] + (e_a[r] + e_b[r]) / 2)
+            games.append(full)
+            a_auc.append(metrics.auc(z + labels * (d_star[r] + e_a[r]), labels))
+            b_auc.append(metrics.auc(z + labels * (d_star[r] + e_b[r]), labels))
+        extra = metrics.training_variance(a_auc, b_auc)
+        for r in range(records):
+            for name, v in (("without", 0.0), ("with", extra)):
+                low, high = metrics.auc_ci(games[r], labels, extra_variance=v)
+                covered[name] += low <= truth[r] <= high
+    total = runs * records
+    assert covered["without"] / total < 0.90  # the training noise is as large as DeLong's error
+    assert covered["with"] / total >= 0.93
+
+
+def test_training_variance_by_hand() -> None:
+    assert metrics.training_variance([0.8, 0.7], [0.6, 0.7]) == pytest.approx(0.2**2 / 2 / 4)
+    assert metrics.training_variance([0.8, math.nan], [0.6, 0.9]) == pytest.approx(0.04 / 4)
+    assert metrics.training_variance([], []) == 0.0
+    with pytest.raises(metrics.ParameterError, match="one AUC per record"):
+        metrics.training_variance([0.5], [0.5, 0.6])
+    scores, labels = np.r_[np.linspace(0, 1, 50), np.linspace(0.3, 1.3, 50)], np.r_[np.zeros(50), np.ones(50)]
+    plain, wide = metrics.auc_ci(scores, labels), metrics.auc_ci(scores, labels, extra_variance=0.01)
+    assert wide[0] < plain[0] < plain[1] < wide[1]
+    with pytest.raises(metrics.ParameterError, match="extra_variance"):
+        metrics.auc_ci(scores, labels, extra_variance=-1)

@@ -6,6 +6,10 @@ label 0). Columns that are zero on every training row are dropped, the rest are 
 with the training mean and standard deviation, then a random forest (the default) or an
 L2-regularised logistic regression is fitted.
 
+Two more attacks of the same kind are trained on disjoint halves of the shadow datasets
+(``halves_``). Scored on the same evaluation runs, the gap between their AUCs measures how much
+the attack's own training moves a record's risk (:func:`privgame.metrics.training_variance`).
+
 A random forest also measures how well the attack tells its own shadow datasets apart, on the
 shadow datasets each tree did not see (out of bag): ``shadow_auc_``. Beside the attack's AUC on
 the real evaluation runs it shows a shift between the two: an attack that separates its shadow
@@ -46,6 +50,9 @@ class MetaClassifier:
         Inverse regularisation strength of the logistic regression.
     n_jobs : int, default 1
         Threads used by the random forest.
+    halves : bool, default True
+        Also train two attacks on disjoint halves of the shadow datasets (each class split by the
+        parity of its rows' order), for :meth:`score_halves`.
 
     Attributes
     ----------
@@ -57,6 +64,9 @@ class MetaClassifier:
         The fitted scikit-learn model.
     n_features_in_ : int
         Number of feature columns seen in :meth:`fit`.
+    halves_ : tuple of two MetaClassifier, or None
+        The attacks trained on the even and on the odd shadow datasets of each class; ``None``
+        without ``halves`` or when a class has fewer than 4 shadow datasets.
     shadow_auc_ : float
         The random forest's out-of-bag AUC on its shadow datasets (each scored by the trees that
         did not train on it); ``nan`` for the logistic regression, or when too few shadow
@@ -71,12 +81,14 @@ class MetaClassifier:
         max_depth: int = 10,
         C: float = 0.001,
         n_jobs: int = 1,
+        halves: bool = True,
     ) -> None:
         self.kind = kind
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.C = C
         self.n_jobs = n_jobs
+        self.halves = halves
 
     def fit(self, features: np.ndarray, labels: np.ndarray, *, rng: np.random.Generator) -> Self:
         """Fit on shadow features and their membership labels.
@@ -143,7 +155,40 @@ class MetaClassifier:
             warnings.simplefilter("ignore", UserWarning)
             self.model_ = model.fit(x, labels)
         self.shadow_auc_ = self._out_of_bag_auc(labels)
+        # Drawn after the full attack's seed, so the full attack is the same with or without them.
+        self.halves_ = self._fit_halves(features, labels, rng) if self.halves else None
         return self
+
+    def _fit_halves(
+        self, features: np.ndarray, labels: np.ndarray, rng: np.random.Generator
+    ) -> tuple[MetaClassifier, MetaClassifier] | None:
+        """Two attacks on disjoint halves of the shadow datasets (even and odd rows of each class)."""
+        rank = np.empty(len(labels), dtype=np.int64)
+        for value in (0, 1):
+            where = np.flatnonzero(labels == value)
+            if where.size < 4:
+                return None
+            rank[where] = np.arange(where.size)
+        parts = []
+        for parity in (0, 1):
+            rows = rank % 2 == parity
+            half = MetaClassifier(
+                self.kind,
+                n_estimators=self.n_estimators,
+                max_depth=self.max_depth,
+                C=self.C,
+                n_jobs=self.n_jobs,
+                halves=False,
+            )
+            parts.append(half.fit(features[rows], labels[rows], rng=rng))
+        return parts[0], parts[1]
+
+    def score_halves(self, features: np.ndarray) -> np.ndarray | None:
+        """The two half attacks' scores of each dataset, shape (2, m); ``None`` without them."""
+        halves = getattr(self, "halves_", None)  # attacks pickled before halves existed have none
+        if halves is None:
+            return None
+        return np.stack([half.score(features) for half in halves])
 
     def _out_of_bag_auc(self, labels: np.ndarray) -> float:
         """The forest's out-of-bag AUC on the training rows (then the per-row scores are dropped)."""
@@ -214,5 +259,5 @@ class MetaClassifier:
     def __repr__(self) -> str:
         return (
             f"MetaClassifier(kind={self.kind!r}, n_estimators={self.n_estimators}, "
-            f"max_depth={self.max_depth}, C={self.C}, n_jobs={self.n_jobs})"
+            f"max_depth={self.max_depth}, C={self.C}, n_jobs={self.n_jobs}, halves={self.halves})"
         )

@@ -19,6 +19,7 @@ and ends with the same results. Progress (units, generator fits, ETA) goes to a 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections import OrderedDict
@@ -1015,8 +1016,12 @@ def record_results(
     ``difference`` is ``risk_model_seeded - risk_traditional``: positive when the traditional
     game underestimates the record's risk in this dataset. The bounds are logit DeLong
     intervals at the level of the record's look (:func:`privgame.metrics.look_level`: 95% spent
-    over every look; ``looks`` counts them). ``attack_shadow_auc`` is the attack's out-of-bag AUC
-    on its own shadow datasets (:class:`~privgame.attack.classifier.MetaClassifier`).
+    over every look; ``looks`` counts them), widened by the attack's training noise
+    (:func:`privgame.metrics.training_variance` of the half attacks' AUCs, pooled over the run's
+    records when the results are first written and kept by later extensions, so that a record
+    nobody looked at again keeps its interval; the summary's ``attack_training_sd``).
+    ``attack_shadow_auc`` is the attack's out-of-bag AUC on its own shadow datasets
+    (:class:`~privgame.attack.classifier.MetaClassifier`).
     The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.records`),
     apart from privgame's columns whatever the data's columns are named.
     ``audit_group`` says why a record was audited (see :data:`privgame.audit.GROUP_LABELS`);
@@ -1034,11 +1039,21 @@ def record_results(
     outlier = outlier_scores(
         ctx.X[ctx.target], ctx.schema, positions=np.array([target_positions[int(t)] for t in targets])
     )
+    games: list[dict[str, tuple[np.ndarray, np.ndarray]]] = []
+    halves: list[tuple[float, float]] = []
     for position, record_id in enumerate(targets):
         rid = int(record_id)
         data = folder.load_target(rid)
         row: dict[str, Any] = {"record_id": rid, "audit_group": _group_of(rid, groups)}
         looks = looks_of(data)
+        played: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        games.append(played)
+        half = data.get("ms_half_scores")
+        halves.append(
+            (metrics.auc(half[0], data["ms_labels"]), metrics.auc(half[1], data["ms_labels"]))
+            if half is not None and len(half[0]) == len(data["ms_labels"])
+            else (nan, nan)
+        )
         # The record's own values, each under value:<name>, so no data column can replace a result.
         row.update({value_column(name): value for name, value in table.iloc[rid].to_dict().items()})
         for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
@@ -1047,10 +1062,8 @@ def record_results(
                 row.update({prefix: nan, f"{prefix}_low": nan, f"{prefix}_high": nan})
                 row.update({f"{prefix}_tpr_at_fpr_0.01": nan, f"{prefix}_tpr_at_fpr_0.1": nan})
                 continue
-            low, high = metrics.auc_ci(scores, labels, level=metrics.look_level(looks))
+            played[prefix] = (scores, labels)
             row[prefix] = metrics.auc(scores, labels)
-            row[f"{prefix}_low"] = low
-            row[f"{prefix}_high"] = high
             row[f"{prefix}_tpr_at_fpr_0.01"] = metrics.tpr_at_fpr(scores, labels, 0.01)
             row[f"{prefix}_tpr_at_fpr_0.1"] = metrics.tpr_at_fpr(scores, labels, 0.1)
             n_runs = len(labels)
@@ -1071,6 +1084,12 @@ def record_results(
         row["difference"] = row["risk_model_seeded"] - row["risk_traditional"]
         row["outlier_score"] = float(outlier[position])
         rows.append(row)
+    training = _training_variance(folder, halves)
+    for row, played in zip(rows, games, strict=True):
+        level = metrics.look_level(int(row["looks"]))
+        for prefix, (scores, labels) in played.items():
+            bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=training)
+            row[f"{prefix}_low"], row[f"{prefix}_high"] = bounds
     records = pd.DataFrame(rows)
     for prefix in ("risk_model_seeded", "risk_traditional"):
         records[prefix.replace("risk_", "verdict_")] = metrics.verdicts(
@@ -1089,6 +1108,8 @@ def record_results(
     )
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
     summary["verdict_rule"] = metrics.VERDICT_RULE
+    summary["attack_training_variance"] = training
+    summary["attack_training_sd"] = math.sqrt(training)
     summary["generator"] = spec.generator
     summary["generator_params"] = spec.to_dict()["generator_params"]
     summary["sizes"] = dict(spec.sizes)
@@ -1101,6 +1122,20 @@ def record_results(
     summary["twins"] = _twins(ctx, targets)
     summary.update(audit_summary(records, spec, spec.threshold))
     return records, scores_df, summary
+
+
+def _training_variance(folder: RunFolder, halves: list[tuple[float, float]]) -> float:
+    """The attack's training variance: the one the run's results were first written with, else
+    pooled from the half attacks' AUCs of every record (:func:`privgame.metrics.training_variance`)."""
+    try:
+        stored = folder.summary().get("attack_training_variance")
+    except RunError:  # no results yet: this is their first writing
+        stored = None
+    if isinstance(stored, int | float) and math.isfinite(stored) and stored >= 0:
+        return float(stored)
+    a = np.array([pair[0] for pair in halves], dtype=np.float64)
+    b = np.array([pair[1] for pair in halves], dtype=np.float64)
+    return metrics.training_variance(a, b)
 
 
 def _twins(ctx: Context, targets: np.ndarray) -> dict[str, Any]:

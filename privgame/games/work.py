@@ -377,7 +377,9 @@ def play_games(
     dict of ndarray
         ``ms_in``, ``ms_out``, ``t_in``, ``t_out`` (the scores of each role's runs, in index
         order) and ``ms_reference_ids``; in the pooled game also ``t_in_ids`` and ``t_out_ids``
-        (the pool index of each traditional run, -1 for a per-target draw).
+        (the pool index of each traditional run, -1 for a per-target draw); with half attacks
+        (:meth:`MetaClassifier.score_halves`) also ``ms_half_in`` and ``ms_half_out``, shape
+        (2, runs).
     """
     clock = clock or _Clock()
     key = int(record_id) + 1
@@ -418,8 +420,9 @@ def play_games(
     features = np.concatenate(parts)
     t0 = time.perf_counter()
     scores = classifier.score(features).astype(np.float64)
-    clock.classifier += time.perf_counter() - t0
     m = len(indices)
+    halves = classifier.score_halves(features[: 2 * m])
+    clock.classifier += time.perf_counter() - t0
     block = {
         "ms_in": scores[:m],
         "ms_out": scores[m : 2 * m],
@@ -428,6 +431,9 @@ def play_games(
         "t_out": scores[3 * m :],
         "ms_reference_ids": references,
     }
+    if halves is not None:
+        # The half attacks' scores of the model-seeded runs (privgame.metrics.training_variance).
+        block["ms_half_in"], block["ms_half_out"] = halves[:, :m], halves[:, m:]
     if traditional is not None:
         block["t_in_ids"] = np.asarray(traditional.in_ids, dtype=np.int64)
         block["t_out_ids"] = np.asarray(traditional.out_ids, dtype=np.int64)
@@ -478,6 +484,11 @@ def _checkpoint(
         "looks": np.array(looks, dtype=np.int64),
         "shadow_auc": np.array(shadow_auc, dtype=np.float64),
     }
+    if all("ms_half_in" in b for b in blocks):
+        # The two half attacks' scores of the model-seeded runs, each row ordered like ms_scores.
+        half_in = np.concatenate([b["ms_half_in"] for b in blocks], axis=1)
+        half_out = np.concatenate([b["ms_half_out"] for b in blocks], axis=1)
+        out["ms_half_scores"] = np.concatenate([half_in, half_out], axis=1)
     if all("t_in_ids" in b for b in blocks):
         # Which pool dataset each traditional run used (-1: the target's own draw), like t_scores.
         out["t_pool_index"] = np.concatenate([joined("t_in_ids"), joined("t_out_ids")])
@@ -497,6 +508,8 @@ def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
     if "t_pool_index" in data:
         out["t_in_ids"], out["t_out_ids"] = data["t_pool_index"][:h], data["t_pool_index"][h:]
+    if "ms_half_scores" in data:
+        out["ms_half_in"], out["ms_half_out"] = data["ms_half_scores"][:, :h], data["ms_half_scores"][:, h:]
     return out
 
 

@@ -92,3 +92,37 @@ def test_errors_name_the_problem() -> None:
     clf = MetaClassifier().fit(x, y, rng=rng)
     with pytest.raises(ParameterError, match="fitted on 5 queries"):
         clf.score(x[:, :3])
+
+
+@pytest.mark.parametrize("kind", ["random_forest", "logistic"])
+def test_the_half_attacks_leave_the_full_attack_alone_and_score_every_dataset(kind: str) -> None:
+    import pickle
+
+    x, y = toy(0)
+    with_halves = MetaClassifier(kind).fit(x, y, rng=stream(1, 0))
+    without = MetaClassifier(kind, halves=False).fit(x, y, rng=stream(1, 0))
+    x_test, _ = toy(1)
+    np.testing.assert_array_equal(with_halves.score(x_test), without.score(x_test))
+    halves = with_halves.score_halves(x_test)
+    assert halves is not None and halves.shape == (2, len(x_test))
+    assert not np.array_equal(halves[0], halves[1])  # trained on disjoint shadow datasets
+    assert without.score_halves(x_test) is None
+    # Each half trains on half of each class: the even and the odd rows of each.
+    first, second = with_halves.halves_  # type: ignore[misc]
+    assert first.n_features_in_ == second.n_features_in_ == x.shape[1]
+    # An attack pickled before halves existed scores no halves.
+    old = pickle.loads(pickle.dumps(without))
+    del old.halves_
+    assert old.score_halves(x_test) is None
+    # Too few shadow datasets of a class to split: no halves.
+    assert MetaClassifier(kind).fit(x[97:103], y[97:103], rng=stream(1, 0)).halves_ is None
+
+
+def test_the_forest_measures_itself_out_of_bag() -> None:
+    x, y = toy(0)
+    forest = MetaClassifier().fit(x, y, rng=stream(1, 0))
+    assert 0.9 < forest.shadow_auc_ <= 1.0  # the signal is strong on the shadows too
+    assert not hasattr(forest.model_, "oob_decision_function_")  # not kept in the checkpoint
+    noise = np.random.default_rng(3).normal(size=(200, 5)).astype(np.float32)
+    assert 0.3 < MetaClassifier().fit(noise, y, rng=stream(1, 0)).shadow_auc_ < 0.7
+    assert np.isnan(MetaClassifier("logistic").fit(x, y, rng=stream(1, 0)).shadow_auc_)
