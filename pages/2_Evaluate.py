@@ -237,7 +237,7 @@ def _plan(n_d: int) -> TargetSelection:
         help="A uniform random sample of D, drawn with the seed.",
     )
     st.markdown(
-        "**The most outlying records** are the unusual people an attacker is likely to single out. "
+        "**The most outlying records are the unusual people** an attacker is likely to single out. "
         "They are picked for being unusual, so they say nothing about everyone else, and the "
         "riskiest record of an audit can still be a random one. **The random records are a fair "
         f"sample of D**: their verdicts bracket the share of all {n_d:,} records of D at risk, with "

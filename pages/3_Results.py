@@ -174,7 +174,10 @@ def _more_runs(folder: RunFolder, t: float) -> None:
     ):
         st.markdown(
             "An undecided record's 95% interval contains t: more evaluation runs narrow it. Every run "
-            "already made is kept, and nothing is trained twice. The same as the command:"
+            "already made is kept, and nothing is trained twice. Each extension is one more look at "
+            "the record's verdict, and each look spends part of the 5% error, so the verdicts stay "
+            "sound however often you add runs; doubling the runs each time spends it well. The same "
+            "as the command:"
         )
         st.code(f"python -m privgame extend {folder.path} --n-eval N --threshold {t:g}", language="bash")
         wanted = st.number_input(

@@ -461,12 +461,21 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
             for name, mask in masks.items()
         },
         "share_at_risk": share_at_risk(records, spec, threshold),
+        "attack_shadow_auc_mean": _mean_of(records, "attack_shadow_auc"),
         # At risk = the verdict, in both games (the paper's point counts are above_t_*).
         "at_risk_model_seeded": int(np.count_nonzero(high)),
         "at_risk_traditional": traditional if played else None,
         "answer": answer(records, spec, threshold),
         "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
+
+
+def _mean_of(records: pd.DataFrame, column: str) -> float | None:
+    """The mean of a column's defined values, or None (JSON has no nan) without any."""
+    if column not in records.columns:
+        return None
+    values = pd.to_numeric(records[column], errors="coerce").dropna()
+    return float(values.mean()) if len(values) else None
 
 
 def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
@@ -479,6 +488,8 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 _STORED_KEYS = (
     "twins",
     "verdict_rule",
+    "attack_training_sd",
+    "attack_training_variance",
     "games",
     "generator",
     "generator_params",

@@ -45,6 +45,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "audit_group",
     *(game + suffix for game in _GAMES for suffix in _SUFFIXES),
     "n_eval",
+    "looks",
+    "attack_shadow_auc",
     "difference",
     "outlier_score",
     "verdict_model_seeded",

@@ -610,9 +610,10 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
     assert at.number_input(key="plan_outliers").value == 20
     assert at.number_input(key="plan_random").value == 20
     text = _plain(_texts(at.markdown))
-    assert "The most outlying records show the worst case" in text
+    assert "The most outlying records are the unusual people" in text
+    assert "the riskiest record of an audit can still be a random one" in text
     assert "The random records are a fair sample of D" in text
-    assert "the share of all 210 records of D at risk" in text
+    assert "their verdicts bracket the share of all 210 records of D at risk" in text
     assert "The release is trained on these 210 rows. 90 rows are held back" in text
     # The release set-up's attacker is the worst case, who knows every other record of D.
     assert at.radio(key="attacker").value == "leave-one-out"
@@ -798,17 +799,18 @@ def test_results_say_what_was_audited_and_keep_the_groups_apart(with_release_run
     outliers = _plain(_texts(at.warning) + _texts(at.success))
     assert "Most outlying records:" in outliers and "of 2 at risk" in outliers
     assert "not a random sample and are not in the estimate" in outliers
+    assert "worst case" not in outliers
     assert at.metric[0].label == "Records evaluated"
     assert len(at.get("plotly_chart")) == 4
 
     table = at.dataframe[-1].value
     assert set(table["audit_group"]) <= {
-        "most outlying (worst case)",
+        "most outlying",
         "random sample (share estimate)",
         "most outlying, and in the random sample",
     }
     group = at.radio(key="group")
-    assert group.options == ["every audit group", "the most outlying records (worst case)",
+    assert group.options == ["every audit group", "the most outlying records",
                              "the random sample (share estimate)"]  # fmt: skip
     group.set_value("outlier").run()
     _no_failures(at)
@@ -1145,7 +1147,7 @@ def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
 ) -> None:
     # "At risk" is the verdict everywhere: the same records on the pages, in `report`, the HTML
     # report, both exports, the release card and `compare`, at the same t.
-    import math
+    import numpy as np
 
     from privgame.audit import run_summary
     from privgame.cli import main
@@ -1155,12 +1157,20 @@ def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
 
     (info,) = list_runs(with_release_run)
     folder = open_run(with_release_run, info.run_id)
-    lows = folder.records()["risk_model_seeded_low"]
-    t = math.floor((float(lows.max()) - 0.001) * 100) / 100  # at least one interval lies above t
+    # Risks with narrow intervals (a tiny run's are wide): two at risk, and 0.81 above t but
+    # undecided, its interval reaching below t.
+    records = folder.records()
+    risk = np.array([0.95, 0.9, 0.81, 0.3])
+    assert len(records) == len(risk)
+    records = records.assign(
+        risk_model_seeded=risk, risk_model_seeded_low=risk - 0.02, risk_model_seeded_high=risk + 0.02
+    )
+    folder.write_results(records, folder.scores(), folder.summary())
+    t = 0.8
     at_t = records_at(folder.records(), t)
     expected = sorted(int(r) for r in at_t.loc[at_t["verdict_model_seeded"] == "at risk", "record_id"])
     n = len(expected)
-    assert 0 < n < len(at_t), "t should split the records"
+    assert n == 2 and (at_t["risk_model_seeded"] > t).sum() == 3
     # A record whose point risk is above t but whose interval is not wholly above it is not at risk.
     summary = run_summary(folder, t)
     assert summary["at_risk_model_seeded"] == summary["answer"]["counts"]["at risk"] == n
@@ -1185,6 +1195,7 @@ def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
 
     at = _page("3_Results", run=info.run_id, t=str(t))
     _no_failures(at)
+    assert at.slider(key=f"t-{info.run_id}").value == pytest.approx(t)
     metric = next(m for m in at.metric if m.label == "At risk in this dataset")
     assert metric.value == str(n)
     at.radio(key="show").set_value("at_risk").run()

@@ -44,6 +44,24 @@ def _fmt(value: Any, digits: int = 3) -> str:
     return str(value)
 
 
+def _attack_lines(summary: dict[str, Any]) -> list[str]:
+    """How much the attack's own training moves a risk, and how it did on its own shadow datasets."""
+    lines = []
+    sd = summary.get("attack_training_sd")
+    if isinstance(sd, int | float):
+        lines.append(
+            f"attack noise        training moves a risk by about {sd:.3f} (sd; two attacks trained on "
+            "halves of the shadow datasets), and the intervals include it"
+        )
+    shadow = summary.get("attack_shadow_auc_mean")
+    if isinstance(shadow, int | float):
+        lines.append(
+            f"attack on shadows   mean AUC {shadow:.3f} on its own shadow datasets (out of bag), "
+            f"{_fmt(summary.get('mean_model_seeded'))} on the real evaluation runs"
+        )
+    return lines
+
+
 def _interval(found: dict[str, Any] | None) -> str:
     return f" 95% interval {found['low']:.2f}–{found['high']:.2f}." if found else ""
 
@@ -63,6 +81,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{summary.get('attacker_text') or 'an attacker who knows a sample of the population, not D'}",
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
+        *_attack_lines(summary),
         f"RMSD                {_fmt(summary.get('rmsd')) if both else NOT_RUN}",
         f"miss rate (t={t})   {summary.get('miss_rate_text')}{_interval(summary.get('miss_rate_interval'))}",
         f"at risk (verdict)   model-seeded {summary.get('at_risk_model_seeded')}, "

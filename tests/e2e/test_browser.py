@@ -363,7 +363,7 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         _number(page, "Random records M", 2)
         _number(page, "Worker processes", 1)
         page.get_by_text("The release is trained on these 210 rows.").wait_for()
-        page.get_by_text("The most outlying records show the worst case").wait_for()
+        page.get_by_text("The most outlying records are the unusual people").wait_for()
         # The release set-up's attacker is the leave-one-out one, offered in plain words.
         page.get_by_text("Knows every other record of your data (leave-one-out, the worst case)").wait_for()
         page.get_by_role("button", name="Launch the audit").wait_for()

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from same_runs import assert_same_runs
 
 from privgame import metrics
 from privgame.cli import main
@@ -19,20 +20,6 @@ from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json", "spec.json")
-NUMBERS = ["record_id", "risk_model_seeded", "risk_traditional", "difference", "n_eval"]
-"""The columns that do not depend on how many looks a record's verdict had."""
-
-
-def _same_runs(extended: RunFolder, fresh: RunFolder) -> None:
-    """The same runs and risks, byte for byte; only the intervals differ, by the looks taken."""
-    for name in ("scores.parquet", "spec.json"):
-        assert (extended.path / name).read_bytes() == (fresh.path / name).read_bytes(), name
-    a, b = extended.records(), fresh.records()
-    pd.testing.assert_frame_equal(a[NUMBERS], b[NUMBERS])
-    assert set(a["looks"]) == {2} and set(b["looks"]) == {1}
-    # A second look spends less error: its interval is wider and contains the first look's.
-    assert (a["risk_model_seeded_low"] <= b["risk_model_seeded_low"]).all()
-    assert (a["risk_model_seeded_high"] >= b["risk_model_seeded_high"]).all()
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +56,7 @@ def test_extending_every_record_equals_the_run_made_at_the_larger_n_eval(
     result = extend(extended, 16, record_ids=everyone, workers=2)
     assert result["extended"] == everyone
     fresh = start_run(tmp_path / "b", _spec(inputs, 16), inputs.table, workers=1)
-    _same_runs(extended, fresh)
+    assert_same_runs(extended, fresh)
     assert set(extended.records()["n_eval"]) == {16}
 
 
@@ -269,7 +256,7 @@ def test_a_cancelled_extension_keeps_the_results_of_before(inputs: AuditInputs, 
     # The next extension finishes the job, with the same runs as a run made at 16.
     extend(folder, 16, record_ids=everyone, workers=1)
     fresh = start_run(tmp_path / "fresh", _spec(inputs, 16), inputs.table, workers=1)
-    _same_runs(folder, fresh)
+    assert_same_runs(folder, fresh)
 
 
 def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp_path: Path) -> None:

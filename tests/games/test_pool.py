@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from same_runs import assert_same_runs
 
 from privgame import metrics
 from privgame.cli import main
@@ -296,8 +297,7 @@ def test_extending_a_pooled_run_equals_the_run_made_at_the_larger_n_eval(
     extend(extended, 16, record_ids=everyone, workers=2)
     wider, _ = _spec(small_adult, attack=AttackSettings(n_shadow=20, n_eval=16))
     fresh = start_run(tmp_path / "b", wider, table, workers=1)
-    _same_results(extended, fresh)
-    assert (extended.path / "spec.json").read_bytes() == (fresh.path / "spec.json").read_bytes()
+    assert_same_runs(extended, fresh)
     index = [extended.load_target(r)["t_pool_index"] for r in everyone]
     assert all(
         np.array_equal(i, fresh.load_target(r)["t_pool_index"]) for i, r in zip(index, everyone, strict=True)
