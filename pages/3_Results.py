@@ -132,7 +132,11 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
             "sample and are not in the estimate; the highest risk of an audit can still be a random "
             "record's."
         )
-        (st.warning if outlier["at_risk"] else st.success)(text)
+        shown_safe = outlier.get("not_at_risk", outlier["records"] - outlier["at_risk"])
+        show = (
+            st.warning if outlier["at_risk"] else st.success if shown_safe == outlier["records"] else st.info
+        )
+        show(text)
     if folder.status().get("state") == "done" and extension_state(folder) == "none":
         _more_runs(folder, t)
     counts = (summary.get("answer") or {}).get("counts") or {}

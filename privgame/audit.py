@@ -429,11 +429,12 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     dict
         ``setup`` (kind, population source, sizes, shadow drawing), ``setup_text`` (the sentences
         of :func:`describe_setup`), ``audit_plan``, ``groups`` (records per group, and the records
-        at risk in each: their verdict), and ``share_at_risk`` (see :func:`share_at_risk`,
+        at risk and not at risk in each: their verdicts), and ``share_at_risk`` (see :func:`share_at_risk`,
         ``None`` without a sample).
     """
     masks = group_masks(records, spec)
-    high = _verdicts(records, threshold) == "at risk"
+    verdict = _verdicts(records, threshold)
+    high, safe = verdict == "at risk", verdict == "not at risk"
     played = spec.attack.games == "both"
     traditional = int(np.count_nonzero(_verdicts(records, threshold, "risk_traditional") == "at risk"))
     setup = spec.setup
@@ -457,7 +458,11 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
             "random": targets.random if targets.mode == "plan" else None,
         },
         "groups": {
-            name: {"records": int(mask.sum()), "at_risk": int((mask & high).sum())}
+            name: {
+                "records": int(mask.sum()),
+                "at_risk": int((mask & high).sum()),
+                "not_at_risk": int((mask & safe).sum()),
+            }
             for name, mask in masks.items()
         },
         "share_at_risk": share_at_risk(records, spec, threshold),

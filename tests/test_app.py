@@ -796,7 +796,7 @@ def test_results_say_what_was_audited_and_keep_the_groups_apart(with_release_run
     share = _plain(_texts(at.info))
     assert "Share of D at risk." in share and "of the 210 records are at risk" in share
     assert "uniform random sample" in share
-    outliers = _plain(_texts(at.warning) + _texts(at.success))
+    outliers = _plain(_texts(at.warning) + _texts(at.success) + _texts(at.info))
     assert "Most outlying records:" in outliers and "of 2 at risk" in outliers
     assert "not a random sample and are not in the estimate" in outliers
     assert "worst case" not in outliers
