@@ -44,6 +44,7 @@ __all__ = [
     "share_at_risk",
     "share_text",
     "traditional_text",
+    "training_sd_at",
 ]
 
 GROUP_LABELS: dict[str, str] = {
@@ -475,6 +476,15 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     }
 
 
+def training_sd_at(variance: float, threshold: float) -> float:
+    """The standard deviation the attack's training adds to a risk at ``threshold``.
+
+    ``variance`` is on the logit scale (:func:`privgame.metrics.training_variance`); by the delta
+    method it is ``sqrt(variance) * t * (1 - t)`` on the AUC scale at an AUC of t.
+    """
+    return math.sqrt(max(0.0, variance)) * threshold * (1.0 - threshold)
+
+
 def _mean_of(records: pd.DataFrame, column: str) -> float | None:
     """The mean of a column's defined values, or None (JSON has no nan) without any."""
     if column not in records.columns:
@@ -493,7 +503,6 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 _STORED_KEYS = (
     "twins",
     "verdict_rule",
-    "attack_training_sd",
     "attack_training_variance",
     "games",
     "generator",
@@ -537,6 +546,9 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
     summary.update(audit_summary(records, spec, t))
+    training = summary.get("attack_training_variance")
+    if isinstance(training, int | float):
+        summary["attack_training_sd_at_t"] = training_sd_at(float(training), t)
     summary["passes"] = list(folder.status().get("extensions") or [])
     summary["run_id"] = folder.run_id
     return summary

@@ -357,9 +357,11 @@ def auc_ci(
         more than once).
     method : {"logit", "wald"}, default "logit"
     extra_variance : float, default 0
-        Variance added to DeLong's: the attack's own training noise
+        Variance on the logit scale of the AUC added to DeLong's: the attack's own training noise
         (:func:`training_variance`), so that the interval is about the attack procedure's risk,
-        not only about the one attack that was trained.
+        not only about the one attack that was trained. (``"wald"`` adds it as ``extra (A (1 -
+        A))^2``; a perfect separation's Wilson bound moves by ``z sqrt(extra)`` on the logit
+        scale.)
 
     Returns
     -------
@@ -389,41 +391,48 @@ def auc_ci(
     variance = max(0.0, float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out))
     if variance == 0.0 and value == 0.5:
         return (0.5, 0.5)  # every score tied: no attack to speak of, whatever its training noise
-    variance += extra
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    spread = value * (1.0 - value)
     if method == "wald":
-        half = z * math.sqrt(variance)
+        half = z * math.sqrt(variance + extra * spread * spread)
         return (max(0.0, value - half), min(1.0, value + half))
     if value in (0.0, 1.0):
         low, high = _wilson(value, min(n_in, n_out), z)
-        if extra:  # widen by the training noise on the logit scale of the Wilson bound
-            return _widened(low, high, value, z, extra)
-        return low, high
-    centre = math.log(value / (1.0 - value))
-    half = z * math.sqrt(variance) / (value * (1.0 - value))
+        shift = z * math.sqrt(extra)  # the training noise, on the logit scale of the Wilson bound
+        if value == 1.0:
+            return (_expit(_logit(low) - shift) if low > 0 else 0.0, 1.0)
+        return (0.0, _expit(_logit(high) + shift) if high < 1 else 1.0)
+    half = z * math.sqrt(variance / (spread * spread) + extra)
+    centre = _logit(value)
     return (_expit(centre - half), _expit(centre + half))
 
 
-def _widened(low: float, high: float, value: float, z: float, extra: float) -> tuple[float, float]:
-    """A perfect separation's Wilson interval, widened by ``extra`` variance (in quadrature)."""
-    bound = high if value == 0.0 else low
-    se = abs(value - bound) / z
-    half = z * math.sqrt(se * se + extra)
-    return (max(0.0, value - half), 1.0) if value == 1.0 else (0.0, min(1.0, value + half))
+def _logit(p: float) -> float:
+    return math.log(p / (1.0 - p))
+
+
+_MEDIAN_CHI2_1 = 0.454936423119572
+"""The median of a chi-square variable with one degree of freedom."""
+
+_LOGIT_CLIP = 0.001
+"""Half attacks' AUCs are clipped to [0.001, 0.999] before their logit is taken."""
 
 
 def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
-    """The variance of a record's risk that comes from training the attack, pooled over records.
+    """The variance of a record's risk that comes from training the attack, on the logit scale.
 
     Two attacks trained on disjoint halves of the shadow datasets score the *same* evaluation
-    runs, so the difference ``d`` of their AUCs comes from their training alone (the evaluation
-    noise they share cancels, up to what the attacks do differently with it). ``E[d^2] = 2 v_half``,
-    and training noise shrinks with the number of shadow datasets like a sampling variance, so
-    the attack trained on all of them has ``v = v_half / 2 = E[d^2] / 4``. One record's ``d^2``
-    has a single degree of freedom; the mean over the run's records is stable, and training
-    noise depends on the attack's set-up more than on the record. Measured on Adult (Synthpop,
-    20 records), the square root is about 0.04 at 1,000 shadow datasets: about the size of
-    DeLong's standard error at 200 evaluation runs, which had ignored it.
+    runs, so the gap ``d = logit(A_a) - logit(A_b)`` between their AUCs comes from their training
+    alone (the evaluation noise they share cancels, up to what the attacks do differently with
+    it). ``E[d^2] = 2 v_half``, and training noise shrinks with the number of shadow datasets like
+    a sampling variance, so the attack trained on all of them has ``v = v_half / 2 = E[d^2] / 4``.
+
+    The logit scale, because training noise moves an attack's separation: an AUC near 1 cannot
+    move far, and an absolute variance pooled from records near 0.7 would swamp it (on the AUC
+    scale a record at 0.999 got the interval 0.007-1.0). One record's ``d^2`` has one degree of
+    freedom; the run's records are pooled by the median, ``median(d^2) / (4 * 0.455)`` (0.455 is
+    the median of a chi-square with one degree of freedom), which a few records whose half
+    attacks hit an AUC of 0 or 1 cannot swamp. AUCs are clipped to [0.001, 0.999].
 
     Parameters
     ----------
@@ -434,7 +443,8 @@ def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
     Returns
     -------
     float
-        ``mean(d^2) / 4``; 0 when no record has both.
+        The variance on the logit scale (pass it to :func:`auc_ci` as ``extra_variance``); 0
+        when no record has both.
 
     Raises
     ------
@@ -450,7 +460,9 @@ def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
     keep = ~(np.isnan(a) | np.isnan(b))
     if not keep.any():
         return 0.0
-    return float(np.mean((a[keep] - b[keep]) ** 2) / 4.0)
+    a, b = (np.clip(x[keep], _LOGIT_CLIP, 1 - _LOGIT_CLIP) for x in (a, b))
+    d = np.log(a / (1 - a)) - np.log(b / (1 - b))
+    return float(np.median(d**2) / (4.0 * _MEDIAN_CHI2_1))
 
 
 def _expit(x: float) -> float:

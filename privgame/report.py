@@ -647,7 +647,10 @@ def _summary_rows(
             (f"risk above t={t:g} (point estimates), model-seeded game", summary.get("above_t_model_seeded")),
             ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
             ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
-            ("attack's training noise (sd, from two half attacks)", _fmt(summary.get("attack_training_sd"))),
+            (
+                "attack's training noise at t (sd, from two half attacks)",
+                _fmt(summary.get("attack_training_sd_at_t")),
+            ),
             (
                 "attack's AUC on its own shadow datasets (mean, out of bag)",
                 _fmt(summary.get("attack_shadow_auc_mean")),
@@ -674,7 +677,10 @@ def _summary_rows(
         ("mean risk, traditional game", _fmt(summary.get("mean_traditional"))),
         ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
         ("risk percentiles, traditional game", _pct(summary.get("percentiles_traditional"))),
-        ("attack's training noise (sd, from two half attacks)", _fmt(summary.get("attack_training_sd"))),
+        (
+            "attack's training noise at t (sd, from two half attacks)",
+            _fmt(summary.get("attack_training_sd_at_t")),
+        ),
         (
             "attack's AUC on its own shadow datasets (mean, out of bag)",
             _fmt(summary.get("attack_shadow_auc_mean")),

@@ -175,8 +175,17 @@ def test_the_training_noise_widens_the_interval_to_cover_the_attack_procedures_r
 
 
 def test_training_variance_by_hand() -> None:
-    assert metrics.training_variance([0.8, 0.7], [0.6, 0.7]) == pytest.approx(0.2**2 / 2 / 4)
-    assert metrics.training_variance([0.8, math.nan], [0.6, 0.9]) == pytest.approx(0.04 / 4)
+    def logit(p: float) -> float:
+        return math.log(p / (1 - p))
+
+    gaps = [logit(0.8) - logit(0.6), 0.0, logit(0.9) - logit(0.85)]
+    expected = float(np.median(np.square(gaps))) / (4 * 0.454936423119572)
+    assert metrics.training_variance([0.8, 0.7, 0.9], [0.6, 0.7, 0.85]) == pytest.approx(expected)
+    assert metrics.training_variance([0.8, math.nan], [0.6, 0.9]) == pytest.approx(
+        (logit(0.8) - logit(0.6)) ** 2 / (4 * 0.454936423119572)
+    )
+    # A half attack at an AUC of 1 is clipped, and one such record cannot swamp the median.
+    assert metrics.training_variance([1.0, 0.7, 0.71], [0.9, 0.7, 0.7]) < 0.01
     assert metrics.training_variance([], []) == 0.0
     with pytest.raises(metrics.ParameterError, match="one AUC per record"):
         metrics.training_variance([0.5], [0.5, 0.6])
@@ -185,3 +194,28 @@ def test_training_variance_by_hand() -> None:
     assert wide[0] < plain[0] < plain[1] < wide[1]
     with pytest.raises(metrics.ParameterError, match="extra_variance"):
         metrics.auc_ci(scores, labels, extra_variance=-1)
+
+
+def test_the_share_bracket_allows_for_records_just_below_t_where_point_estimates_do_not() -> None:
+    # Half the records just below t (none at risk), half far below: a point estimate lands above
+    # t about a third of the time, so the share of point estimates above t sees risk that is not
+    # there; the verdicts' bracket does not.
+    audits, sample = 200, 20
+    before = now = 0
+    labels = np.r_[np.ones(100), np.zeros(100)]
+    for child in np.random.SeedSequence(13).spawn(audits):
+        rng = np.random.default_rng(child)
+        picked = rng.choice(np.r_[np.full(500, T - 0.02), np.full(500, 0.6)], size=sample, replace=False)
+        points, verdicts = [], []
+        for auc in picked:
+            scores = np.concatenate(_scores(float(auc), 100, rng))
+            points.append(metrics.auc(scores, labels))
+            low, high = metrics.auc_ci(scores, labels, level=metrics.look_level(1))
+            verdicts.append(str(metrics.verdicts([low], [high], T)[0]))
+        before += metrics.binomial_interval(int(np.sum(np.array(points) > T)), sample)[0] <= 0.0
+        low, _ = metrics.share_bracket(
+            verdicts.count("at risk"), sample - verdicts.count("not at risk"), sample
+        )
+        now += low <= 0.0
+    assert before / audits < 0.5
+    assert now / audits >= 0.95

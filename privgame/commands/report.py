@@ -47,11 +47,11 @@ def _fmt(value: Any, digits: int = 3) -> str:
 def _attack_lines(summary: dict[str, Any]) -> list[str]:
     """How much the attack's own training moves a risk, and how it did on its own shadow datasets."""
     lines = []
-    sd = summary.get("attack_training_sd")
+    sd = summary.get("attack_training_sd_at_t")
     if isinstance(sd, int | float):
         lines.append(
-            f"attack noise        training moves a risk by about {sd:.3f} (sd; two attacks trained on "
-            "halves of the shadow datasets), and the intervals include it"
+            f"attack noise        training moves a risk at t by about {sd:.3f} (sd; two attacks trained "
+            "on halves of the shadow datasets), and the intervals include it"
         )
     shadow = summary.get("attack_shadow_auc_mean")
     if isinstance(shadow, int | float):

@@ -1019,7 +1019,8 @@ def record_results(
     over every look; ``looks`` counts them), widened by the attack's training noise
     (:func:`privgame.metrics.training_variance` of the half attacks' AUCs, pooled over the run's
     records when the results are first written and kept by later extensions, so that a record
-    nobody looked at again keeps its interval; the summary's ``attack_training_sd``).
+    nobody looked at again keeps its interval; the summary's ``attack_training_variance``, on the
+    logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t).
     ``attack_shadow_auc`` is the attack's out-of-bag AUC on its own shadow datasets
     (:class:`~privgame.attack.classifier.MetaClassifier`).
     The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.records`),
@@ -1028,7 +1029,7 @@ def record_results(
     ``groups`` are the audit groups of :func:`build_audit` (every target counts as chosen when
     they are not given).
     """
-    from privgame.audit import audit_summary
+    from privgame.audit import audit_summary, training_sd_at
     from privgame.records import value_column
 
     groups = {"chosen": np.asarray(targets)} if groups is None else groups
@@ -1109,7 +1110,7 @@ def record_results(
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
     summary["verdict_rule"] = metrics.VERDICT_RULE
     summary["attack_training_variance"] = training
-    summary["attack_training_sd"] = math.sqrt(training)
+    summary["attack_training_sd_at_t"] = training_sd_at(training, spec.threshold)
     summary["generator"] = spec.generator
     summary["generator_params"] = spec.to_dict()["generator_params"]
     summary["sizes"] = dict(spec.sizes)
