@@ -434,6 +434,12 @@ def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
     the median of a chi-square with one degree of freedom), which a few records whose half
     attacks hit an AUC of 0 or 1 cannot swamp. AUCs are clipped to [0.001, 0.999].
 
+    Measured on Adult (Synthpop, |D| = 2,000, N_shadow = 1,000, N_eval = 200, 10 records): a
+    standard deviation of 0.14 on the logit scale for the leave-one-out attacker and 0.20 for the
+    population attacker, that is 0.022 and 0.033 for a risk at 0.8 (DeLong's standard error there
+    is about 0.03 at 200 evaluation runs); the population attacker's half attacks were 0.086 apart
+    in AUC (root mean square).
+
     Parameters
     ----------
     half_a, half_b : array-like of float, shape (R,)

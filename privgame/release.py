@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ __all__ = [
     "card_path",
     "check_output_paths",
     "make_release",
+    "max_release_rows",
     "release_card",
     "verdict_text",
     "write_release",
@@ -210,6 +211,11 @@ def make_release(
     bad = []
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         bad.append(f"--rows must be a whole number of at least 1; got {n!r}.")
+    elif n > (most := max_release_rows(len(table.columns))):
+        bad.append(
+            f"--rows {n:,} would need more memory than this machine has; ask for at most {most:,} rows "
+            "(or release in parts with different --seed values)."
+        )
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         bad.append(f"--seed must be a non-negative whole number; got {seed!r}.")
     if bad:
@@ -358,14 +364,48 @@ def write_release(release: Release, output: str | os.PathLike[str]) -> tuple[Pat
     return path, card
 
 
-def check_output_paths(output: str | os.PathLike[str]) -> None:
-    """Refuse a release path (or its card's) that is not a new path or a regular file.
+def check_output_paths(
+    output: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str] | None] = ()
+) -> None:
+    """Refuse a release path (or its card's) that is not a new path or a regular file, that is one
+    of the release's ``inputs`` (the table it is checked against, the run folder), or that lies
+    inside a run folder, where it could replace the run's checksummed files.
 
     Raises
     ------
     ParameterError
-        See :func:`privgame.outputs.check_output_path`.
+        See :func:`privgame.outputs.check_output_path`; and for an output that is an input or lies
+        inside a run folder, naming it and the fix.
     """
     path = Path(output)
     check_output_path(path, what="the release")
     check_output_path(card_path(path), what="the release card")
+    sources = [Path(p).resolve() for p in inputs if p is not None]
+    for what, target in (("the release", path), ("the release card", card_path(path))):
+        resolved = target.resolve()
+        for source in sources:
+            if resolved == source or source in resolved.parents:
+                raise ParameterError(
+                    f"Cannot write {what} to {target}: it is {'' if resolved == source else 'inside '}"
+                    f"{source}, which the release reads; writing there would replace it. Give a file "
+                    "name outside the data and the run folder."
+                )
+        for folder in resolved.parents:
+            if (folder / "spec.json").is_file() and (folder / "data.parquet").is_file():
+                raise ParameterError(
+                    f"Cannot write {what} to {target}: it lies inside the run folder {folder}, "
+                    "whose checksummed files it could replace. Write the release outside run folders."
+                )
+
+
+RELEASE_BYTES_PER_CELL = 64
+"""Memory a release needs per synthetic cell, about: the encoded table, the decoded one and its CSV."""
+
+
+def max_release_rows(columns: int, *, memory: int | None = None) -> int:
+    """The most synthetic rows a release of ``columns`` columns may ask for: half of the
+    machine's memory (``memory`` bytes; the physical memory by default) at
+    :data:`RELEASE_BYTES_PER_CELL` bytes a cell."""
+    if memory is None:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return max(1, int(memory // 2 // (RELEASE_BYTES_PER_CELL * max(1, columns))))

@@ -137,6 +137,45 @@ def test_bad_release_settings_are_refused(synthpop_run: RunFolder, tmp_path: Pat
         write_release(make_release(synthpop_run), tmp_path / "pipe.csv")
 
 
+def test_a_release_cannot_overwrite_what_it_reads_or_a_run_folder(
+    synthpop_run: RunFolder, data_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import hashlib
+    import shutil
+
+    owner = tmp_path / "owner.csv"
+    shutil.copy(data_csv, owner)
+    before = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest() for p in synthpop_run.path.rglob("*") if p.is_file()
+    }
+    owner_sha = hashlib.sha256(owner.read_bytes()).hexdigest()
+    run = str(synthpop_run.path)
+    cases = [
+        (["--data", str(owner), "-o", str(owner)], "which the release reads"),
+        (["-o", str(synthpop_run.path / "records.csv")], "which the release reads"),
+        (["-o", str(synthpop_run.path / "targets" / "x.csv")], "which the release reads"),
+    ]
+    for extra, message in cases:
+        assert main(["release", run, *extra]) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    # Inside another run folder (not the one released from) is refused too.
+    other = synthpop_run.path.parent / "copy"
+    shutil.copytree(synthpop_run.path, other)
+    assert main(["release", run, "-o", str(other / "synthetic.csv")]) == 2
+    assert "lies inside the run folder" in capsys.readouterr().err
+    # More rows than memory allows: refused before any fit, with the most it allows.
+    assert main(["release", run, "-o", str(tmp_path / "big.csv"), "--rows", "10000000000"]) == 2
+    assert "would need more memory than this machine has" in capsys.readouterr().err
+    assert not (tmp_path / "big.csv").exists()
+    # Nothing the release reads was changed.
+    assert hashlib.sha256(owner.read_bytes()).hexdigest() == owner_sha
+    after = {
+        p: hashlib.sha256(p.read_bytes()).hexdigest() for p in synthpop_run.path.rglob("*") if p.is_file()
+    }
+    assert after == before
+
+
 def test_the_release_command(
     synthpop_run: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

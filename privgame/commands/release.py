@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     from privgame.release import check_output_paths, make_release, write_release
     from privgame.store import RunFolder
 
-    check_output_paths(args.output)  # before the generator is trained
+    # Before the generator is trained: never over the table checked against or into a run folder.
+    check_output_paths(args.output, inputs=[args.data, args.run_dir])
     folder = RunFolder(args.run_dir)
     spec = folder.spec()
     data = None
