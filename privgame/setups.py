@@ -75,7 +75,13 @@ def parse_holdout(text: str | float | int) -> float | int:
     """``"0.3"`` -> 0.3 (a fraction), ``"5000"`` -> 5000 (rows); anything else is a clear error."""
     if isinstance(text, int | float) and not isinstance(text, bool):
         return text
-    value = str(text).strip().replace("_", "").replace(",", "")
+    value = str(text).strip().replace("_", "")
+    if "," in value:
+        # "0,3" is 0.3 in much of Europe and 3 with a thousands separator: never guess which.
+        raise ParameterError(
+            f"--holdout {text!r} has a comma, which could be a decimal comma or a thousands separator; "
+            "write a fraction with a point (0.3) or a number of rows without separators (5000)."
+        )
     try:
         number = float(value)
     except ValueError:
@@ -206,6 +212,12 @@ def release_inputs(
         When the parts do not fit, naming the part and the fix.
     """
     n_data = len(data.table)
+    if population is not None and population.fingerprint == data.fingerprint:
+        raise SizeError(
+            f"The population table {population.source_name} is the data table itself: the records of D "
+            "cannot play the population they are tested against. Give a table of other people from the "
+            "same population, or leave --population out to hold back part of the data."
+        )
     if population is not None:
         table = pd.concat([data.table, population.table[list(data.table.columns)]], ignore_index=True)
         schema = prepare_table(table, data.schema).schema

@@ -52,10 +52,34 @@ def test_the_split_is_a_pure_function_of_its_inputs() -> None:
 
 
 @pytest.mark.parametrize(
-    ("holdout", "rows"), [(0.3, 30), (0.25, 25), (40, 40), (40.0, 40), (parse_holdout("0.3"), 30)]
+    ("holdout", "rows"),
+    [(0.3, 60), (0.25, 50), (40, 40), (40.0, 40), (parse_holdout("0.3"), 60), (parse_holdout("5_0"), 50)],
 )
 def test_a_holdout_is_a_fraction_or_a_row_count(holdout: float, rows: int) -> None:
-    assert holdout_rows(100, holdout) == rows
+    assert holdout_rows(200, holdout) == rows
+
+
+@pytest.mark.parametrize("text", ["0,3", "5,000", "1,5"])
+def test_a_comma_in_the_holdout_is_refused_not_guessed(text: str) -> None:
+    with pytest.raises(ParameterError, match=r"has a comma.*\(0\.3\).*\(5000\)"):
+        parse_holdout(text)
+
+
+def test_a_holdout_or_population_too_small_for_an_attack_is_refused() -> None:
+    # 2 rows gave the attacker 1 row, repeated in every shadow dataset: "not at risk" for all.
+    with pytest.raises(SizeError, match="at least 30 rows"):
+        holdout_rows(500, 2)
+    with pytest.raises(SizeError, match="at least 30"):
+        release_split(100, 29, aux=19, seed=0, separate_population=True)
+    with pytest.raises(SizeError, match="at least 20 rows and at least 10 reference records"):
+        release_split(100, 40, aux=35, seed=0, separate_population=True)
+    release_split(100, 30, aux=20, seed=0, separate_population=True)  # the least that works
+
+
+def test_the_data_table_as_its_own_population_is_refused(tables: dict[str, Path]) -> None:
+    data = load_dataset(tables["data"])
+    with pytest.raises(SizeError, match="is the data table itself"):
+        release_inputs(data, seed=1, population=load_population(tables["data"], data))
 
 
 @pytest.mark.parametrize("bad", [0.0, 1.5, -3, True, "x"])
@@ -65,7 +89,7 @@ def test_a_bad_holdout_is_refused_with_the_fix(bad: object) -> None:
 
 
 def test_a_holdout_that_leaves_no_data_is_refused() -> None:
-    with pytest.raises(SizeError, match="between 2 rows and 98 rows"):
+    with pytest.raises(SizeError, match="between 30 rows and 98 rows"):
         holdout_rows(100, 99)
 
 

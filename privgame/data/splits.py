@@ -269,7 +269,7 @@ def holdout_rows(n_rows: int, holdout: float | int) -> int:
         Rows of the owner's (prepared) table.
     holdout : float or int
         A fraction strictly between 0 and 1 (rounded to the nearest row), or a whole number of
-        rows (at least 2: one for D_aux and one reference record).
+        rows (at least :data:`MIN_POPULATION_ROWS`).
 
     Raises
     ------
@@ -291,14 +291,28 @@ def holdout_rows(n_rows: int, holdout: float | int) -> int:
             f"--holdout must be a fraction strictly between 0 and 1 (e.g. 0.3) or a whole number of "
             f"rows (e.g. 5000); got {holdout!r}."
         )
-    if rows < 2 or n_rows - rows < 2:
+    if rows < MIN_POPULATION_ROWS or n_rows - rows < 2:
         raise SizeError(
             f"A holdout of {rows:,} rows from a table of {n_rows:,} rows does not work: the holdout "
-            "needs at least 2 rows (the attacker's data D_aux and at least one reference record) and "
-            "the released data D at least 2; choose a holdout between 2 rows and "
-            f"{max(n_rows - 2, 2):,} rows, or give a population table."
+            f"needs at least {MIN_POPULATION_ROWS} rows (at least {MIN_ATTACKER_ROWS} for the "
+            f"attacker's data D_aux and {MIN_REFERENCE_ROWS} reference records) and the released data "
+            f"D at least 2; choose a holdout between {MIN_POPULATION_ROWS} rows and "
+            f"{max(n_rows - 2, MIN_POPULATION_ROWS):,} rows, or give a population table."
         )
     return rows
+
+
+MIN_ATTACKER_ROWS = 20
+"""The fewest rows of the population the attacker may know (D_aux). With fewer, every shadow
+dataset repeats a handful of rows and the attack learns how its shadows were drawn, not the
+record: a run that answered "not at risk" for every record of a 2-row holdout taught us this."""
+
+MIN_REFERENCE_ROWS = 10
+"""The fewest reference records (the population rows that take an audited record's place in D):
+with fewer, a model-seeded 'out' run measures one or two particular records, not the population."""
+
+MIN_POPULATION_ROWS = MIN_ATTACKER_ROWS + MIN_REFERENCE_ROWS
+"""The fewest rows a holdout or a population table may have (30)."""
 
 
 def default_aux_rows(population_rows: int) -> int:
@@ -330,7 +344,8 @@ def release_split(
     population_rows : int
         Rows of the holdout, or of the population table.
     aux : int
-        Rows of the population that go to D_aux; ``1 <= aux < population_rows``.
+        Rows of the population that go to D_aux: at least :data:`MIN_ATTACKER_ROWS`, leaving at
+        least :data:`MIN_REFERENCE_ROWS` reference records.
     seed : int
         The run's root seed.
     separate_population : bool
@@ -347,11 +362,17 @@ def release_split(
     target_rows = n_data if separate_population else n_data - population_rows
     if target_rows < 2:
         problems.append(f"the released data D has {target_rows:,} rows; it needs at least 2.")
-    if not 1 <= aux < population_rows:
+    if population_rows < MIN_POPULATION_ROWS:
+        problems.append(
+            f"the population has {population_rows:,} rows; it needs at least {MIN_POPULATION_ROWS} (at "
+            f"least {MIN_ATTACKER_ROWS} for the attacker's data D_aux and {MIN_REFERENCE_ROWS} reference "
+            "records): hold back more rows, or give a larger population table."
+        )
+    elif not MIN_ATTACKER_ROWS <= aux <= population_rows - MIN_REFERENCE_ROWS:
         problems.append(
             f"D_aux = {aux:,} rows of a population of {population_rows:,}: the attacker's data needs "
-            "at least 1 row and at least one reference record must remain; choose "
-            f"1 <= aux <= {max(population_rows - 1, 1):,}."
+            f"at least {MIN_ATTACKER_ROWS} rows and at least {MIN_REFERENCE_ROWS} reference records "
+            f"must remain; choose {MIN_ATTACKER_ROWS} <= aux <= {population_rows - MIN_REFERENCE_ROWS:,}."
         )
     if problems:
         raise SizeError("The release set-up does not fit the data.", problems)
