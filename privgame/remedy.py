@@ -165,6 +165,10 @@ def parse_generalise(text: str) -> tuple[str, float]:
     return name, number
 
 
+MAX_COUNT = 1_000_000
+"""The largest count ``--bin`` and ``--merge-rare`` accept (far above any useful one)."""
+
+
 def _column_count(text: str, option: str, default: int | None) -> tuple[str, int]:
     name, sep, count = text.rpartition(":") if ":" in text else (text, "", "")
     if not sep:
@@ -175,8 +179,8 @@ def _column_count(text: str, option: str, default: int | None) -> tuple[str, int
         if default is None:
             raise ParameterError(f"{option} {text!r} gives no count; write it as COLUMN:N.")
         return name, default
-    if not re.fullmatch(r"[0-9]+", count) or int(count) < 2:
-        raise ParameterError(f"{option} {text!r}: the count must be a whole number of at least 2.")
+    if not re.fullmatch(r"[0-9]+", count) or not 2 <= int(count) <= MAX_COUNT:
+        raise ParameterError(f"{option} {text!r}: the count must be a whole number from 2 to {MAX_COUNT:,}.")
     return name, int(count)
 
 
@@ -237,6 +241,14 @@ def _coarsened(
                 problems.append(f"{option}: {name!r} is not a used column; use one of {sorted(names)}.")
             elif col.role != role:
                 problems.append(f"{option}: {name!r} is {col.role}; {option} needs a {role} column.")
+    for name, n_bins in remedy.bins:
+        if names.get(name) is not None and names[name].role == CONTINUOUS:
+            distinct = int(pd.to_numeric(table[name].iloc[d], errors="coerce").nunique())
+            if n_bins > distinct:
+                problems.append(
+                    f"--bin {name}:{n_bins:,}: D has only {distinct:,} distinct values of {name}, so at most "
+                    f"{distinct:,} bins can differ; choose fewer bins (binning coarsens only with far fewer)."
+                )
     if problems:
         return out, schema, problems
     for name, min_count in remedy.merge_rare:

@@ -176,6 +176,12 @@ def test_bad_input_gives_clear_errors(parent: RunFolder, tmp_path: Path) -> None
         parse_merge_rare("workclass:x")
     with pytest.raises(ParameterError, match="COLUMN:N"):
         parse_bin("age")
+    # A huge count ended in a traceback from numpy; now a count above the column's distinct values
+    # in D, or above any sensible one, is refused with the fix.
+    with pytest.raises(ParameterError, match="from 2 to 1,000,000"):
+        parse_bin("age:99999999999999999999")
+    with pytest.raises(ParameterError, match="distinct values of age"):
+        create_remedy(parent, Remedy(bins=(("age", 100_000),)), tmp_path)
     assert main(["remedy", str(parent.path), "--bin", "nope:3", "--no-run"]) == 2
 
 

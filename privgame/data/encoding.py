@@ -84,6 +84,10 @@ def _align_categories(cats: list[object], values: pd.Series) -> list[object]:
     return cats
 
 
+_INT64_SAFE = 2.0**63 - 2.0**10
+"""Floats below this in absolute value round to an int64 without overflow."""
+
+
 def decode(array: np.ndarray, schema: Schema) -> pd.DataFrame:
     """Turn an encoded array back into a table with the schema's used columns.
 
@@ -107,8 +111,12 @@ def decode(array: np.ndarray, schema: Schema) -> pd.DataFrame:
                 data[col.name] = values.astype(np.float64)
             else:
                 data[col.name] = pd.array(values, dtype=object)
-        elif col.integer:
+        elif col.integer and np.all(np.abs(column) < _INT64_SAFE):
             data[col.name] = np.round(column).astype(np.int64)
+        elif col.integer:
+            # Whole numbers beyond int64 (a column reaching 1e308): rounded, kept as floats, never
+            # wrapped around to -9223372036854775808.
+            data[col.name] = np.round(column).astype(np.float64)
         else:
             data[col.name] = column.astype(np.float64)
     return pd.DataFrame(data)

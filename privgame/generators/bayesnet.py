@@ -220,6 +220,11 @@ def _bin_of(lower: float, upper: float, bins: int, x: np.ndarray | float) -> np.
     return np.clip(scaled, 0, bins - 1).astype(np.int64)
 
 
+_EXACT_INTEGERS = 2.0**53
+"""Beyond it floats do not hold every whole number and the bins' int64 starts would overflow: an
+integer column whose bounds reach it is sampled like a continuous one and rounded."""
+
+
 @functools.lru_cache(maxsize=256)
 def _integer_bins(lower: float, upper: float, bins: int) -> tuple[np.ndarray, np.ndarray]:
     """See :meth:`_Domain.integer_bins` (cached: every fit of a run has the same domain)."""
@@ -332,7 +337,7 @@ class _Domain:
         for q, j in enumerate(continuous):
             lo[q], hi[q] = self.lower[j], self.upper[j]
             step[q] = (hi[q] - lo[q]) / self.cards[j]
-            if self.integer[j]:
+            if self.integer[j] and max(abs(lo[q]), abs(hi[q])) < _EXACT_INTEGERS:
                 ilo, ihi = math.ceil(lo[q]), math.floor(hi[q])
                 if ilo <= ihi:  # a whole number exists inside the bounds
                     first, count = self.integer_bins(j)
