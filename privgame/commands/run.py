@@ -550,8 +550,9 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
 
 
 def run_resume(args: argparse.Namespace) -> int:
+    from privgame.commands.extend import describe_pass
     from privgame.execution import scheduler_address
-    from privgame.games.engine import execute
+    from privgame.games.engine import execute, finish_extension
     from privgame.store import RunFolder
 
     folder = RunFolder(args.run_dir)
@@ -559,6 +560,12 @@ def run_resume(args: argparse.Namespace) -> int:
     print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
     scheduler = scheduler_address(args.scheduler)
     try:
+        # An extension cut short (Ctrl-C, kill -9) is finished first, as if never interrupted.
+        finished = finish_extension(
+            folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)
+        )
+        if finished is not None:
+            print(describe_pass(finished), file=sys.stderr)
         execute(folder, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet))
         return _resolve_and_finish(folder, args, scheduler)
     except KeyboardInterrupt:

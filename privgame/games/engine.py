@@ -68,6 +68,7 @@ __all__ = [
     "build_context",
     "execute",
     "extend",
+    "finish_extension",
     "plan_summary",
     "record_results",
 ]
@@ -295,10 +296,62 @@ def execute(
         or the run's files are damaged.
     """
     workers = resolve_workers(workers)
+    # A finished run whose extension was cut short: resuming it means finishing that extension.
+    if finish_extension(folder, workers=workers, scheduler=scheduler, progress=progress, cancel=cancel):
+        return folder
     with _claim(folder):
         if estimate is not None:
             folder.write_status(estimate_seconds=float(estimate))
         return _execute(folder, workers=workers, scheduler=scheduler, progress=progress, cancel=cancel)
+
+
+def finish_extension(
+    folder: RunFolder,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> dict[str, Any] | None:
+    """Finish the extension of a finished run that was cut short (Ctrl-C, kill -9), if any.
+
+    Returns
+    -------
+    dict or None
+        What :func:`extend` returns, or None when no extension was pending.
+    """
+    pending = _interrupted_extension(folder)
+    if pending is None:
+        return None
+    return extend(
+        folder,
+        int(pending["n_eval"]),
+        record_ids=[int(r) for r in pending["record_ids"]],
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        cancel=cancel,
+    )
+
+
+def _interrupted_extension(folder: RunFolder) -> dict[str, Any] | None:
+    """The extension a finished run was given and did not finish, or None.
+
+    ``_extend_runs`` records its request (``status.json``'s ``extension``) before it starts and
+    clears it when it ends; Ctrl-C leaves the run ``done`` with the request kept, kill -9 leaves it
+    ``running`` with no engine holding the folder. Either way the results of before still stand,
+    the runs added so far are checkpointed, and finishing the request gives the uninterrupted
+    result. A run found in the second state is marked ``done`` again here.
+    """
+    status = folder.status()
+    pending = status.get("extension")
+    if not isinstance(pending, dict) or status.get("state") not in ("done", "running"):
+        return None  # a failed extension is resumed like any failed run
+    if not folder.has_results() or folder.is_running():
+        return None
+    if status.get("state") == "running":
+        folder.write_status(state="done", phase="done", extension_interrupted=time.time())
+    return pending
 
 
 def _execute(
@@ -594,6 +647,7 @@ def extend(
     """
     from privgame.errors import ParameterError
 
+    _interrupted_extension(folder)  # a run whose last extension was killed is done again
     require_done(folder)
     spec = folder.spec()
     t = spec.threshold if threshold is None else threshold
@@ -612,9 +666,17 @@ def extend(
     try:
         if todo:
             with _claim(folder):
-                completed = _extend_runs(
-                    folder, spec, n_eval, todo, resolve_workers(workers), scheduler, progress, cancel
-                )
+                # Kept until the extension ends, so that an interrupted one can be finished.
+                folder.write_status(extension={"n_eval": n_eval, "record_ids": chosen})
+                try:
+                    completed = _extend_runs(
+                        folder, spec, n_eval, todo, resolve_workers(workers), scheduler, progress, cancel
+                    )
+                except KeyboardInterrupt:
+                    # The results of before still stand: the run is done, its extension pending.
+                    folder.write_status(state="done", phase="done", extension_interrupted=time.time())
+                    raise
+                folder.write_status(extension=None)
     finally:
         # The dashboard's request (privgame.background.launch_extend) ends with this call.
         if folder.status().get("extending"):

@@ -278,3 +278,45 @@ def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp
     assert status.get("extending") is None, (folder.path / "engine.log").read_text()
     assert status["state"] == "done"
     assert status["extensions"][-1]["n_eval"] == 12
+
+
+@pytest.mark.parametrize("after", ["ctrl-c", "kill -9"])
+@pytest.mark.parametrize("how", ["extend", "resume"])
+def test_an_interrupted_extend_resumes_as_it_says_to_the_uninterrupted_bytes(
+    owner_csv: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    after: str,
+    how: str,
+) -> None:
+    whole = _run(owner_csv, tmp_path / "whole")
+    assert main(["extend", str(whole.path), "--n-eval", "16", "--all", "--quiet", "--workers", "1"]) == 0
+    folder = _run(owner_csv, tmp_path / "cut")
+    capsys.readouterr()
+    real_save = RunFolder.save_target
+    saved: list[int] = []
+
+    def save_then_interrupt(self: RunFolder, record_id: int, arrays: dict[str, np.ndarray]) -> None:
+        real_save(self, record_id, arrays)
+        saved.append(record_id)
+        if len(saved) == 2:  # two of the four records have their new runs
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunFolder, "save_target", save_then_interrupt)
+    assert main(["extend", str(folder.path), "--n-eval", "16", "--all", "--quiet", "--workers", "1"]) == 130
+    monkeypatch.undo()
+    command = capsys.readouterr().err.split("Resume it with: ", 1)[1].splitlines()[0]
+    assert command.startswith("python -m privgame extend ")
+    assert folder.status()["state"] == "done"  # the results of before still stand
+    assert set(folder.records()["n_eval"]) == {8}
+    if after == "kill -9":  # the process died with the run marked running and nobody holding it
+        folder.write_status(state="running")
+    if how == "extend":
+        assert main([*shlex.split(command)[3:], "--quiet"]) == 0
+    else:
+        assert main(["resume", str(folder.path), "--workers", "1", "--quiet"]) == 0
+        assert "records got more runs" in capsys.readouterr().err
+    assert folder.status()["state"] == "done" and not folder.status().get("extension")
+    for name in RESULT_FILES:
+        assert (folder.path / name).read_bytes() == (whole.path / name).read_bytes(), name
