@@ -81,11 +81,6 @@ class PreparedTable:
     source_rows: np.ndarray
 
 
-MAX_MAGNITUDE = 1e150
-"""The largest magnitude a continuous value may have: its column's range and bins are computed in
-floats, and a range between -1e308 and 1e308 overflows."""
-
-
 def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
     """Apply the schema's missing-value policy to ``table``.
 
@@ -114,20 +109,6 @@ def prepare_table(table: pd.DataFrame, schema: Schema) -> PreparedTable:
     absent = [c.name for c in used if c.name not in table.columns]
     if absent:
         raise SchemaError(f"The columns {absent} are in the schema but not in the table.")
-    huge = []
-    for col in used:
-        if col.role == CONTINUOUS:
-            values = pd.to_numeric(table[col.name], errors="coerce").to_numpy(np.float64)
-            largest = float(np.nanmax(np.abs(values), initial=0.0))
-            if largest >= MAX_MAGNITUDE:
-                huge.append(
-                    f"{col.name!r} holds a value of magnitude {largest:.3g}; divide the column by a "
-                    "power of ten (e.g. amounts in millions), or mark it excluded."
-                )
-    if huge:
-        # The generators compute with a column's range (its width, its bins), which overflows
-        # past this: refused here, where the fix is plain, not as an overflow deep in a fit.
-        raise SchemaError(f"Continuous columns must stay below {MAX_MAGNITUDE:.0e} in magnitude.", huge)
     fill = [c.name for c in used if c.role == CATEGORICAL] if policy == "category" else []
     checked = [c.name for c in used if c.name not in fill]
     missing = table[checked].isna()

@@ -20,6 +20,11 @@ DEFAULT_MAX_CATEGORIES = 1000
 _USER_EXCLUDED_REASON = "excluded by the user"
 
 
+MAX_MAGNITUDE = 1e150
+"""The largest magnitude a continuous value may have: a column's range and bins are computed in
+floats, and a range from -1e308 to 1e308 overflows."""
+
+
 def validate_table(
     table: pd.DataFrame, schema: Schema, *, max_categories: int = DEFAULT_MAX_CATEGORIES
 ) -> list[str]:
@@ -86,6 +91,15 @@ def validate_table(
                     f"column {col.name!r}: {n_inf:,} infinite value{'s' if n_inf > 1 else ''} "
                     "(inf); replace them with finite numbers or leave them empty (missing), or "
                     "set its role to excluded."
+                )
+            finite = np.abs(numeric[np.isfinite(numeric)])
+            if finite.size and float(finite.max()) >= MAX_MAGNITUDE:
+                # The generators compute with a column's range and bins, which overflow past this
+                # (a range from -1e308 to 1e308 is infinite): refused here, with the fix.
+                problems.append(
+                    f"column {col.name!r}: a value of magnitude {float(finite.max()):.3g}, at or above "
+                    f"the limit of {MAX_MAGNITUDE:.0e}; divide the column by a power of ten (amounts "
+                    "in millions, say), or set its role to excluded."
                 )
 
     if used and len(table):

@@ -254,13 +254,13 @@ def test_windows_and_old_mac_line_endings_and_windows_1252() -> None:
     assert bare_cr["b"].tolist()[1] == "z"
 
 
-@pytest.mark.parametrize("huge", ["1e308", "-1e200", "inf"])
+@pytest.mark.parametrize("huge", ["1e308", "-1e200"])
 def test_a_continuous_value_too_large_to_compute_with_is_refused_with_the_fix(huge: str) -> None:
     from privgame.data import load_dataset
 
     rows = "\n".join(f"{20 + i % 30},{'ab'[i % 2]}" for i in range(40))
-    with pytest.raises(DataError, match="must stay below 1e\\+150") as caught:
+    with pytest.raises(DataError, match="cannot be used for an audit") as caught:
         load_dataset(f"age,job\n{rows}\n{huge},a\n".encode(), filename="t.csv")
-    assert "'age' holds a value of magnitude" in str(caught.value.problems)
+    assert "column 'age': a value of magnitude" in str(caught.value.problems)
     assert "divide the column by a power of ten" in str(caught.value.problems)
     load_dataset(f"age,job\n{rows}\n1e20,a\n".encode(), filename="t.csv")  # large, but fine
