@@ -19,10 +19,12 @@ everything privgame relies on that it does not do.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
+import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Self
 
@@ -167,6 +169,30 @@ def resolve(name: str) -> type:
     return cls
 
 
+@contextlib.contextmanager
+def _plugin_call(name: str, what: str) -> Iterator[None]:
+    """Run plug-in code: its prints go to stderr (stdout carries privgame's output, JSON
+    included), and its failures become a :class:`GeneratorContractError` naming the plug-in,
+    with ``sys.exit`` among them (a plug-in must never end the engine, least of all with success).
+    """
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    except GeneratorContractError:
+        raise
+    except SystemExit as exc:
+        raise GeneratorContractError(
+            f"The plug-in generator {name} called sys.exit({exc.code!r}) in {what}(); a generator must "
+            "return its result or raise an exception, never end the process. Fix the plug-in and "
+            "resume the run."
+        ) from None
+    except Exception as exc:  # plug-in code: any failure is the plug-in's, named as such
+        raise GeneratorContractError(
+            f"The plug-in generator {name} failed in {what}(): {type(exc).__name__}: {exc}. Fix the "
+            "plug-in (privgame.generators.check_contract lists what it breaks) and resume the run."
+        ) from exc
+
+
 def _label(cls: type) -> str:
     return str(getattr(cls, "label", "") or cls.__name__)
 
@@ -195,11 +221,31 @@ class PluginGenerator(SyntheticGenerator):
         self.leaks_training_data = bool(getattr(cls, "leaks_training_data", False))  # type: ignore[misc]
 
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        self._plugin.fit(X, schema, rng=rng)
+        with _plugin_call(self.name, "fit"):
+            self._plugin.fit(X, schema, rng=rng)
+        self._schema = schema
         return self
 
     def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
-        return np.asarray(self._plugin.sample(n, rng=rng), dtype=np.float64)
+        """The plug-in's sample, checked on every call (shape, finite numbers, codes in range,
+        values within the schema's bounds): a bad output never reaches the attack or a release.
+
+        Raises
+        ------
+        GeneratorContractError
+            Naming the plug-in and every check its output failed.
+        """
+        with _plugin_call(self.name, "sample"):
+            out = self._plugin.sample(n, rng=rng)
+        schema = getattr(self, "_schema", None)
+        problems = _output_problems(out, n, schema) if schema is not None else []
+        if problems:
+            raise GeneratorContractError(
+                f"The plug-in generator {self.name} returned output privgame cannot use, so the run "
+                "stops here (nothing of it can be released); fix the plug-in and resume the run.",
+                problems,
+            )
+        return np.asarray(out, dtype=np.float64)
 
     def get_params(self) -> dict[str, Any]:
         """The plug-in's ``get_params()`` if it has one, else its public non-fitted attributes."""
