@@ -21,7 +21,7 @@ from pages import guarded, plain, select_run, show_error, show_setup, show_verdi
 from privgame.audit import run_summary
 from privgame.data import load_dataset
 from privgame.errors import PrivgameError
-from privgame.release import card_path, make_release
+from privgame.release import at_risk_ids, card_path, make_release
 from privgame.store import RunFolder, json_bytes
 
 # Session key of the last release made: {"key": its settings, "release": the Release}.
@@ -57,7 +57,7 @@ def _settings(folder: RunFolder) -> tuple[int, int, Any]:
     return int(rows), int(seed), upload
 
 
-def _make(folder: RunFolder, rows: int, seed: int, upload: Any, t: float) -> None:
+def _make(folder: RunFolder, rows: int, seed: int, upload: Any, t: float, accept_risk: bool) -> None:
     """Make the release (refused when the uploaded table is not the audited one) and remember it."""
     st.session_state.pop(RELEASE_KEY, None)
     spec = folder.spec()
@@ -69,7 +69,7 @@ def _make(folder: RunFolder, rows: int, seed: int, upload: Any, t: float) -> Non
             missing_policy=spec.schema.get("missing_policy", "drop"),
         )
     with st.spinner("Training the audited generator on the audited D and sampling…"):
-        release = make_release(folder, rows=rows, seed=seed, data=data, threshold=t)
+        release = make_release(folder, rows=rows, seed=seed, data=data, threshold=t, accept_risk=accept_risk)
     st.session_state[RELEASE_KEY] = {"key": _key(folder, rows, seed, upload, t), "release": release}
 
 
@@ -147,9 +147,25 @@ def body() -> None:
 
     st.subheader("The release")
     rows, seed, upload = _settings(folder)
-    if st.button("Make the release", type="primary", key="make-release"):
+    at_risk = at_risk_ids(folder, t)
+    accept = False
+    if at_risk:
+        st.warning(
+            f"**{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} at risk at "
+            f"t = {t:g}.** "
+            "Released as it is, this data lets the audit's attacker single "
+            f"{'them' if len(at_risk) > 1 else 'it'} out. Fix them first on the Remedies page, or "
+            "confirm below that you release with them at risk; the release card records it."
+        )
+        accept = st.checkbox(
+            f"I release this data with {len(at_risk):,} record{'s' if len(at_risk) > 1 else ''} at risk",
+            key=f"accept-risk-{folder.run_id}",
+        )
+    if st.button(
+        "Make the release", type="primary", key="make-release", disabled=bool(at_risk) and not accept
+    ):
         try:
-            _make(folder, rows, seed, upload, t)
+            _make(folder, rows, seed, upload, t, accept)
         except PrivgameError as error:
             show_error(error)
             return

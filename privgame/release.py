@@ -39,6 +39,7 @@ from privgame.store import RunFolder, json_bytes
 
 __all__ = [
     "Release",
+    "at_risk_ids",
     "card_path",
     "check_output_paths",
     "make_release",
@@ -163,6 +164,7 @@ def make_release(
     generator: str | None = None,
     generator_params: Mapping[str, Any] | None = None,
     threshold: float | None = None,
+    accept_risk: bool = False,
 ) -> Release:
     """Train the audited generator on the audited D and sample the synthetic release.
 
@@ -180,6 +182,9 @@ def make_release(
         Settings the owner means to release with; refused unless they are the audited ones.
     threshold : float, optional
         The high-risk threshold of the card's verdict; the run's by default.
+    accept_risk : bool, default False
+        Release although audited records are at risk at that threshold. Without it such a
+        release is refused, naming the records and the fix; with it the card records the choice.
 
     Raises
     ------
@@ -187,7 +192,7 @@ def make_release(
         When the run is not finished.
     ReleaseError
         When the table or the generator settings differ from the audited ones, listing each
-        difference.
+        difference; or when records are at risk and ``accept_risk`` is not given.
     ParameterError
         For rows below 1 or a negative seed.
     """
@@ -201,6 +206,22 @@ def make_release(
             "The generator settings differ from the audited ones, so the audit says nothing about "
             "this release. Release with the audited settings, or audit the new ones.",
             problems,
+        )
+    t = spec.threshold if threshold is None else float(threshold)
+    at_risk = at_risk_ids(folder, t)
+    if at_risk and not accept_risk:
+        shown = ", ".join(str(r) for r in at_risk[:20]) + (", ..." if len(at_risk) > 20 else "")
+        raise ReleaseError(
+            f"{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} at risk at t = {t:g}, "
+            "so this release would let the audit's attacker single "
+            f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
+            [
+                f"at risk: record{'s' if len(at_risk) > 1 else ''} {shown}.",
+                f"fix them first: python -m privgame remedy {folder.path} --leave-out at-risk (or "
+                "generalise), then release the remedy's run.",
+                "or release anyway, knowingly: --accept-risk (the Release page's confirmation); the "
+                "release card records that you did.",
+            ],
         )
     table, d = _audited_d(folder, spec)
     if data is not None:
@@ -233,7 +254,17 @@ def make_release(
         metadata=dict(model.metadata),
         threshold=threshold,
     )
+    # Whether the owner released knowingly with records at risk (None: none was at risk).
+    card["audit"]["risk_accepted"] = bool(accept_risk) if at_risk else None
     return Release(table=synthetic, card=card, csv=csv)
+
+
+def at_risk_ids(folder: RunFolder, threshold: float) -> list[int]:
+    """The ids of a finished run's records whose model-seeded verdict at ``threshold`` is at risk."""
+    records = records_at(folder.records(), threshold)
+    return sorted(
+        int(r) for r in records.loc[records["verdict_model_seeded"].astype(str) == "at risk", "record_id"]
+    )
 
 
 def verdict_text(summary: Mapping[str, Any]) -> str:

@@ -1032,6 +1032,30 @@ def test_release_page_makes_the_release_with_both_downloads(with_release_run: Pa
     assert "settings changed" in _texts(at.caption)
 
 
+def test_release_page_asks_before_releasing_records_at_risk(with_release_run: Path) -> None:
+    import numpy as np
+
+    (info,) = list_runs(with_release_run)
+    folder = open_run(with_release_run, info.run_id)
+    records = folder.records()
+    risk = np.array([0.95, 0.6, 0.6, 0.6])  # one record whose interval lies wholly above t
+    records = records.assign(
+        risk_model_seeded=risk, risk_model_seeded_low=risk - 0.03, risk_model_seeded_high=risk + 0.03
+    )
+    folder.write_results(records, folder.scores(), folder.summary())
+    at = _page("8_Release", run=info.run_id)
+    _no_failures(at)
+    assert "1 audited record is at risk at t = 0.8" in _plain(_texts(at.warning))
+    assert at.button(key="make-release").disabled, "no release before the owner says yes"
+    at.checkbox(key=f"accept-risk-{info.run_id}").check().run()
+    assert not at.button(key="make-release").disabled
+    at.button(key="make-release").click().run()
+    _no_failures(at)
+    card = at.session_state["_release"]["release"].card
+    assert card["audit"]["risk_accepted"] is True
+    assert card["audit"]["at_risk_record_ids"] == [int(records["record_id"].iloc[0])]
+
+
 def test_release_page_refuses_a_table_that_was_not_audited(with_release_run: Path, adult_csv: bytes) -> None:
     (info,) = list_runs(with_release_run)
     at = _page("8_Release", run=info.run_id)

@@ -290,3 +290,30 @@ def test_one_answer_for_the_release(synthpop_run: RunFolder) -> None:
     found = answer(failed, spec, 0.8)
     assert found["counts"] == {"at risk": 2, "undecided": 1, "not at risk": 2, "attack failed": 1}
     assert "2 not at risk, 1 where the attack failed of 6 audited" in found["text"]
+
+
+def test_releasing_records_at_risk_asks_for_a_knowing_yes(
+    synthpop_run: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import shutil
+
+    copy = RunFolder(shutil.copytree(synthpop_run.path, tmp_path / synthpop_run.run_id))
+    records = copy.records()
+    risk = np.full(len(records), 0.6)
+    risk[:2] = 0.95  # two records whose intervals lie wholly above t = 0.8
+    records = records.assign(
+        risk_model_seeded=risk, risk_model_seeded_low=risk - 0.03, risk_model_seeded_high=risk + 0.03
+    )
+    copy.write_results(records, copy.scores(), copy.summary())
+    expected = sorted(int(r) for r in records["record_id"][:2])
+    out = tmp_path / "synthetic.csv"
+    assert main(["release", str(copy.path), "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "2 audited records are at risk at t = 0.8" in err and "Nothing was written" in err
+    assert f"records {expected[0]}, {expected[1]}" in err and "--accept-risk" in err
+    assert "remedy" in err and not out.exists()
+    assert main(["release", str(copy.path), "-o", str(out), "--accept-risk"]) == 0
+    card = json.loads(card_path(out).read_text())
+    assert card["audit"]["risk_accepted"] is True and card["audit"]["at_risk_record_ids"] == expected
+    # A run with no record at risk needs no confirmation, and its card says none was needed.
+    assert make_release(synthpop_run, threshold=1.0).card["audit"]["risk_accepted"] is None

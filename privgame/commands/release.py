@@ -47,6 +47,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--threshold", type=float, help="high-risk threshold t of the card's verdict (default: the run's)"
     )
+    parser.add_argument(
+        "--accept-risk",
+        action="store_true",
+        help="release although audited records are at risk at t (refused without it); the card records it",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -77,6 +82,7 @@ def run(args: argparse.Namespace) -> int:
         generator=args.generator,
         generator_params=params,
         threshold=args.threshold,
+        accept_risk=args.accept_risk,
     )
     table_path, card = write_release(release, args.output)
     print(
