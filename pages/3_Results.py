@@ -583,7 +583,8 @@ def body() -> None:
         folder,
         key="t",
         help=(
-            "Records whose model-seeded risk is above t are at risk. Changing t recomputes everything below."
+            "Records whose model-seeded risk's 95% interval lies above t are at risk. Changing t "
+            "recomputes everything below."
         ),
     )
     summary = summary_at(folder, t)

@@ -133,7 +133,9 @@ def body() -> None:
         return
     spec = folder.spec()
     t = threshold_slider(
-        folder, key="release-t", help="Records whose model-seeded risk is above t are at risk."
+        folder,
+        key="release-t",
+        help="Records whose model-seeded risk's 95% interval lies above t are at risk.",
     )
     summary = run_summary(folder, t)
     show_verdict(summary)

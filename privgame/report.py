@@ -869,7 +869,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         else "<p class='note'>The traditional game was not run "
         f"({_e(not_played_reason(str(summary.get('attacker', 'population'))))}), so the figures "
         "comparing the two games are not drawn.</p>",
-        f"<h2>High-risk records (model-seeded risk above t={t:g})</h2>",
+        f"<h2>Records at risk (model-seeded interval above t={t:g})</h2>",
         _high_risk_table(records, t),
         _release_card_section(folder, t),
         "</body></html>",
