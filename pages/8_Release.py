@@ -21,7 +21,7 @@ from pages import guarded, plain, select_run, show_error, show_setup, show_verdi
 from privgame.audit import run_summary
 from privgame.data import load_dataset
 from privgame.errors import PrivgameError
-from privgame.release import at_risk_ids, card_path, make_release
+from privgame.release import card_path, make_release, not_safe_ids
 from privgame.store import RunFolder, json_bytes
 
 # Session key of the last release made: {"key": its settings, "release": the Release}.
@@ -149,18 +149,21 @@ def body() -> None:
 
     st.subheader("The release")
     rows, seed, upload = _settings(folder)
-    at_risk = at_risk_ids(folder, t)
+    unsafe = not_safe_ids(folder, t)
+    at_risk = [r for ids in unsafe.values() for r in ids]
     accept = False
     if at_risk:
+        counted = ", ".join(f"{len(ids):,} {verdict}" for verdict, ids in unsafe.items() if ids)
         st.warning(
-            f"**{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} at risk at "
-            f"t = {t:g}.** "
-            "Released as it is, this data lets the audit's attacker single "
-            f"{'them' if len(at_risk) > 1 else 'it'} out. Fix them first on the Remedies page, or "
-            "confirm below that you release with them at risk; the release card records it."
+            f"**{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} not shown safe "
+            f"at t = {t:g}** ({counted}). Released as it is, this data may let the audit's attacker "
+            f"single {'them' if len(at_risk) > 1 else 'it'} out. Fix them first on the Remedies page "
+            "(or decide the undecided ones with more runs on the Results page), or confirm below that "
+            "you release knowingly; the release card records it."
         )
         accept = st.checkbox(
-            f"I release this data with {len(at_risk):,} record{'s' if len(at_risk) > 1 else ''} at risk",
+            f"I release this data with {len(at_risk):,} record{'s' if len(at_risk) > 1 else ''} not "
+            "shown safe",
             key=f"accept-risk-{folder.run_id}",
         )
     if st.button(

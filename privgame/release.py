@@ -38,12 +38,13 @@ from privgame.spec import RunSpec
 from privgame.store import RunFolder, json_bytes
 
 __all__ = [
+    "NOT_SAFE",
     "Release",
-    "at_risk_ids",
     "card_path",
     "check_output_paths",
     "make_release",
     "max_release_rows",
+    "not_safe_ids",
     "release_card",
     "verdict_text",
     "write_release",
@@ -207,22 +208,6 @@ def make_release(
             "this release. Release with the audited settings, or audit the new ones.",
             problems,
         )
-    t = spec.threshold if threshold is None else float(threshold)
-    at_risk = at_risk_ids(folder, t)
-    if at_risk and not accept_risk:
-        shown = ", ".join(str(r) for r in at_risk[:20]) + (", ..." if len(at_risk) > 20 else "")
-        raise ReleaseError(
-            f"{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} at risk at t = {t:g}, "
-            "so this release would let the audit's attacker single "
-            f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
-            [
-                f"at risk: record{'s' if len(at_risk) > 1 else ''} {shown}.",
-                f"fix them first: python -m privgame remedy {folder.path} --leave-out at-risk (or "
-                "generalise), then release the remedy's run.",
-                "or release anyway, knowingly: --accept-risk (the Release page's confirmation); the "
-                "release card records that you did.",
-            ],
-        )
     table, d = _audited_d(folder, spec)
     if data is not None:
         _check_data(spec, table, d, data)
@@ -241,6 +226,23 @@ def make_release(
         bad.append(f"--seed must be a non-negative whole number; got {seed!r}.")
     if bad:
         raise ParameterError("The release settings are not valid.", bad)
+    t = spec.threshold if threshold is None else float(threshold)
+    unsafe = not_safe_ids(folder, t)
+    at_risk = [r for verdict, ids in unsafe.items() for r in ids]
+    if at_risk and not accept_risk:
+        raise ReleaseError(
+            f"{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} not shown safe at "
+            f"t = {t:g} ({_counted(unsafe)}): this release may let the audit's attacker single "
+            f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
+            [
+                *(f"{verdict}: {_ids(ids)}." for verdict, ids in unsafe.items() if ids),
+                f"fix them first: python -m privgame remedy {folder.path} --leave-out "
+                "at-risk-and-undecided (or generalise), then release the remedy's run; or decide the "
+                f"undecided ones with more runs: python -m privgame extend {folder.path} --n-eval N.",
+                "or release anyway, knowingly: --accept-risk (the Release page's confirmation); the "
+                "release card records that you did.",
+            ],
+        )
     schema = Schema.from_dict(spec.schema)
     X = encode(table, schema)
     model = create(spec.generator, **spec.generator_params)
@@ -254,17 +256,34 @@ def make_release(
         metadata=dict(model.metadata),
         threshold=threshold,
     )
-    # Whether the owner released knowingly with records at risk (None: none was at risk).
-    card["audit"]["risk_accepted"] = bool(accept_risk) if at_risk else None
+    # Whether the owner released knowingly with records not shown safe (None: every one was).
+    card["audit"]["risk_accepted"] = (
+        {"accepted": True, "run_id": folder.run_id, "not_shown_safe": {v: len(i) for v, i in unsafe.items()}}
+        if at_risk
+        else None
+    )
     return Release(table=synthetic, card=card, csv=csv)
 
 
-def at_risk_ids(folder: RunFolder, threshold: float) -> list[int]:
-    """The ids of a finished run's records whose model-seeded verdict at ``threshold`` is at risk."""
+NOT_SAFE: tuple[str, ...] = ("at risk", "undecided", "attack failed")
+"""The verdicts that do not show a record safe: a release with any of them asks for a yes."""
+
+
+def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
+    """The ids of a finished run's records at ``threshold`` by verdict, for each verdict that does
+    not show a record safe (:data:`NOT_SAFE`)."""
     records = records_at(folder.records(), threshold)
-    return sorted(
-        int(r) for r in records.loc[records["verdict_model_seeded"].astype(str) == "at risk", "record_id"]
-    )
+    verdict = records["verdict_model_seeded"].astype(str)
+    return {v: sorted(int(r) for r in records.loc[verdict == v, "record_id"]) for v in NOT_SAFE}
+
+
+def _ids(ids: list[int]) -> str:
+    shown = ", ".join(str(r) for r in ids[:20]) + (", ..." if len(ids) > 20 else "")
+    return f"record{'s' if len(ids) > 1 else ''} {shown}"
+
+
+def _counted(unsafe: Mapping[str, list[int]]) -> str:
+    return ", ".join(f"{len(ids):,} {verdict}" for verdict, ids in unsafe.items() if ids)
 
 
 def verdict_text(summary: Mapping[str, Any]) -> str:

@@ -59,7 +59,7 @@ def synthpop_run(data_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> Ru
 
 
 def test_a_release_equals_a_fresh_fit_of_the_audited_generator_on_d(synthpop_run: RunFolder) -> None:
-    release = make_release(synthpop_run)
+    release = make_release(synthpop_run, accept_risk=True)
     spec = synthpop_run.spec()
     table = synthpop_run.load_table()
     schema = Schema.from_dict(spec.schema)
@@ -69,12 +69,12 @@ def test_a_release_equals_a_fresh_fit_of_the_audited_generator_on_d(synthpop_run
     )
     expected = decode(fresh, schema).to_csv(index=False, lineterminator="\n").encode()
     assert release.csv == expected
-    assert make_release(synthpop_run).csv == release.csv  # same run and seed, same bytes
-    assert make_release(synthpop_run, seed=spec.seed + 1).csv != release.csv
+    assert make_release(synthpop_run, accept_risk=True).csv == release.csv  # same run and seed, same bytes
+    assert make_release(synthpop_run, seed=spec.seed + 1, accept_risk=True).csv != release.csv
 
 
 def test_the_card_fingerprints_match_the_audited_parts(synthpop_run: RunFolder, tmp_path: Path) -> None:
-    release = make_release(synthpop_run, rows=50)
+    release = make_release(synthpop_run, rows=50, accept_risk=True)
     path, card_file = write_release(release, tmp_path / "synthetic.csv")
     assert card_file == card_path(path) == tmp_path / "synthetic.card.json"
     assert os.stat(path).st_mode & 0o777 == 0o600
@@ -97,7 +97,7 @@ def test_the_card_fingerprints_match_the_audited_parts(synthpop_run: RunFolder, 
 def test_no_holdout_row_is_ever_released(data_csv: Path, tmp_path: Path) -> None:
     # The identity generator releases its training rows verbatim: exactly D, never the holdout.
     folder = _audit(data_csv, tmp_path, "identity")
-    released = make_release(folder).table
+    released = make_release(folder, accept_risk=True).table
     spec = folder.spec()
     table = folder.load_table()
     split = run_split(spec, len(table))
@@ -117,7 +117,7 @@ def test_a_changed_table_is_refused(synthpop_run: RunFolder, data_csv: Path, tmp
     with pytest.raises(ReleaseError, match="is not the table that was audited") as caught:
         make_release(synthpop_run, data=load_dataset(path))
     assert any("rows; the audited one had" in p for p in caught.value.problems)
-    make_release(synthpop_run, data=load_dataset(data_csv))  # the audited table itself is fine
+    make_release(synthpop_run, data=load_dataset(data_csv), accept_risk=True)  # the audited table is fine
 
 
 def test_changed_generator_settings_are_refused(synthpop_run: RunFolder) -> None:
@@ -134,7 +134,7 @@ def test_bad_release_settings_are_refused(synthpop_run: RunFolder, tmp_path: Pat
         make_release(synthpop_run, rows=0)
     os.mkfifo(tmp_path / "pipe.csv")
     with pytest.raises(ParameterError, match="not a regular file"):
-        write_release(make_release(synthpop_run), tmp_path / "pipe.csv")
+        write_release(make_release(synthpop_run, accept_risk=True), tmp_path / "pipe.csv")
 
 
 def test_a_release_cannot_overwrite_what_it_reads_or_a_run_folder(
@@ -165,7 +165,9 @@ def test_a_release_cannot_overwrite_what_it_reads_or_a_run_folder(
     assert main(["release", run, "-o", str(other / "synthetic.csv")]) == 2
     assert "lies inside the run folder" in capsys.readouterr().err
     # More rows than memory allows: refused before any fit, with the most it allows.
-    assert main(["release", run, "-o", str(tmp_path / "big.csv"), "--rows", "10000000000"]) == 2
+    assert (
+        main(["release", run, "-o", str(tmp_path / "big.csv"), "--rows", "10000000000", "--accept-risk"]) == 2
+    )
     assert "would need more memory than this machine has" in capsys.readouterr().err
     assert not (tmp_path / "big.csv").exists()
     # Nothing the release reads was changed.
@@ -180,7 +182,7 @@ def test_the_release_command(
     synthpop_run: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "release.csv"
-    assert main(["release", str(synthpop_run.path), "-o", str(out), "--rows", "40"]) == 0
+    assert main(["release", str(synthpop_run.path), "-o", str(out), "--rows", "40", "--accept-risk"]) == 0
     assert len(pd.read_csv(out)) == 40 and card_path(out).exists()
     err = capsys.readouterr().err
     assert "audited against an attacker who knows a sample of" in err and "(t = 0.8)" in err
@@ -301,6 +303,7 @@ def test_releasing_records_at_risk_asks_for_a_knowing_yes(
     records = copy.records()
     risk = np.full(len(records), 0.6)
     risk[:2] = 0.95  # two records whose intervals lie wholly above t = 0.8
+    risk[2] = 0.81  # one whose interval contains t: undecided, not shown safe either
     records = records.assign(
         risk_model_seeded=risk, risk_model_seeded_low=risk - 0.03, risk_model_seeded_high=risk + 0.03
     )
@@ -309,11 +312,17 @@ def test_releasing_records_at_risk_asks_for_a_knowing_yes(
     out = tmp_path / "synthetic.csv"
     assert main(["release", str(copy.path), "-o", str(out)]) == 2
     err = capsys.readouterr().err
-    assert "2 audited records are at risk at t = 0.8" in err and "Nothing was written" in err
-    assert f"records {expected[0]}, {expected[1]}" in err and "--accept-risk" in err
-    assert "remedy" in err and not out.exists()
+    assert "3 audited records are not shown safe at t = 0.8 (2 at risk, 1 undecided)" in err
+    assert f"at risk: records {expected[0]}, {expected[1]}." in err and "Nothing was written" in err
+    assert "--accept-risk" in err and "remedy" in err and "extend" in err and not out.exists()
     assert main(["release", str(copy.path), "-o", str(out), "--accept-risk"]) == 0
     card = json.loads(card_path(out).read_text())
-    assert card["audit"]["risk_accepted"] is True and card["audit"]["at_risk_record_ids"] == expected
-    # A run with no record at risk needs no confirmation, and its card says none was needed.
-    assert make_release(synthpop_run, threshold=1.0).card["audit"]["risk_accepted"] is None
+    accepted = card["audit"]["risk_accepted"]
+    assert accepted == {
+        "accepted": True,
+        "run_id": copy.run_id,
+        "not_shown_safe": {"at risk": 2, "undecided": 1, "attack failed": 0},
+    }
+    assert card["audit"]["at_risk_record_ids"] == expected
+    # With every record shown safe no confirmation is asked, and the card says none was needed.
+    assert make_release(copy, threshold=0.99).card["audit"]["risk_accepted"] is None

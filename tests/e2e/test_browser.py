@@ -197,6 +197,18 @@ def _slide_to(page, value: float) -> None:  # type: ignore[no-untyped-def]
     raise AssertionError(f"the slider did not reach {value}; it shows {shown.inner_text()}")
 
 
+def _confirm_release(page, folder: RunFolder, t: float) -> None:  # type: ignore[no-untyped-def]
+    """Tick the Release page's confirmation when the run has records not shown safe at ``t``; the
+    button stays disabled until then."""
+    from privgame.release import not_safe_ids
+
+    if any(not_safe_ids(folder, t).values()):
+        button = page.get_by_role("button", name="Make the release")
+        assert button.is_disabled(), "a release with records not shown safe must ask first"
+        page.get_by_text("I release this data with", exact=False).click()
+        _settle(page)
+
+
 def _shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
     """Save the whole page: Streamlit scrolls inside its main block, so grow the window to fit."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
@@ -401,6 +413,7 @@ def test_release_walk_through(browser, server: str, runs_root: Path, tmp_path: P
         verdict = verdict_text(run_summary(folder, 0.6))
         page.get_by_text(verdict).wait_for()
         _number(page, "Synthetic rows", 50)
+        _confirm_release(page, folder, 0.6)
         page.get_by_role("button", name="Make the release").click()
         page.get_by_role("button", name="Synthetic data (CSV)").wait_for()
         _shot(page, "r4-release")
@@ -546,6 +559,7 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         page.get_by_role("heading", name="Release", exact=True).first.wait_for()
         _settle(page)
         _number(page, "Synthetic rows", 40)
+        _confirm_release(page, remedy, remedy.spec().threshold)
         page.get_by_role("button", name="Make the release").click()
         page.get_by_role("button", name="Release card (JSON)").wait_for()
         _shot(page, "m3-release-remedy")

@@ -42,7 +42,7 @@ def test_a_plugin_audits_and_releases_end_to_end(
     assert len(folder.records()) == 4 and folder.status()["state"] == "done"
 
     release = tmp_path / "synthetic.csv"
-    assert main(["release", str(folder.path), "-o", str(release), "--rows", "30"]) == 0
+    assert main(["release", str(folder.path), "-o", str(release), "--rows", "30", "--accept-risk"]) == 0
     table = pd.read_csv(release)
     assert len(table) == 30
     card = json.loads(release.with_name("synthetic.card.json").read_text())

@@ -169,7 +169,7 @@ def test_release_refuses_a_special_path_for_the_table_or_its_card_before_trainin
 
 def test_release_and_card_are_owner_only(finished: RunFolder, tmp_path: Path, open_umask: None) -> None:
     out = tmp_path / "release.csv"
-    assert main(["release", str(finished.path), "--rows", "20", "-o", str(out)]) == 0
+    assert main(["release", str(finished.path), "--rows", "20", "--accept-risk", "-o", str(out)]) == 0
     assert _mode(out) == 0o600 and _mode(tmp_path / "release.card.json") == 0o600
 
 

@@ -188,7 +188,7 @@ def test_report_and_export_print_text_only(
         ["report", str(folder), "--json"],
         ["export", str(folder), "--what", "records", "-o", str(tmp_path / f"r{ESC}[2J\n.csv")],
         ["export", str(folder), "--what", "spec", "-o", str(tmp_path / "spec.json")],
-        ["release", str(folder), "--rows", "5", "-o", str(tmp_path / f"rel{ESC}[2J\n.csv")],
+        ["release", str(folder), "--rows", "5", "--accept-risk", "-o", str(tmp_path / f"rel{ESC}[2J\n.csv")],
         ["extend", str(folder), "--n-eval", "10", "--all", "--workers", "1", "--quiet"],
     ):
         assert main(argv) == 0, argv
