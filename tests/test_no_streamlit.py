@@ -54,7 +54,7 @@ spec = RunSpec(data_name="d.csv", data_fingerprint=inputs.fingerprint, schema=in
                sizes=inputs.sizes, generator="baynet", attack=AttackSettings(n_shadow=4, n_eval=4),
                targets=TargetSelection.plan(1, 1), setup=inputs.setup)
 folder = start_run(root + "/runs", spec, inputs.table, workers=1)
-print(len(folder.records()), len(make_release(folder, rows=5).table))
+print(len(folder.records()), len(make_release(folder, rows=5, accept_risk=True).table))
 # a study too: its table and figure data, and no figure (the renderer needs plotly)
 from privgame.studies import StudySpec, create_study, execute_study
 base = RunSpec(data_name="d.csv", data_fingerprint=data.fingerprint, schema=data.schema.to_dict(),
