@@ -135,15 +135,25 @@ def _risk_vector(values: ArrayLike, name: str) -> FloatArray:
     return r
 
 
-def _risk_pairs(r_ms: ArrayLike, r_t: ArrayLike) -> tuple[FloatArray, FloatArray, int]:
-    """Validate paired risks; return the pairs where both are defined and how many were dropped."""
-    ms = _risk_vector(r_ms, "r_ms")
-    t = _risk_vector(r_t, "r_t")
-    if ms.shape != t.shape:
+def _paired(
+    first: ArrayLike, second: ArrayLike, names: tuple[str, str], noun: str = "value"
+) -> tuple[FloatArray, FloatArray]:
+    """Validate two risk vectors of the same records (``nan`` allowed) and return them."""
+    a = _risk_vector(first, names[0])
+    b = _risk_vector(second, names[1])
+    if a.shape != b.shape:
         raise ParameterError(
-            f"r_ms and r_t must have one value per record each, got {ms.size} and {t.size}; "
-            "pass both risks for the same records in the same order."
+            f"{names[0]} and {names[1]} must have one {noun} per record each, got {a.size} and "
+            f"{b.size}; pass both for the same records in the same order."
         )
+    return a, b
+
+
+def _risk_pairs(
+    r_ms: ArrayLike, r_t: ArrayLike, names: tuple[str, str] = ("r_ms", "r_t"), noun: str = "value"
+) -> tuple[FloatArray, FloatArray, int]:
+    """Validate paired risks; return the pairs where both are defined and how many were dropped."""
+    ms, t = _paired(r_ms, r_t, names, noun)
     keep = ~(np.isnan(ms) | np.isnan(t))
     return ms[keep], t[keep], int(ms.size - np.count_nonzero(keep))
 
@@ -457,16 +467,10 @@ def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
     ParameterError
         If the lengths differ or an AUC is outside [0, 1].
     """
-    a = _risk_vector(half_a, "half_a")
-    b = _risk_vector(half_b, "half_b")
-    if a.shape != b.shape:
-        raise ParameterError(
-            f"half_a and half_b must have one AUC per record each, got {a.size} and {b.size}."
-        )
-    keep = ~(np.isnan(a) | np.isnan(b))
-    if not keep.any():
+    a, b, _ = _risk_pairs(half_a, half_b, ("half_a", "half_b"), "AUC")
+    if not a.size:
         return 0.0
-    a, b = (np.clip(x[keep], _LOGIT_CLIP, 1 - _LOGIT_CLIP) for x in (a, b))
+    a, b = (np.clip(x, _LOGIT_CLIP, 1 - _LOGIT_CLIP) for x in (a, b))
     d = np.log(a / (1 - a)) - np.log(b / (1 - b))
     return float(np.median(d**2) / (4.0 * _MEDIAN_CHI2_1))
 
@@ -994,13 +998,7 @@ def abs_differences(r_ms: ArrayLike, r_t: ArrayLike) -> FloatArray:
     ParameterError
         If the lengths differ or a risk lies outside [0, 1].
     """
-    ms = _risk_vector(r_ms, "r_ms")
-    tr = _risk_vector(r_t, "r_t")
-    if ms.shape != tr.shape:
-        raise ParameterError(
-            f"r_ms and r_t must have one value per record each, got {ms.size} and {tr.size}; "
-            "pass both risks for the same records in the same order."
-        )
+    ms, tr = _paired(r_ms, r_t, ("r_ms", "r_t"))
     return np.abs(tr - ms)
 
 
