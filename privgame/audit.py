@@ -393,11 +393,7 @@ def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
         if column in out.columns and (out[column].astype(str) == "not run").all():
             continue  # a game the run did not play has no verdict at any t
         if low in out.columns and high in out.columns:
-            out[column] = metrics.verdicts(
-                pd.to_numeric(out[low], errors="coerce").to_numpy(float),
-                pd.to_numeric(out[high], errors="coerce").to_numpy(float),
-                float(threshold),
-            )
+            out[column] = _verdicts(out, float(threshold), risk)
     return out
 
 
