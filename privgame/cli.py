@@ -9,10 +9,11 @@ only: control characters from the data are escaped (:mod:`privgame.terminal`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import errno
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 
 from privgame import __version__
@@ -29,6 +30,7 @@ from privgame.commands import (
     synth,
     utility,
 )
+from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING
 from privgame.errors import PrivgameError
 from privgame.terminal import safe_output, terminal_safe
 
@@ -91,7 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return int(args.handler(args))
+        with _plugin_time_limit(getattr(args, "plugin_time_limit", None)):
+            return int(args.handler(args))
     except PrivgameError as error:
         _print_error(error)
         return EXIT_BAD_INPUT
@@ -115,6 +118,23 @@ def _main(argv: Sequence[str] | None) -> int:
     except KeyboardInterrupt:
         print("privgame: interrupted.", file=sys.stderr)
         return 130
+
+
+@contextlib.contextmanager
+def _plugin_time_limit(seconds: float | None) -> Iterator[None]:
+    """Set ``--plugin-time-limit`` for this command only (its worker processes inherit it)."""
+    if seconds is None:
+        yield
+        return
+    before = os.environ.get(PLUGIN_TIME_LIMIT_SETTING)
+    os.environ[PLUGIN_TIME_LIMIT_SETTING] = f"{seconds:g}"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(PLUGIN_TIME_LIMIT_SETTING, None)
+        else:
+            os.environ[PLUGIN_TIME_LIMIT_SETTING] = before
 
 
 def _print_error(error: PrivgameError) -> None:

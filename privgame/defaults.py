@@ -20,6 +20,8 @@ __all__ = [
     "DEFAULT_SIZES",
     "EXPORT_FORMATS",
     "MISSING_POLICIES",
+    "PLUGIN_TIME_LIMIT_SECONDS",
+    "PLUGIN_TIME_LIMIT_SETTING",
     "STUDIES",
     "STUDY_TITLES",
 ]
@@ -34,6 +36,15 @@ who knows every record of D but the target, or one who knows a sample of the pop
 DEFAULT_ATTACKER: dict[str, str] = {"release": "leave-one-out", "paper": "population"}
 """The attacker of each set-up when none is named: a release is judged against the worst case;
 the paper's research set-up keeps the paper's attacker."""
+
+PLUGIN_TIME_LIMIT_SECONDS = 3600.0
+"""The default limit on one call of a plug-in's ``fit`` or ``sample``: an audit makes thousands of
+fits, so a plug-in that needs an hour for one cannot be audited anyway, and one that hangs must
+not hold a run for ever."""
+
+PLUGIN_TIME_LIMIT_SETTING = "PRIVGAME_PLUGIN_TIME_LIMIT"
+"""The environment variable that sets another limit, in seconds (``--plugin-time-limit`` sets it for
+one command; the engine hands it to its worker processes)."""
 
 MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
 """What to do with missing values: drop the row, or make them a category of their own."""

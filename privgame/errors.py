@@ -10,6 +10,7 @@ Every error privgame raises on purpose derives from :class:`PrivgameError`, whic
     ├── ParameterError         an option has a wrong value (unknown generator, epsilon <= 0, ...)
     │   └── GeneratorContractError  a plug-in generator breaks the generator protocol
     ├── RunError               a run folder is missing, corrupt or in the wrong state
+    │   └── WorkerLostError    a worker process died mid-run (killed, out of memory, a crash)
     ├── OutputError            a file or folder cannot be written (full disk, read-only, not a folder)
     └── ReleaseError           a release would not match its audit (the table or the generator changed)
 
@@ -31,6 +32,7 @@ __all__ = [
     "RunError",
     "SchemaError",
     "SizeError",
+    "WorkerLostError",
 ]
 
 
@@ -76,6 +78,16 @@ class GeneratorContractError(ParameterError):
 
 class RunError(PrivgameError):
     """A run folder is missing, corrupt, or in a state that does not allow the request."""
+
+
+class WorkerLostError(RunError):
+    """A worker process ended in the middle of a unit: killed (often by the system, out of memory),
+    a crash in native code, or generator code that ended its own process. The units finished
+    before are kept, so the run can be resumed."""
+
+    def name_run_folder(self, path: str) -> None:
+        """Write the run folder into the problems' resume command (``RUN_FOLDER`` until known)."""
+        self.__init__(self.summary, [p.replace("RUN_FOLDER", path) for p in self.problems])  # type: ignore[misc]
 
 
 class OutputError(PrivgameError):

@@ -27,6 +27,7 @@ import atexit
 import dataclasses
 import math
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -35,14 +36,17 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from joblib import Parallel, delayed
 from joblib._parallel_backends import LokyBackend
+from joblib.externals.loky.process_executor import TerminatedWorkerError
 
-from privgame.errors import ParameterError, RunError
+from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING
+from privgame.errors import ParameterError, RunError, WorkerLostError
 
 __all__ = [
     "MIN_UNITS",
@@ -211,14 +215,19 @@ def run_calls(
     if not calls:
         return
     if scheduler:
-        yield from _run_on_dask(calls, scheduler, shared)
+        try:
+            yield from _run_on_dask(calls, scheduler, shared)
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":
+                raise
+            raise _worker_lost(str(exc)) from None
         return
     n_jobs = min(resolve_workers(workers), len(calls))
     folder = _private_folder() if n_jobs > 1 and shared else None
     if folder is not None:
         mapped = {id(obj): _memory_mapped(obj, Path(folder), str(i)) for i, obj in enumerate(shared)}
         calls = [(key, fn, tuple(mapped.get(id(a), a) for a in args)) for key, fn, args in calls]
-    backend = LokyBackend(initializer=_exit_with_parent, initargs=(os.getpid(),))
+    backend = _Backend(initializer=_exit_with_parent, initargs=(os.getpid(),))
     _shut_down_workers_at_exit()
     parallel = Parallel(
         n_jobs=n_jobs, backend=backend, return_as="generator_unordered", max_nbytes=_MEMMAP_BYTES
@@ -228,6 +237,10 @@ def run_calls(
         # Not `yield from`: that would close `results` before the warning filter below applies.
         for item in results:  # noqa: UP028
             yield item
+    except (TerminatedWorkerError, BrokenProcessPool) as exc:
+        # The broken pool would otherwise be handed to the next call, which would fail at once.
+        _shut_down_workers()
+        raise _worker_lost(str(exc)) from None
     finally:
         with warnings.catch_warnings():
             # A cancel is deliberate: joblib need not tell the user that calls in flight were dropped.
@@ -238,6 +251,33 @@ def run_calls(
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
             _untrack(folder)
+
+
+class _Backend(LokyBackend):
+    """joblib's process backend, whose workers get this process's limit on plug-in calls (loky
+    starts fresh workers when the environment it hands them changes)."""
+
+    def _prepare_worker_env(self, n_jobs: int) -> dict[str, str]:
+        env: dict[str, str] = super()._prepare_worker_env(n_jobs)
+        env[PLUGIN_TIME_LIMIT_SETTING] = os.environ.get(PLUGIN_TIME_LIMIT_SETTING, "")
+        return env
+
+
+def _worker_lost(detail: str) -> WorkerLostError:
+    """The error for a worker process that died mid-unit, with its exit code when the executor
+    gave one (loky writes them as ``{EXIT(3)}`` or ``{SIGKILL(-9)}``)."""
+    codes = re.search(r"exit codes of the workers are \{([^}]*)\}", detail)
+    how = f" ({codes.group(1)})" if codes else ""
+    return WorkerLostError(
+        f"A worker process ended in the middle of its work{how}: the system may have killed it for "
+        "want of memory, native code may have crashed, or the generator ended its own process "
+        "(a plug-in calling os._exit). The units finished before it are kept.",
+        [
+            "resume the run with `python -m privgame resume RUN_FOLDER`, with fewer --workers if "
+            "memory was short;",
+            "if it happens again at the same place, run with --workers 1 to see the generator's own error.",
+        ],
+    )
 
 
 def _exit_with_parent(parent: int) -> None:

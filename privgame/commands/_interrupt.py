@@ -21,12 +21,15 @@ def privgame_command(*parts: object) -> str:
 
 
 def execution_flags(args: argparse.Namespace) -> list[str]:
-    """The ``--workers`` and ``--scheduler`` options given on the command line, to repeat them."""
+    """The ``--workers``, ``--scheduler`` and ``--plugin-time-limit`` options given on the command
+    line, to repeat them."""
     flags: list[str] = []
     if getattr(args, "workers", None) is not None:
         flags += ["--workers", str(args.workers)]
     if getattr(args, "scheduler", None):
         flags += ["--scheduler", args.scheduler]
+    if getattr(args, "plugin_time_limit", None) is not None:
+        flags += ["--plugin-time-limit", f"{args.plugin_time_limit:g}"]
     return flags
 
 

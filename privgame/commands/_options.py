@@ -14,7 +14,13 @@ from privgame.errors import ParameterError
 if TYPE_CHECKING:
     from privgame.data import Dataset
 
-__all__ = ["add_domain_option", "add_generator_options", "apply_domain", "generator_params"]
+__all__ = [
+    "add_domain_option",
+    "add_generator_options",
+    "add_plugin_time_limit",
+    "apply_domain",
+    "generator_params",
+]
 
 _PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
     "synthpop": ("min_samples_leaf", "categorical_splits"),
@@ -39,6 +45,32 @@ def _epsilon(text: str) -> float:
         return float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"epsilon must be a number or 'inf', not {text!r}") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"give a positive number of seconds, not {text!r}")
+    return value
+
+
+def add_plugin_time_limit(parser: argparse.ArgumentParser) -> None:
+    """Add ``--plugin-time-limit`` (read by :func:`privgame.cli.main` for the whole command)."""
+    from privgame.defaults import PLUGIN_TIME_LIMIT_SECONDS, PLUGIN_TIME_LIMIT_SETTING
+
+    parser.add_argument(
+        "--plugin-time-limit",
+        type=_seconds,
+        metavar="SECONDS",
+        help=(
+            "stop a plug-in generator's fit or sample that runs longer than this, and fail the run "
+            f"with a clear error (default ${PLUGIN_TIME_LIMIT_SETTING} when set, else "
+            f"{PLUGIN_TIME_LIMIT_SECONDS:.0f})"
+        ),
+    )
 
 
 def add_generator_options(parser: argparse.ArgumentParser) -> None:

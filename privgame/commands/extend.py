@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
+from privgame.commands._options import add_plugin_time_limit
 from privgame.commands._progress import ProgressBar
 from privgame.errors import ParameterError
 from privgame.spec import MAX_N_EVAL, parse_ids
@@ -38,6 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--threshold", type=float, help="t for choosing undecided records (default: the run's)"
     )
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(parser)
     parser.add_argument(
         "--scheduler",
         help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from privgame.commands._options import add_plugin_time_limit
 from privgame.defaults import ATTACKERS, LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.terminal import terminal_safe
 
@@ -77,6 +78,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     parser.add_argument("--out", help="folder for the new run (default: beside the parent)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(parser)
     parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
     parser.add_argument("--no-run", action="store_true", help="create the new run without running it")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

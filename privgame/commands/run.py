@@ -12,6 +12,7 @@ from privgame.commands._interrupt import execution_flags, interrupted, privgame_
 from privgame.commands._options import (
     add_domain_option,
     add_generator_options,
+    add_plugin_time_limit,
     apply_domain,
     generator_params,
 )
@@ -188,6 +189,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
     parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(parser)
     parser.add_argument(
         "--scheduler",
         help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
@@ -209,6 +211,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     )
     resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder to finish")
     resume.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(resume)
     resume.add_argument(
         "--scheduler",
         help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",

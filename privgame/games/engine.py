@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shlex
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -34,7 +35,7 @@ import pandas as pd
 from privgame import metrics
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
-from privgame.errors import RunError
+from privgame.errors import RunError, WorkerLostError
 from privgame.estimate import time_left
 from privgame.execution import (
     Cancelled,
@@ -1042,8 +1043,11 @@ def _claim(folder: RunFolder) -> Iterator[None]:
 
 
 def _failed(folder: RunFolder, error: BaseException, *, with_type: bool = True) -> None:
-    """Record that the run failed with ``error``; a status that cannot be written (a full disk)
-    does not hide ``error``, which the caller raises."""
+    """Record that the run failed with ``error``, which the caller raises (a lost worker's then
+    names the run folder to resume); a status that cannot be written (a full disk) does not hide
+    ``error``."""
+    if isinstance(error, WorkerLostError):
+        error.name_run_folder(shlex.quote(str(folder.path)))
     message = f"{type(error).__name__}: {error}" if with_type else str(error)
     with contextlib.suppress(Exception):
         folder.write_status(state="failed", error=message, finished=time.time())

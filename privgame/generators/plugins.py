@@ -22,7 +22,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.metadata
+import math
+import os
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -31,6 +35,8 @@ from typing import Any, Self
 import numpy as np
 
 from privgame.data.schema import CATEGORICAL, Schema
+from privgame.defaults import PLUGIN_TIME_LIMIT_SECONDS
+from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING as TIME_LIMIT_SETTING
 from privgame.errors import GeneratorContractError, ParameterError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import GENERATORS
@@ -42,6 +48,7 @@ __all__ = [
     "PluginGenerator",
     "check_contract",
     "installed_plugins",
+    "plugin_time_limit",
     "resolve",
 ]
 
@@ -169,14 +176,88 @@ def resolve(name: str) -> type:
     return cls
 
 
+def plugin_time_limit() -> float:
+    """The limit on one plug-in call in this process: ``$PRIVGAME_PLUGIN_TIME_LIMIT`` seconds, else
+    :data:`PLUGIN_TIME_LIMIT_SECONDS`.
+
+    Raises
+    ------
+    ParameterError
+        For a setting that is not a positive number of seconds.
+    """
+    text = os.environ.get(TIME_LIMIT_SETTING, "").strip()
+    if not text:
+        return PLUGIN_TIME_LIMIT_SECONDS
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ParameterError(
+            f"{TIME_LIMIT_SETTING}={text!r} is not a time limit; give a positive number of seconds "
+            f"(--plugin-time-limit on the command line), or unset it for {PLUGIN_TIME_LIMIT_SECONDS:.0f} s."
+        )
+    return seconds
+
+
+class _TimedOut(BaseException):
+    """Raised into a plug-in call by the alarm; a BaseException so that plug-in code catching
+    ``Exception`` cannot swallow it."""
+
+
+class _OverTime(GeneratorContractError):
+    """A plug-in call ran over the time limit."""
+
+
+def _over_time(name: str, what: str, limit: float) -> GeneratorContractError:
+    return _OverTime(
+        f"The plug-in generator {name} took longer than the limit of {limit:g} s in one call of "
+        f"{what}(), so the run stops here. Make the plug-in faster or fix what it waits for, or give "
+        f"it more time with --plugin-time-limit SECONDS (or ${TIME_LIMIT_SETTING}), then resume the run."
+    )
+
+
 @contextlib.contextmanager
-def _plugin_call(name: str, what: str) -> Iterator[None]:
+def _time_limit(name: str, what: str, limit: float) -> Iterator[None]:
+    """Stop the call after ``limit`` seconds.
+
+    On the main thread of a process (the engine's worker processes, and a run in one process) a
+    real-time alarm interrupts the call, even one that sleeps or waits; elsewhere (a Dask worker's
+    threads, where signals cannot be delivered) the limit is checked when the call returns.
+    """
+    started = time.perf_counter()
+    alarm = threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
+    if alarm:
+
+        def stop(signum: int, frame: Any) -> None:
+            raise _TimedOut
+
+        previous = signal.signal(signal.SIGALRM, stop) or signal.SIG_DFL
+        signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        try:
+            yield
+        finally:
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+    except _TimedOut:  # also when the alarm rang just as the call returned
+        raise _over_time(name, what, limit) from None
+    finally:
+        if alarm:
+            signal.signal(signal.SIGALRM, previous)
+    if time.perf_counter() - started > limit:
+        raise _over_time(name, what, limit)
+
+
+@contextlib.contextmanager
+def _plugin_call(name: str, what: str, limit: float) -> Iterator[None]:
     """Run plug-in code: its prints go to stderr (stdout carries privgame's output, JSON
-    included), and its failures become a :class:`GeneratorContractError` naming the plug-in,
-    with ``sys.exit`` among them (a plug-in must never end the engine, least of all with success).
+    included), a call longer than ``limit`` seconds is stopped, and its failures become a
+    :class:`GeneratorContractError` naming the plug-in, with ``sys.exit`` among them (a plug-in
+    must never end the engine, least of all with success).
     """
     try:
-        with contextlib.redirect_stdout(sys.stderr):
+        with _time_limit(name, what, limit), contextlib.redirect_stdout(sys.stderr):
             yield
     except GeneratorContractError:
         raise
@@ -198,10 +279,13 @@ def _label(cls: type) -> str:
 
 
 class PluginGenerator(SyntheticGenerator):
-    """A plug-in that does not subclass :class:`SyntheticGenerator`, given the engine's interface.
+    """A plug-in generator behind the engine's interface and its guards.
 
-    :func:`privgame.generators.create` wraps such plug-ins in this class, so the engine can call
-    ``fit_sample``, ``metadata`` and ``get_params`` on every generator alike.
+    :func:`privgame.generators.create` wraps every plug-in in this class, whether or not it
+    subclasses :class:`SyntheticGenerator`, so the engine can call ``fit_sample``, ``metadata``
+    and ``get_params`` on every generator alike, and so that every output of a plug-in is checked,
+    every call is held to the time limit (:func:`plugin_time_limit`) and its prints stay off
+    privgame's stdout.
 
     Parameters
     ----------
@@ -219,9 +303,10 @@ class PluginGenerator(SyntheticGenerator):
         self.label = _label(cls)  # type: ignore[misc]
         self.deterministic_fit = bool(getattr(cls, "deterministic_fit", False))  # type: ignore[misc]
         self.leaks_training_data = bool(getattr(cls, "leaks_training_data", False))  # type: ignore[misc]
+        self._time_limit = plugin_time_limit()
 
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        with _plugin_call(self.name, "fit"):
+        with _plugin_call(self.name, "fit", self._time_limit):
             self._plugin.fit(X, schema, rng=rng)
         self._schema = schema
         return self
@@ -235,7 +320,7 @@ class PluginGenerator(SyntheticGenerator):
         GeneratorContractError
             Naming the plug-in and every check its output failed.
         """
-        with _plugin_call(self.name, "sample"):
+        with _plugin_call(self.name, "sample", self._time_limit):
             out = self._plugin.sample(n, rng=rng)
         schema = getattr(self, "_schema", None)
         problems = _output_problems(out, n, schema) if schema is not None else []
@@ -246,6 +331,14 @@ class PluginGenerator(SyntheticGenerator):
                 problems,
             )
         return np.asarray(out, dtype=np.float64)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The plug-in's own ``metadata`` when it subclasses :class:`SyntheticGenerator`."""
+        if isinstance(self._plugin, SyntheticGenerator):
+            with _plugin_call(self.name, "metadata", self._time_limit):
+                return {**dict(self._plugin.metadata), "generator": self.name}
+        return super().metadata
 
     def get_params(self) -> dict[str, Any]:
         """The plug-in's ``get_params()`` if it has one, else its public non-fitted attributes."""
@@ -283,9 +376,23 @@ class ContractReport:
 
 
 def _call(problems: list[str], what: str, fix: str, function: Any, *args: Any, **kwargs: Any) -> Any:
-    """``function(*args, **kwargs)``, or None with a problem recorded when it raises."""
+    """``function(*args, **kwargs)``, or None with a problem recorded when it raises, calls
+    ``sys.exit`` or runs over the time limit (its prints go to stderr)."""
+    limit = plugin_time_limit()
     try:
-        return function(*args, **kwargs)
+        with _time_limit("", what, limit), contextlib.redirect_stdout(sys.stderr):
+            return function(*args, **kwargs)
+    except _OverTime:
+        problems.append(
+            f"{what} took longer than the limit of {limit:g} s; {fix}, or allow more time with "
+            "--plugin-time-limit SECONDS."
+        )
+        return None
+    except SystemExit as exc:
+        problems.append(
+            f"{what} called sys.exit({exc.code!r}); raise an exception instead, never end the process."
+        )
+        return None
     except Exception as exc:  # any failure of plug-in code is a finding, not a crash
         problems.append(f"{what} raised {type(exc).__name__}: {exc}; {fix}.")
         return None

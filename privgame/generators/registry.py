@@ -62,9 +62,9 @@ def is_known(name: str) -> bool:
 def create(name: str, **params: Any) -> SyntheticGenerator:
     """Build the generator ``name`` (built-in or plug-in) with ``params``.
 
-    A plug-in that does not subclass :class:`SyntheticGenerator` comes wrapped in a
-    :class:`~privgame.generators.plugins.PluginGenerator`, so every generator offers the same
-    interface (``fit_sample``, ``metadata``, ...).
+    A plug-in comes wrapped in a :class:`~privgame.generators.plugins.PluginGenerator`, whether or
+    not it subclasses :class:`SyntheticGenerator`, so every generator offers the same interface
+    (``fit_sample``, ``metadata``, ...) and every plug-in output is checked.
 
     Raises
     ------
@@ -79,6 +79,6 @@ def create(name: str, **params: Any) -> SyntheticGenerator:
         generator = cls(**params)
     except TypeError as exc:
         raise ParameterError(f"Bad parameters for generator {name!r}: {exc}.") from None
-    if not isinstance(generator, SyntheticGenerator):
+    if cls not in GENERATORS.values():  # privgame's own classes, however named, are trusted
         generator = PluginGenerator(generator, name=name)
     return generator

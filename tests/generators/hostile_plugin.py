@@ -1,23 +1,32 @@
 """A plug-in that meets the contract at first and turns hostile after some samples (for tests).
 
-``mode`` says how: ``nan-values``, ``bad-codes``, ``wrong-shape``, ``raises``, ``exits`` or
-``prints``; ``after`` is how many samples in this process behave first (the contract check
-before a run takes a few). ``CALLS`` counts them; a test resets it.
+``mode`` says how: ``nan-values``, ``bad-codes``, ``wrong-shape``, ``raises``, ``exits``,
+``prints`` or ``sleeps``; ``after`` is how many samples in this process behave first (the contract
+check before a run takes a few). ``CALLS`` counts them; a test resets it.
+
+Modes ``ends-worker`` and ``killed`` end any process but ``main_pid`` (the engine's worker
+processes) at their first sample, with ``os._exit(3)`` and with SIGKILL.
 """
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
+import time
 
 import numpy as np
+
+from privgame.generators import SyntheticGenerator
 
 CALLS = 0
 
 
 class TurnsHostile:
-    def __init__(self, mode: str = "nan-values", after: int = 12) -> None:
+    def __init__(self, mode: str = "nan-values", after: int = 12, main_pid: int = 0) -> None:
         self.mode = mode
         self.after = after
+        self.main_pid = main_pid
 
     def fit(self, X, schema, *, rng):  # type: ignore[no-untyped-def]
         self.rows_ = np.asarray(X, dtype=np.float64)
@@ -27,6 +36,10 @@ class TurnsHostile:
         global CALLS
         CALLS += 1
         out = self.rows_[rng.integers(0, len(self.rows_), n)].copy()
+        if self.mode in ("ends-worker", "killed") and os.getpid() != self.main_pid:
+            if self.mode == "killed":
+                os.kill(os.getpid(), signal.SIGKILL)
+            os._exit(3)
         if self.after >= CALLS:
             return out
         if self.mode == "nan-values":
@@ -41,4 +54,12 @@ class TurnsHostile:
             sys.exit(0)
         elif self.mode == "prints":
             print("HOSTILE PRINT")
+        elif self.mode == "sleeps":
+            time.sleep(600)
         return out
+
+
+class HostileSubclass(TurnsHostile, SyntheticGenerator):
+    """The same behaviour from a plug-in that subclasses the base class: it is checked alike."""
+
+    name = "tests.generators.hostile_plugin:HostileSubclass"
