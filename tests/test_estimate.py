@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import math
+import re
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -13,6 +17,8 @@ from privgame.data import BUNDLED_ADULT, Sizes, load_dataset
 from privgame.errors import SizeError
 from privgame.estimate import Calibration, breakdown, calibrate, estimate_seconds, time_left
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +45,7 @@ def _spec(dataset, **changes) -> RunSpec:
 
 def test_calibration_times_every_piece(dataset) -> None:
     cal = calibrate(_spec(dataset), dataset.table)
-    assert cal.fits == 3
+    assert 3 <= cal.fits <= 40  # fits of milliseconds are timed more often than asked
     for seconds in (cal.fit_sample, cal.features, cal.classifier, cal.setup):
         assert math.isfinite(seconds) and 0 < seconds < 30
     assert 0 < cal.sample <= cal.fit_sample
@@ -199,3 +205,41 @@ def test_the_plan_the_progress_and_the_status_count_the_same_fits(
     assert f"fits {planned:,}/{planned:,}" in capsys.readouterr().err.splitlines()[-1]
     assert seen[0].eta is not None  # the estimate before any unit finished
     assert status["estimate_seconds"] == 5.0 and status["eta"] == 0.0
+
+
+_COLD_AND_WARM = """
+import contextlib, io, re, sys
+import privgame.estimate
+privgame.estimate.COST_LIMIT_SECONDS = 2 * privgame.estimate.DAY_SECONDS
+from privgame.cli import main
+argv = ["run", "--data", sys.argv[1], "--generator", sys.argv[2], "--all-targets", "--n-shadow",
+        "100000", "--n-eval", "100000", "--attacker", "population", "--workers", "2", "--out", sys.argv[3]]
+for _ in range(2):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        print(main(argv), err.getvalue().replace(chr(10), " "))
+"""
+_DAYS = {"days": 1.0, "years": 365.25}
+
+
+@pytest.mark.parametrize("generator", ["synthpop", "baynet"])
+def test_an_estimate_made_in_a_cold_process_agrees_with_a_warm_one(generator: str, tmp_path: Path) -> None:
+    """The plan of the cost limit's 'years' test (every record of a 3,150-row D, 100,000 shadow
+    datasets and runs) estimated first in a fresh process, then again in the same process: both
+    are refused, and the two estimates are within a factor of 1.5 (they were 3.6 apart when the
+    calibration's warm-up fitted 64 rows and a millisecond fit was timed once)."""
+    data = tmp_path / "adult.csv"
+    pd.read_csv(BUNDLED_ADULT, nrows=4500).iloc[:, :6].to_csv(data, index=False)
+    script = [sys.executable, "-c", _COLD_AND_WARM, str(data), generator, str(tmp_path / "runs")]
+    done = subprocess.run(script, capture_output=True, text=True, timeout=300, cwd=ROOT, check=True)
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) == 2, done.stdout + done.stderr
+    cpu_days = []
+    for line in lines:
+        assert line.startswith("2 ") and "over the limit of about 2.0 days of CPU time" in line, line
+        found = re.search(r"\(about ([\d,.]+) (days|years) of CPU time\)", line)
+        assert found, line
+        cpu_days.append(float(found.group(1).replace(",", "")) * _DAYS[found.group(2)])
+    cold, warm = cpu_days
+    assert 1 / 1.5 <= cold / warm <= 1.5, (cold, warm)
+    assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
