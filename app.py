@@ -86,7 +86,7 @@ def home() -> None:
                     icon=":material/folder_open:",
                     query_params={"run": info.run_id},
                 )
-    st.caption(f"Runs are stored in {runs_root().resolve()}.")
+    st.caption(f"Runs are stored in {plain(runs_root().resolve())}.")
     st.page_link(PAGES["runs"], label="Every run", icon=":material/folder_open:")
 
 

@@ -520,7 +520,7 @@ def body() -> None:
         f"{len(found.schema.used)} of {len(found.schema.columns)} columns used."
     )
     for note in prepared.notes:
-        st.caption(note)
+        st.caption(plain(note))
     if found.problems:
         st.session_state.pop("dataset", None)
         show_problems(f"{plain(name)} cannot be used for an audit yet:", found.problems)

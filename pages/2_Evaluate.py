@@ -674,19 +674,19 @@ def _cost(
         show_error(error)
         return False, None
     except Exception as error:  # the estimate is advice: a failure to time must not stop the audit
-        st.info(plan["text"])
+        st.info(plain(plan["text"]))
         st.warning(
             "privgame could not time the generator on this machine, so there is no time estimate; "
             f"the audit can still be launched ({type(error).__name__}: {plain(error)})."
         )
         return True, None
     st.info(
-        f"{plan['text']}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
+        f"{plain(plan['text'])}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
         f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} of CPU time here)."
     )
     warning = cost_warning(seconds)
     if warning:
-        st.warning(warning)
+        st.warning(plain(warning))
     try:  # over the cost limit: refused unless the user says they mean it
         check_cost(spec, inputs.table, workers=workers, calibration=calibration, scheduler=bool(scheduler))
     except PrivgameError as error:
@@ -758,7 +758,7 @@ def _show_run(run_id: str) -> None:
             finished.discard(run_id)
             st.rerun()
     elif state == "failed":
-        st.error(f"The run failed: {status.get('error') or 'see the engine log below'}")
+        st.error(f"The run failed: {plain(status.get('error') or 'see the engine log below')}")
         log = folder.path / "engine.log"
         if log.is_file():
             with st.expander("Engine log (last lines)"):

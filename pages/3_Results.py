@@ -345,7 +345,7 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         )
     note = (summary.get("generator_metadata") or {}).get("dp_note")
     if note:
-        st.info(note)
+        st.info(plain(note))
 
 
 UTILITY_HELP = {
@@ -444,7 +444,7 @@ def _chart(chart: Chart, folder: RunFolder, slug: str, *, select: bool = False) 
         on_select="rerun" if select else "ignore",
         selection_mode="points",
     )
-    st.caption(chart.caption)
+    st.caption(plain(chart.caption))
     st.download_button(
         "Data of this chart (CSV)",
         to_bytes(chart.data, "csv"),

@@ -35,7 +35,7 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
     except (TypeError, ValueError):
         wanted_id = None
     if wanted_id is not None and wanted_id not in ids:
-        st.warning(f"Record {wanted_id} was not evaluated in {folder.run_id}; showing another record.")
+        st.warning(plain(f"Record {wanted_id} was not evaluated in {folder.run_id}; showing another record."))
     index = ids.index(wanted_id) if wanted_id in ids else 0
     record_id = st.selectbox(
         "Record",
@@ -174,7 +174,7 @@ def body() -> None:
     _risks(row, t, folder.spec().attack.attacker)
     note = twin_note(folder.summary().get("twins"), record_id)
     if note:
-        st.info(note, icon=":material/content_copy:")
+        st.info(plain(note), icon=":material/content_copy:")
 
     profile = record_profile(folder, record_id)
     st.subheader("Values beside the target dataset D")
@@ -200,10 +200,10 @@ def body() -> None:
         with col:
             chart = roc_curves(scores, record_id, log=log)
             st.plotly_chart(chart.figure, key=f"chart-{slug}")
-            st.caption(chart.caption)
+            st.caption(plain(chart.caption))
     chart = score_distributions(scores, record_id)
     st.plotly_chart(chart.figure, key="chart-scores")
-    st.caption(chart.caption)
+    st.caption(plain(chart.caption))
     st.download_button(
         "Scores of this record (CSV)",
         to_bytes(scores[scores["record_id"] == record_id], "csv"),

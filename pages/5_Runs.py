@@ -29,7 +29,7 @@ _WHERE = {"dask": "a Dask cluster", "loky": "worker processes of this machine", 
 def _overview() -> bool:
     every = runs(None)
     if not every:
-        st.info(f"There are no runs in {runs_root()} yet.")
+        st.info(f"There are no runs in {plain(runs_root())} yet.")
         st.page_link(PAGES["evaluate"], label="Start one on the Evaluate page", icon=":material/play_arrow:")
         return False
     table = pd.DataFrame(

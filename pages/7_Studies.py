@@ -162,7 +162,7 @@ def _how_to() -> None:
             "A study runs from the command line and appears here as soon as it starts; the table and "
             "the figure grow as its runs finish. Add `--workers N`, `--n-shadow`, `--n-eval` or "
             "`--seed` as for `python -m privgame run`, and point `--out` at this dashboard's runs "
-            f"folder ({runs_root()})."
+            f"folder ({plain(runs_root())})."
         )
         for name in STUDIES:
             st.markdown(f"**{STUDY_TITLES[name]}**")
@@ -176,7 +176,7 @@ def _label(info: StudyInfo) -> str:
 def _pick() -> StudyFolder | None:
     found = list_studies(runs_root())
     if not found:
-        st.info(f"There are no studies in {runs_root() / 'studies'} yet.")
+        st.info(f"There are no studies in {plain(runs_root() / 'studies')} yet.")
         return None
     ids = [info.study_id for info in found]
     by_id = {info.study_id: info for info in found}
@@ -214,8 +214,8 @@ def _status(folder: StudyFolder) -> None:
             st.toast("Cancel requested; the study stops after the work in progress.")
     elif state == "failed":
         st.error(
-            f"The study failed: {status.get('error') or 'no message'}. After fixing the cause, resume "
-            f"it with: python -m privgame study resume {folder.path}"
+            f"The study failed: {plain(status.get('error') or 'no message')}. After fixing the cause, "
+            f"resume it with: {plain(f'python -m privgame study resume {folder.path}')}"
         )
     if state in ("created", "cancelled", "failed") or stale:
         if state in ("created", "cancelled"):
@@ -279,13 +279,13 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 def _show(folder: StudyFolder) -> None:
     spec = folder.spec()
     st.subheader(STUDY_TITLES[spec.study])
-    st.caption(spec.describe())
+    st.caption(plain(spec.describe()))
     st.caption(SEEDS[spec.study])
     _status(folder)
     result = folder.results()
     chart = study_chart(spec, result)
     st.plotly_chart(chart.figure, key="study-chart")
-    st.caption(chart.caption)
+    st.caption(plain(chart.caption))
     st.download_button(
         "Data of this chart (CSV)",
         to_bytes(chart.data, "csv"),
@@ -320,7 +320,7 @@ def _show(folder: StudyFolder) -> None:
             key="download-figure-html",
             on_click="ignore",
         )
-    st.caption(f"Study folder: {folder.path.resolve()}")
+    st.caption(f"Study folder: {plain(folder.path.resolve())}")
 
 
 def body() -> None:

@@ -233,11 +233,11 @@ def _compare(folder: RunFolder, t: float) -> None:
     if parent is not None:
         chart = paired_risk_chart(paired_risks(parent, child, t), t)
         st.plotly_chart(chart.figure, key="paired-chart")
-        st.caption(chart.caption)
+        st.caption(plain(chart.caption))
     chart = privacy_utility_chart(table)
     if len(chart.data):
         st.plotly_chart(chart.figure, key="privacy-utility-chart")
-        st.caption(chart.caption)
+        st.caption(plain(chart.caption))
     else:
         st.caption(
             "The privacy–utility chart needs each run's downstream utility: measure it below (or "

@@ -126,11 +126,12 @@ def runs_root() -> Path:
 def show_error(error: BaseException) -> None:
     """Show ``error`` as a message: its summary and every problem it lists, never a traceback."""
     if isinstance(error, PrivgameError):
-        lines = [error.summary]
-        lines += [f"- {problem}" for problem in error.problems]
+        # Messages name files, columns and plug-ins: shown as text, never as markup.
+        lines = [plain(error.summary)]
+        lines += [f"- {plain(problem)}" for problem in error.problems]
         st.error("\n".join(lines))
     elif isinstance(error, (ValueError, OSError, KeyError)):
-        st.error(str(error) or type(error).__name__)
+        st.error(plain(str(error) or type(error).__name__))
     else:
         st.error(
             f"Something went wrong: {type(error).__name__}: {error}. "
@@ -362,7 +363,7 @@ def select_run(
         choices = [info for info in runs() if info.state in states or _being_extended(info)]
     if not choices:
         wanted = "finished runs" if states == ("done",) else "runs"
-        st.info(f"There are no {wanted} in {runs_root()} yet.")
+        st.info(f"There are no {wanted} in {plain(runs_root())} yet.")
         st.page_link(
             PAGES["evaluate"], label="Start a run on the Evaluate page", icon=":material/play_arrow:"
         )

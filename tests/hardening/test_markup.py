@@ -13,6 +13,7 @@ upload for requests that leave this machine.
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import start_run
 from privgame.setups import release_inputs
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder
 
 ROOT = Path(__file__).resolve().parents[2]
 BEACON = "http://beacon.invalid"
@@ -125,4 +127,49 @@ def test_hostile_names_and_values_are_shown_as_text(
     seen = "\n".join(_strings(at._tree))
     if page in ("home", "1_Data", "2_Evaluate", "3_Results"):
         assert "beacon" in seen, "the hostile name should be on this page, as text"
+    assert _unsafe(at) == []
+
+
+def test_errors_paths_and_failed_runs_are_shown_as_text(
+    hostile_runs: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's error (a plug-in's exception text, a file name), the runs folder's path and an
+    error message naming a hostile file are free text from outside privgame: text, not markup."""
+    source, run_id = hostile_runs
+    root = tmp_path / f"![r]({BEACON}/root.png)"
+    shutil.copytree(source / "runs", root)
+    folder = RunFolder(root / run_id)
+    folder.write_status(state="failed", error=f"RuntimeError: ![e]({BEACON}/error.png) <img src=x>")
+    monkeypatch.setenv("PRIVGAME_RUNS", str(root))
+    dataset = load_dataset(source / "upload.csv", filename=HOSTILE_FILE)
+    for page in ("2_Evaluate", "5_Runs", "7_Studies", "9_Remedies"):
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.session_state["dataset"] = dataset
+        at.session_state["setup"] = {"kind": "release", "population": None, "holdout": 0.3}
+        at.session_state["launched"] = run_id
+        at.session_state["launched_from"] = dataset.fingerprint
+        at.run()
+        at.query_params.update({"run": run_id})
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        if page == "2_Evaluate":
+            shown = re.sub(r"\\(.)", r"\1", "\n".join(_strings(at._tree)))
+            assert f"The run failed: RuntimeError: ![e]({BEACON}/error.png)" in shown
+        assert _unsafe(at) == [], page
+
+
+def test_an_error_naming_a_hostile_file_is_shown_as_text() -> None:
+    def script() -> None:
+        from pages import show_error
+        from privgame.errors import DataError
+
+        name = "![f](http://beacon.invalid/file.png).csv"
+        show_error(DataError(f"{name} is not a CSV file.", [f"line 3 of {name}: <img src=x>"]))
+        show_error(ValueError(f"[click](javascript:alert(1)) {name}"))
+
+    at = AppTest.from_function(script, default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [e.value for e in at.error]
+    assert len(texts) == 2 and all("beacon" in text for text in texts)
     assert _unsafe(at) == []
