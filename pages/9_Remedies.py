@@ -40,6 +40,7 @@ from privgame.remedy import (
     Remedy,
     draws_sample,
     family,
+    generalise_choices,
     kept_sample_ids,
     leave_out_ids,
 )
@@ -96,20 +97,21 @@ def _form(folder: RunFolder, t: float) -> Remedy:
                 "from a parent run): the re-audit draws a fresh one."
             )
     cols = st.columns(2)
+    choices = generalise_choices(spec)  # only the settings this run's generator has
     kind = cols[0].selectbox(
         "Generalise the generator",
-        ["none", *GENERALISE_PARAMS],
+        ["none", *choices],
         format_func=lambda k: "keep its settings" if k == "none" else GENERALISE_LABELS[k],
         key="remedy-generalise",
     )
     generalise = None
     if kind != "none":
-        current = spec.generator_params.get(GENERALISE_PARAMS[kind])
+        current, suggestion = choices[kind]
         value = cols[1].number_input(
             f"New {GENERALISE_PARAMS[kind]} (now {current if current is not None else 'the default'})",
             min_value=0.01 if kind == "epsilon" else 1.0,
-            value=0.5 if kind == "epsilon" else 20.0,
-            key="remedy-generalise-value",
+            value=float(suggestion),
+            key=f"remedy-generalise-value-{kind}",
         )
         generalise = (kind, float(value) if kind == "epsilon" else int(value))
     categorical = [c.name for c in schema.used if c.role == CATEGORICAL]

@@ -43,6 +43,7 @@ change too and are all recomputed. A re-audit plays the model-seeded game alone 
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -70,6 +71,7 @@ __all__ = [
     "describe",
     "draws_sample",
     "family",
+    "generalise_choices",
     "kept_sample_ids",
     "leave_out_ids",
     "parse_bin",
@@ -325,12 +327,15 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         key = GENERALISE_PARAMS[name]
         from privgame.generators import resolve
 
-        accepted = _init_params(resolve(spec.generator))
+        cls = resolve(spec.generator)
+        accepted = _init_params(cls)
         if key not in accepted:
             problems.append(
                 f"--generalise {name}: the generator {spec.generator!r} has no parameter {key!r}; "
                 "min-leaf is for synthpop, epsilon for privbayes, bins for the Bayesian networks."
             )
+        else:
+            problems += _not_stronger(name, value, params.get(key, _init_default(cls, key)))
         params[key] = value
     new_table, new_schema, coarse_problems = _coarsened(table, schema, split.target, remedy)
     problems += coarse_problems
@@ -445,6 +450,63 @@ def _kept_sample(
         "left_out": len(left_out),
     }
     return replace(targets, sample_ids=tuple(kept)), info
+
+
+_STRONGER_WHEN = {"min-leaf": "larger", "epsilon": "smaller", "bins": "smaller"}
+"""Which way each ``--generalise`` setting protects more: larger leaves, a smaller privacy budget,
+fewer bins."""
+
+
+def _not_stronger(name: str, value: float, audited: Any) -> list[str]:
+    """A problem when ``value`` does not protect more than the audited run's setting: such a
+    'remedy' fits the data as closely or more closely, and would only be read as a fix."""
+    if not isinstance(audited, (int, float)) or isinstance(audited, bool):
+        return []
+    way = _STRONGER_WHEN[name]
+    if (value > audited) if way == "larger" else (value < audited):
+        return []
+    return [
+        f"--generalise {name}={value:g} is not a remedy: the audited run used {name} {audited:g}, and "
+        f"only a {way} value protects more; give a {way} value, or audit that setting with a new "
+        "`privgame run`."
+    ]
+
+
+def generalise_choices(spec: RunSpec) -> dict[str, tuple[Any, float]]:
+    """The ``--generalise`` settings the run's generator has, each with the audited value and a
+    first stronger value to suggest (twice the leaf size, half the budget, half the bins).
+
+    Returns
+    -------
+    dict
+        ``{name: (audited value or None, suggestion)}`` in the order of :data:`GENERALISE_PARAMS`;
+        empty for a generator with none of them.
+    """
+    from privgame.generators import resolve
+
+    cls = resolve(spec.generator)
+    accepted = _init_params(cls)
+    out: dict[str, tuple[Any, float]] = {}
+    for name, key in GENERALISE_PARAMS.items():
+        if key not in accepted:
+            continue
+        audited = spec.generator_params.get(key, _init_default(cls, key))
+        number = isinstance(audited, (int, float)) and not isinstance(audited, bool)
+        if name == "min-leaf":
+            suggestion: float = 2 * int(audited) if number else 20
+        elif name == "epsilon":
+            suggestion = audited / 2 if number and math.isfinite(audited) else 1.0
+        else:
+            suggestion = max(2, int(audited) // 2) if number else 5
+        out[name] = (audited, suggestion)
+    return out
+
+
+def _init_default(cls: type, key: str) -> Any:
+    import inspect
+
+    parameter = inspect.signature(cls.__init__).parameters.get(key)
+    return None if parameter is None or parameter.default is inspect.Parameter.empty else parameter.default
 
 
 def _init_params(cls: type) -> set[str]:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import privgame.remedy as remedy_module
 from privgame.audit import group_masks, share_at_risk
 from privgame.cli import main
 from privgame.compare import NOT_MEASURED, NOT_RUN, compare_runs, paired_risks
@@ -172,6 +173,11 @@ def test_bad_input_gives_clear_errors(parent: RunFolder, tmp_path: Path) -> None
         create_remedy(parent, Remedy(generalise=("epsilon", 0.5)), tmp_path)
     with pytest.raises(ParameterError, match="min-leaf=N"):
         parse_generalise("leaf=3")
+    # A setting that fits the data as closely or more closely is not a remedy.
+    audited = parent.spec().generator_params.get("min_samples_leaf", 5)
+    for weaker in (1, audited):
+        with pytest.raises(ParameterError, match=rf"min-leaf={weaker} is not a remedy.*a larger value"):
+            create_remedy(parent, Remedy(generalise=("min-leaf", weaker)), tmp_path)
     with pytest.raises(ParameterError, match="whole number"):
         parse_merge_rare("workclass:x")
     with pytest.raises(ParameterError, match="COLUMN:N"):
@@ -237,6 +243,12 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     remedies.radio(key="remedy-attacker").set_value("leave-one-out").run()
     assert remedies.radio(key="remedy-games").disabled
     assert list(table.columns[:4]) == ["run", "remedy of", "remedy", "attacker"]
+    # Only the settings of the run's generator are offered, with a stronger value to start from.
+    generalise = remedies.selectbox(key="remedy-generalise")
+    assert generalise.options == ["keep its settings", "larger minimum leaf size (Synthpop)"]
+    generalise.set_value("min-leaf").run()
+    audited = parent.spec().generator_params.get("min_samples_leaf", 5)
+    assert remedies.number_input(key="remedy-generalise-value-min-leaf").value == 2 * audited
 
 
 def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
@@ -341,3 +353,23 @@ def test_a_fresh_sample_is_drawn_on_request_and_after_a_kept_one(
     assert RunFolder(made).spec().targets.sample_ids == ()
     with pytest.raises(ParameterError, match="--sample 'nope' is unknown"):
         create_remedy(parent, Remedy(leave_out="at-risk", sample="nope"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "audited", "refused"),
+    [
+        ("min-leaf", 10, 5, False),
+        ("min-leaf", 5, 5, True),
+        ("min-leaf", 1, 5, True),
+        ("epsilon", 0.5, 1.0, False),
+        ("epsilon", 1.0, 1.0, True),
+        ("epsilon", 10.0, 1.0, True),
+        ("epsilon", 1.0, float("inf"), False),
+        ("bins", 5, 10, False),
+        ("bins", 20, 10, True),
+    ],
+)
+def test_only_a_stronger_setting_is_a_generalise_remedy(
+    name: str, value: float, audited: float, refused: bool
+) -> None:
+    assert bool(remedy_module._not_stronger(name, value, audited)) is refused
