@@ -38,8 +38,8 @@ from privgame.data import BUNDLED_ADULT
 from privgame.estimate import breakdown
 from privgame.execution import _shut_down_workers, resolve_workers
 from privgame.games.engine import execute
+from privgame.games.preflight import create_run
 from privgame.seeding import stream
-from privgame.store import create_run
 
 ACCEPT = 1.5
 _LARGE_STREAM = 41  # the resampled table's own stream

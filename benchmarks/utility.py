@@ -24,9 +24,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import adult_spec
 
 from privgame.data import BUNDLED_ADULT, Schema, encode, load_dataset
+from privgame.games.preflight import create_run
 from privgame.generators import create
 from privgame.seeding import Role, stream
-from privgame.store import create_run
 from privgame.utility import (
     association_matrix,
     default_target_column,

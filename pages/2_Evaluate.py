@@ -6,10 +6,10 @@ does: the set-up chosen on the Data page goes through :func:`privgame.setups.rel
 :func:`privgame.setups.paper_inputs` (:func:`pages.audit_inputs`), and
 :func:`privgame.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
 spec. Before launching, the page says what will be audited (:func:`privgame.audit.describe_setup`),
-shows the plan (:func:`privgame.games.engine.plan_summary`) and the time
+shows the plan (:func:`privgame.games.context.plan_summary`) and the time
 :func:`privgame.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
 run once on a few rows of D (:func:`privgame.generators.check_contract`). Launch writes the run
-folder (:func:`privgame.store.create_run`, with the set-up's table) and starts the engine in a
+folder (:func:`privgame.games.preflight.create_run`, with the set-up's table) and starts the engine in a
 background process (:func:`privgame.background.launch`), so closing the browser does not stop it;
 the page follows every unfinished run through its ``status.json``.
 """
@@ -53,12 +53,13 @@ from privgame.execution import default_workers, scheduler_address
 from privgame.games import threat
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.plan import run_split
+from privgame.games.preflight import create_run
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
 from privgame.generators.synthpop import CATEGORICAL_SPLITS
 from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import create_run, open_run
+from privgame.store import open_run
 
 ACTIVE = ("created", "queued", "running")
 PLAN_DEFAULT = TargetSelection.plan()

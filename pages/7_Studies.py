@@ -31,6 +31,7 @@ from privgame.studies import (
     launch_study,
     list_studies,
     open_study,
+    study_results,
 )
 from privgame.study_figures import study_chart
 
@@ -282,7 +283,7 @@ def _show(folder: StudyFolder) -> None:
     st.caption(plain(spec.describe()))
     st.caption(SEEDS[spec.study])
     _status(folder)
-    result = folder.results()
+    result = study_results(folder)
     chart = study_chart(spec, result)
     st.plotly_chart(chart.figure, key="study-chart")
     st.caption(plain(chart.caption))

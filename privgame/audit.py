@@ -525,9 +525,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     ParameterError
         For a threshold outside [0, 1].
     """
-    from privgame.games.engine import require_done
-
-    require_done(folder)
+    folder.require_done()
     spec = folder.spec()
     t = spec.threshold if threshold is None else threshold
     if not 0.0 <= t <= 1.0:

@@ -27,7 +27,7 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
   (:data:`WORKER_TIMING_WORK`); a smaller run is estimated with a fixed start-up allowance.
 
 :func:`breakdown` then counts the run's work exactly from its plan
-(:func:`privgame.games.engine.plan_summary`, which counts the pooled traditional game's fits
+(:func:`privgame.games.context.plan_summary`, which counts the pooled traditional game's fits
 from the audited records):
 
 ``seconds = (setup + probe + results) / share + startup + (generator + features + classifier) / parallel``
@@ -260,7 +260,7 @@ def calibrate(
     """
     from privgame.attack import MetaClassifier
     from privgame.games import plan
-    from privgame.games.engine import build_context
+    from privgame.games.context import build_context
 
     started = time.process_time()
     ctx, targets = build_context(spec, table)
@@ -464,7 +464,7 @@ def breakdown(
     -------
     Breakdown
     """
-    from privgame.games.engine import CHUNK, build_context, plan_summary
+    from privgame.games.context import CHUNK, build_context, plan_summary
     from privgame.generators import resolve
 
     workers = max(1, int(workers))

@@ -197,9 +197,7 @@ def make_release(
     ParameterError
         For rows below 1 or a negative seed.
     """
-    from privgame.games.engine import require_done
-
-    require_done(folder)
+    folder.require_done()
     spec = folder.spec()
     problems = _generator_differences(spec, generator, generator_params)
     if problems:

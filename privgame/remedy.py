@@ -59,8 +59,9 @@ from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
 from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
+from privgame.games.preflight import create_run
 from privgame.spec import ATTACKERS, GAMES, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder
 
 __all__ = [
     "GENERALISE_PARAMS",
@@ -300,12 +301,10 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         Listing every problem: bad settings, a parent not finished, an unknown column, nothing to
         leave out, or a generator without the parameter to generalise.
     """
-    from privgame.games.engine import require_done
-
     problems = remedy.problems()
     if problems:
         raise ParameterError("The remedy cannot be made.", problems)
-    require_done(parent)
+    parent.require_done()
     spec = parent.spec()
     table = parent.load_table()
     t = spec.threshold if remedy.threshold is None else float(remedy.threshold)

@@ -30,7 +30,7 @@ from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.defaults import EXPORT_FORMATS
-from privgame.errors import ParameterError, RunError
+from privgame.errors import ParameterError
 from privgame.games.plan import run_split
 from privgame.records import normalise_records, value_columns
 from privgame.store import RunFolder
@@ -439,15 +439,6 @@ def _kv_table(rows: list[tuple[str, Any]]) -> str:
     return f"<div class='wide'><table>{body}</table></div>"
 
 
-def _require_results(folder: RunFolder) -> None:
-    state = folder.status().get("state")
-    if state != "done" or not folder.has_results():
-        raise RunError(
-            f"Run {folder.run_id} is {state}; a report exists only once it is done "
-            f"(resume it with: python -m privgame resume {folder.path})."
-        )
-
-
 def _spec_rows(folder: RunFolder) -> list[tuple[str, Any]]:
     spec = folder.spec()
     params = json.dumps(spec.to_dict()["generator_params"], sort_keys=True)
@@ -803,7 +794,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     """
     from privgame.audit import audit_summary
 
-    _require_results(folder)
+    folder.require_done(what="a report exists")
     spec = folder.spec()
     from privgame import figures  # plotly: only the HTML report needs it, not every command
 

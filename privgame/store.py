@@ -81,9 +81,9 @@ __all__ = [
     "RunInfo",
     "append_checksum",
     "atomic_write",
-    "create_run",
     "default_runs_root",
     "list_runs",
+    "new_run_folder",
     "real_folders",
     "refuse_link",
     "remove_folder",
@@ -1004,6 +1004,26 @@ class RunFolder(CheckedFolder):
         """Whether the final results are written."""
         return (self.path / "records.parquet").is_file()
 
+    def is_done(self) -> bool:
+        """Whether the run finished: its state is ``done`` and its results are written."""
+        return self.status().get("state") == "done" and self.has_results()
+
+    def require_done(self, *, what: str = "results exist") -> None:
+        """Raise a clear error, with the command that finishes the run, unless it is done.
+
+        Raises
+        ------
+        RunError
+            ``"Run … is running; results exist only once it is done (resume it with: …)"``, with
+            ``what`` in place of "results exist".
+        """
+        if not self.is_done():
+            state = self.status().get("state")
+            raise RunError(
+                f"Run {self.run_id} is {state}; {what} only once it is done "
+                f"(resume it with: python -m privgame resume {self.path})."
+            )
+
     def records(self) -> pd.DataFrame:
         """The per-record results.
 
@@ -1171,15 +1191,13 @@ def _id_generator(name: str) -> str | None:
     return f"plugin_{slug}"[:64].rstrip("_") if slug else "plugin"
 
 
-def create_run(
-    root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame, *, check: bool = True
-) -> RunFolder:
-    """Create a new run folder under ``root`` holding ``spec`` and the prepared ``table``.
+def new_run_folder(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
+    """Write a new run folder under ``root`` holding ``spec`` and the prepared ``table``.
 
-    Everything that can be checked before the run starts is checked before anything is written
-    (``check``, see :func:`privgame.games.preflight.check_run`): the settings, the records to
-    audit against the table, and the generator's parameters by one fit on D. If writing fails
-    (a full disk), what was written is removed, so no copy of the table is left behind.
+    Nothing is checked here but what the folder itself needs: a run is created with
+    :func:`privgame.games.preflight.create_run`, which checks first everything that can be checked
+    before the run starts. If writing fails (a full disk), what was written is removed, so no copy
+    of the table is left behind.
 
     The folder name is ``YYYYmmdd-HHMMSS-<generator>-<6 hex>``; it never contains user text (a
     generator name is one of the registered names, checked here against ``[a-z0-9_]``, or a
@@ -1190,8 +1208,6 @@ def create_run(
     ------
     RunError
         When the generator name could not be part of a folder name.
-    ParameterError, SizeError, DataError
-        From the checks, before anything is written.
     OutputError
         When the folder cannot be written (``root`` is a file, read-only, or the disk is full).
     """
@@ -1201,10 +1217,6 @@ def create_run(
             f"Generator name {spec.generator!r} cannot name a run folder; generator names use "
             "only lower-case letters, digits and underscores, and plug-ins are named module.path:ClassName."
         )
-    if check:
-        from privgame.games.preflight import check_run
-
-        check_run(spec, table)
     buffer = io.BytesIO()
     table.to_parquet(buffer, index=False)
     data = buffer.getvalue()

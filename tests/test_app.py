@@ -26,9 +26,10 @@ from streamlit.testing.v1 import AppTest
 from privgame.audit import records_at
 from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, Sizes, load_dataset
 from privgame.games.engine import execute, undecided_records
+from privgame.games.preflight import create_run
 from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import create_run, list_runs, open_run
+from privgame.store import list_runs, open_run
 from privgame.utility import stored_utility
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,9 +20,10 @@ from privgame.commands import export
 from privgame.data.schema import infer_schema
 from privgame.data.splits import Sizes, split_indices
 from privgame.errors import ParameterError, RunError
+from privgame.games.preflight import create_run
 from privgame.report import high_risk
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder
 
 ROOT = Path(__file__).resolve().parents[1]
 # Runs privgame's real command line; registers ``export`` first when cli.py does not list it yet.

@@ -182,7 +182,7 @@ def test_the_plan_the_progress_and_the_status_count_the_same_fits(
 ) -> None:
     from privgame.commands._progress import ProgressBar
     from privgame.games.engine import Progress, build_context, execute, plan_summary
-    from privgame.store import create_run
+    from privgame.games.preflight import create_run
 
     spec = _spec(
         dataset, generator=generator, attack=AttackSettings(n_shadow=8, n_eval=8, traditional=traditional)

@@ -12,9 +12,9 @@ from streamlit.testing.v1 import AppTest
 from privgame.commands.export import export_bytes
 from privgame.data import BUNDLED_ADULT, Sizes, load_dataset
 from privgame.games.engine import execute
+from privgame.games.preflight import create_run
 from privgame.records import identifier_columns, identifiers_first
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import create_run
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

@@ -56,13 +56,13 @@ spec = RunSpec(data_name="d.csv", data_fingerprint=inputs.fingerprint, schema=in
 folder = start_run(root + "/runs", spec, inputs.table, workers=1)
 print(len(folder.records()), len(make_release(folder, rows=5, accept_risk=True).table))
 # a study too: its table and figure data, and no figure (the renderer needs plotly)
-from privgame.studies import StudySpec, create_study, execute_study
+from privgame.studies import StudySpec, create_study, execute_study, study_results
 base = RunSpec(data_name="d.csv", data_fingerprint=data.fingerprint, schema=data.schema.to_dict(),
                sizes={"aux": 100, "eval": 100, "target": 40}, generator="baynet",
                attack=AttackSettings(n_shadow=4, n_eval=4), targets=TargetSelection(mode="random", k=1))
 study = execute_study(create_study(root + "/runs", StudySpec("size", base, sizes=(20, 40)), data.table),
                       workers=1)
-print(study.status()["state"], len(study.results().table), (study.path / "figure.html").exists())
+print(study.status()["state"], len(study_results(study).table), (study.path / "figure.html").exists())
 for name in ("plotly", "streamlit", "privgame.study_figures", "privgame.figures", "privgame.report"):
     assert sys.modules.get(name) is None, name
 """

@@ -17,8 +17,9 @@ from privgame import metrics, report
 from privgame.data.schema import infer_schema
 from privgame.data.splits import Sizes, split_indices
 from privgame.errors import ParameterError, RunError
+from privgame.games.preflight import create_run
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder
 
 SIZES = {"aux": 16, "eval": 20, "target": 10}
 SEED = 5

@@ -9,7 +9,7 @@ import pytest
 
 from privgame.errors import RunError
 from privgame.spec import RunSpec
-from privgame.store import RunFolder, atomic_write, create_run, list_runs, open_run
+from privgame.store import RunFolder, atomic_write, list_runs, new_run_folder, open_run
 
 
 def _spec() -> RunSpec:
@@ -24,7 +24,7 @@ def _spec() -> RunSpec:
 
 def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> None:
     table = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
-    folder = create_run(tmp_path / "runs", _spec(), table, check=False)
+    folder = new_run_folder(tmp_path / "runs", _spec(), table)
     assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
     assert stat.S_IMODE((folder.path / "spec.json").stat().st_mode) == 0o600
     assert folder.spec() == _spec()
@@ -35,7 +35,7 @@ def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> No
 
 
 def test_shared_datasets_are_stored_narrow_and_restored_bit_for_bit(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     rng = np.random.default_rng(0)
     m, n = 3, 50
     columns = [
@@ -60,7 +60,7 @@ def test_shared_datasets_are_stored_narrow_and_restored_bit_for_bit(tmp_path: Pa
 
 
 def test_shared_codes_take_a_byte_a_cell(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     codes = np.random.default_rng(1).integers(0, 16, (20, 1000, 10)).astype(np.float64)
     folder.save_shared("ms_in", 0, codes)
     size = (folder.path / "shared" / "ms_in-000000.npz").stat().st_size
@@ -72,7 +72,7 @@ def test_shared_checkpoints_of_one_float64_array_still_load(tmp_path: Path) -> N
     # Run folders written before the column-by-column layout hold one "datasets" array.
     from privgame.store import _npz_bytes, _shared_name, write_checked
 
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     old = np.random.default_rng(2).normal(size=(4, 6, 3))
     write_checked(folder.path, _shared_name("shadow_out", 0), _npz_bytes({"datasets": old}))
     folder.save_shared("shadow_out", 4, old + 1)
@@ -80,7 +80,7 @@ def test_shared_checkpoints_of_one_float64_array_still_load(tmp_path: Path) -> N
 
 
 def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     folder.save_shared("shadow_out", 16, np.ones((2, 3, 4)))
     folder.save_shared("shadow_out", 0, np.zeros((16, 3, 4)))
     assert folder.shared_done("shadow_out", 0) and not folder.shared_done("ms_in", 0)
@@ -94,7 +94,7 @@ def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
 
 
 def test_cancel_flag_and_results_guard(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     assert not folder.cancel_requested()
     folder.request_cancel()
     assert folder.cancel_requested()
@@ -119,7 +119,7 @@ def test_a_folder_without_spec_or_a_bad_run_id_is_refused(tmp_path: Path) -> Non
 
 
 def test_summaries_with_infinite_epsilon_are_written_as_strict_json(tmp_path: Path) -> None:
-    folder = create_run(tmp_path, _spec(), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     records = pd.DataFrame({"record_id": [0], "risk_model_seeded": [0.5]})
     scores = pd.DataFrame({"record_id": [0], "score": [0.5]})
     folder.write_results(

@@ -36,6 +36,7 @@ from privgame.studies import (
     plan_jobs,
     studies_dir,
     study_cost,
+    study_results,
 )
 from privgame.study_figures import study_chart, write_png
 
@@ -116,7 +117,7 @@ def test_size_study_from_the_cli(adult_csv: Path, tmp_path: Path, capsys: pytest
     ids = folder.spec().target_ids
     assert len(ids) == 3
     assert all(sorted(points.loc[points["size"] == n, "record_id"]) == sorted(ids) for n in (20, 40, 80))
-    chart = study_chart(folder.spec(), folder.results())
+    chart = study_chart(folder.spec(), study_results(folder))
     assert isinstance(chart.figure, go.Figure)
     assert list(chart.data["size"]) == [20, 40, 80]
     assert chart.caption.endswith(".")
@@ -149,7 +150,7 @@ def test_epsilon_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:
     run_specs = [RunFolder(folder.path / "runs" / job.key).spec() for job in plan_jobs(folder.spec())]
     assert [s.generator_params["epsilon"] for s in run_specs] == [math.inf, 10.0, 0.5]
     assert {s.generator for s in run_specs} == {"privbayes"}
-    chart = study_chart(folder.spec(), folder.results())
+    chart = study_chart(folder.spec(), study_results(folder))
     assert len(chart.data) == 6  # 2 records x 3 budgets
     assert "ε = ∞" in chart.caption
 
@@ -177,7 +178,8 @@ def test_datasets_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:
     assert table["risk_traditional"].nunique() == 1
     assert np.allclose(table["difference"], table["risk_model_seeded"] - table["risk_traditional"])
     assert (
-        "traditional game gives the record one risk" in study_chart(folder.spec(), folder.results()).caption
+        "traditional game gives the record one risk"
+        in study_chart(folder.spec(), study_results(folder)).caption
     )
 
 
@@ -197,7 +199,7 @@ def test_convergence_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None
     expected = [metrics.hoeffding_half_width(n // 2, 0.2) for n in (4, 8, 12)]
     assert np.allclose(table["hoeffding_half_width"], expected)
     # At the largest N_eval the prefix is the whole evaluation: the job's own risks.
-    points = folder.results().points
+    points = study_results(folder).points
     for job in plan_jobs(folder.spec()):
         records = RunFolder(folder.path / "runs" / job.key).records().set_index("record_id")
         mine = points[(points["repeat"] == job.index) & (points["n_eval"] == 12)]
@@ -236,8 +238,8 @@ def test_cancelled_study_resumes_to_the_same_table(dataset, tmp_path: Path) -> N
     part = execute_study(create_study(tmp_path / "b", spec, dataset.table), workers=1, cancel=cancel)
     assert part.status()["state"] == "cancelled"
     assert not part.has_results()
-    assert part.results().jobs_done < 2
-    caption = study_chart(part.spec(), part.results()).caption
+    assert study_results(part).jobs_done < 2
+    caption = study_chart(part.spec(), study_results(part)).caption
     assert caption.startswith("Partial:") or "No run" in caption or "first run" in caption
     first_attempt = part.status()["seconds"]
     execute_study(part, workers=1)

@@ -17,11 +17,12 @@ from privgame.data.schema import Schema
 from privgame.errors import ParameterError, RunError
 from privgame.games.engine import execute
 from privgame.games.plan import run_split
+from privgame.games.preflight import create_run
 from privgame.generators import create
 from privgame.seeding import Role, stream
 from privgame.setups import release_inputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder
 from privgame.utility import (
     BALANCED_ACCURACY,
     Spread,

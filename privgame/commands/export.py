@@ -123,20 +123,11 @@ def export_bytes(
                 f"The report is a single HTML file; drop --format {fmt} when exporting html."
             )
         return html_report(folder, threshold).encode("utf-8")
-    _require_done(folder)
+    folder.require_done()
     t = folder.spec().threshold if threshold is None else threshold
     # Who each record is (identifier columns) comes first, in every export.
     table = export_table(folder.records(), what, t)
     return to_bytes(identifiers_first(table, folder.spec().schema), fmt or "csv")
-
-
-def _require_done(folder: RunFolder) -> None:
-    state = folder.status().get("state")
-    if state != "done" or not folder.has_results():
-        raise RunError(
-            f"Run {folder.run_id} is {state}; results exist only once it is done "
-            f"(resume it with: python -m privgame resume {folder.path})."
-        )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -361,8 +361,9 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from privgame.execution import resolve_workers, scheduler_address
+    from privgame.games.preflight import create_run
     from privgame.generators import available
-    from privgame.store import create_run, default_runs_root
+    from privgame.store import default_runs_root
 
     _check_resolve_to(args.resolve_to, args.n_eval)
     spec, inputs, dataset = build_spec(args)

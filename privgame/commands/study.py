@@ -299,8 +299,9 @@ def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
     ParameterError
         With the command line's own message, for an option it would refuse.
     """
-    from privgame.cli import build_parser
-
+    # The command line's own `study` parser, built here alone (the CLI imports this module).
+    parser = argparse.ArgumentParser(prog="privgame")
+    add_parser(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
     argv = list(argv)
     if argv and argv[0] in STUDIES:
         argv += [] if "--data" in argv else ["--data", "-"]
@@ -308,7 +309,7 @@ def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
     messages = io.StringIO()
     try:
         with contextlib.redirect_stderr(messages):
-            return build_parser().parse_args(["study", *argv])
+            return parser.parse_args(["study", *argv])
     except SystemExit as stop:
         said = messages.getvalue().strip().splitlines()
         reason = said[-1].split("error: ", 1)[-1] if said else "the options were refused"
@@ -384,9 +385,10 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
 
 
 def _print_table(folder: StudyFolder, *, as_json: bool = False) -> None:
+    from privgame.studies import study_results
     from privgame.study_figures import study_chart
 
-    result = folder.results()
+    result = study_results(folder)
     if as_json:
         print(result.table.to_json(orient="records"))
         return
@@ -414,7 +416,7 @@ def _finish(folder: StudyFolder) -> int:
 def _png(args: argparse.Namespace) -> int:
     from privgame import figures
     from privgame.store import RunFolder
-    from privgame.studies import StudyFolder
+    from privgame.studies import StudyFolder, study_results
     from privgame.study_figures import study_chart, write_png
 
     path = Path(args.folder)
@@ -423,13 +425,11 @@ def _png(args: argparse.Namespace) -> int:
     written = []
     if (path / "study.json").is_file():
         folder = StudyFolder(path)
-        chart = study_chart(folder.spec(), folder.results())
+        chart = study_chart(folder.spec(), study_results(folder))
         written.append(write_png(chart.figure, out / f"{name}.png", width=args.width, height=args.height))
     elif (path / "spec.json").is_file():
-        from privgame.games.engine import require_done
-
         run_folder = RunFolder(path)
-        require_done(run_folder)
+        run_folder.require_done()
         records = run_folder.records()
         t = run_folder.spec().threshold if args.threshold is None else args.threshold
         for slug, chart, size in (

@@ -23,7 +23,6 @@ import math
 import os
 import shlex
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from math import nan
@@ -33,8 +32,6 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
-from privgame.data.encoding import encode
-from privgame.data.schema import Schema
 from privgame.errors import RunError, WorkerLostError
 from privgame.estimate import time_left
 from privgame.execution import (
@@ -47,7 +44,13 @@ from privgame.execution import (
     until_cancelled,
 )
 from privgame.games import pool
-from privgame.games.plan import count_fits, run_split
+from privgame.games.context import (
+    CHUNK,
+    build_audit,
+    build_context,
+    plan_summary,
+    union_of_groups,
+)
 from privgame.games.work import (
     Context,
     evaluate_target,
@@ -59,7 +62,7 @@ from privgame.games.work import (
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
 from privgame.store import RunFolder
-from privgame.targets import audit_groups, outlier_scores
+from privgame.targets import outlier_scores
 
 __all__ = [
     "CHUNK",
@@ -76,10 +79,6 @@ __all__ = [
 
 NOT_RUN = "not run"
 """The traditional verdict of a run that played the model-seeded game alone."""
-
-CHUNK = 16
-"""Datasets per shared unit in runs whose status records no unit plan (started before units were
-sized by cost); newer runs size units with :func:`privgame.execution.batch_size`."""
 
 _SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, "ms_in": Role.MS_IN}
 _ON_D = ("shadow_in", "ms_in")
@@ -121,141 +120,6 @@ class Progress:
     def fraction(self) -> float:
         """Share of generator fits done, in [0, 1]."""
         return self.fits_done / self.fits_total if self.fits_total else 1.0
-
-
-def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, np.ndarray]]:
-    """The worker context and the records to audit by audit group, from a spec and its table.
-
-    See :func:`privgame.targets.audit_groups` for the groups.
-    """
-    schema = Schema.from_dict(spec.schema)
-    X = encode(table, schema)
-    split = run_split(spec, len(table))
-    setup = spec.setup
-    ctx = Context(
-        X=X,
-        schema=schema,
-        aux=split.aux,
-        eval_pool=split.eval,
-        target=split.target,
-        reference=split.reference,
-        generator=spec.generator,
-        generator_params=dict(spec.generator_params),
-        n_shadow=spec.attack.n_shadow,
-        n_eval=spec.attack.n_eval,
-        classifier=spec.attack.classifier,
-        max_exact_columns=spec.attack.max_exact_columns,
-        seed=spec.seed,
-        shadow_size=setup.shadow_size,
-        shadow_replace=setup.shadow_replace,
-        synthetic_rows=setup.synthetic_rows,
-        games=spec.attack.games,
-        attacker=spec.attack.attacker,
-    )
-    groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
-    _remember_pool_inputs(spec, ctx, _union(groups))
-    return ctx, groups
-
-
-_POOL_INPUTS: OrderedDict[str, tuple[Context, np.ndarray]] = OrderedDict()
-_POOL_INPUTS_KEPT = 4
-
-
-def _remember_pool_inputs(spec: RunSpec, ctx: Context, targets: np.ndarray) -> None:
-    """Keep what :func:`plan_summary` needs to count a pooled plan exactly, for a spec whose
-    context was just built (the dashboard builds it, then asks for the plan without the table).
-
-    The spec names its table by fingerprint, so the same spec means the same pool and targets;
-    only the pool's inputs are kept (no table).
-    """
-    if spec.attack.traditional != "pooled":
-        return
-    key = spec.to_json()
-    _POOL_INPUTS[key] = (replace(ctx, X=ctx.X[:0]), np.asarray(targets, dtype=np.int64))
-    _POOL_INPUTS.move_to_end(key)
-    while len(_POOL_INPUTS) > _POOL_INPUTS_KEPT:
-        _POOL_INPUTS.popitem(last=False)
-
-
-def _union(groups: dict[str, np.ndarray]) -> np.ndarray:
-    return np.unique(np.concatenate([*groups.values(), np.empty(0, dtype=np.int64)])).astype(np.int64)
-
-
-def build_context(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, np.ndarray]:
-    """The worker context and the sorted record ids of the targets, from a spec and its table."""
-    ctx, groups = build_audit(spec, table)
-    return ctx, _union(groups)
-
-
-EXACT_POOL_PAIRS = 2_000_000
-"""Above this many (target, evaluation run) pairs, :func:`plan_summary` estimates the pooled game's
-fits instead of scanning the pool: the scan grows with the pairs (about a minute at 300 million,
-a run of years that the cost check refuses at once)."""
-
-
-def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = None) -> dict[str, Any]:
-    """The cost of a plan: generator fits, shared, pooled and per target.
-
-    Parameters
-    ----------
-    spec : RunSpec
-    n_targets : int
-        Records audited.
-    table : DataFrame, optional
-        The run's prepared table. In the pooled traditional game the number of pool datasets
-        trained depends on which records are audited; it is counted exactly (it is then the
-        number of fits the run makes) with the table, or when this process built the spec's
-        context (:func:`build_context`) a moment ago, and estimated otherwise (``exact`` is
-        False), as it is for a plan of more than :data:`EXACT_POOL_PAIRS` evaluation runs.
-
-    Returns
-    -------
-    dict
-        ``total_fits``, ``shared_fits``, ``pool_fits`` (0 in the per-target game),
-        ``fits_per_target``, ``extra_fits`` (per-target draws of targets the pool left short),
-        ``n_targets``, ``exact`` and ``text`` (one sentence).
-    """
-    from privgame.generators import resolve
-
-    deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
-    pool_fits: int | None = None
-    extra_fits = 0
-    exact = True
-    if spec.attack.traditional == "pooled" and spec.attack.games == "both":
-        known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
-        if table is not None or known is not None:
-            ctx, targets = known if known is not None else build_context(spec, table)
-            n_targets = len(targets)
-        if (table is not None or known is not None) and n_targets * spec.attack.n_eval <= EXACT_POOL_PAIRS:
-            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
-            pool_fits = pool_plan.fits()
-            extra_fits = sum(pool_plan.extra_fits(int(r)) for r in targets)
-        else:
-            sizes = (spec.sizes["target"], spec.sizes["eval"], spec.attack.n_eval, n_targets)
-            pool_fits = pool.expected_pool_fits(*sizes)
-            extra_fits = pool.expected_extra_fits(*sizes)
-            exact = False
-    fits = count_fits(
-        n_targets,
-        spec.attack.n_shadow,
-        spec.attack.n_eval,
-        deterministic_fit=deterministic,
-        pool_fits=pool_fits,
-        extra_fits=extra_fits,
-        exact=exact,
-        traditional=spec.attack.games == "both",
-        shadows_on_d=spec.attack.attacker == "leave-one-out",
-    )
-    return {
-        "total_fits": fits.total_fits,
-        "shared_fits": fits.shared_fits,
-        "pool_fits": fits.pool_fits or 0,
-        "fits_per_target": fits.fits_per_target,
-        "extra_fits": fits.extra_fits,
-        "n_targets": n_targets,
-        "exact": exact,
-        "text": fits.describe(),
-    }
 
 
 def execute(
@@ -369,7 +233,7 @@ def _execute(
     started = time.time()
     try:
         ctx, groups = build_audit(spec, folder.load_table())
-        targets = _union(groups)
+        targets = union_of_groups(groups)
     except Exception as exc:
         _failed(folder, exc, with_type=False)
         raise
@@ -649,7 +513,7 @@ def extend(
     from privgame.errors import ParameterError
 
     _interrupted_extension(folder)  # a run whose last extension was killed is done again
-    require_done(folder)
+    folder.require_done()
     spec = folder.spec()
     t = spec.threshold if threshold is None else threshold
     if isinstance(n_eval, bool) or not isinstance(n_eval, int) or n_eval < 4 or n_eval % 2:
@@ -1240,18 +1104,8 @@ def start_run(
     **kwargs: Any,
 ) -> RunFolder:
     """Create a run folder for ``spec`` and execute it (see :func:`execute` for ``kwargs``)."""
-    from privgame.store import create_run
+    from privgame.games.preflight import create_run
 
     spec.validate()
     folder = create_run(root, spec, table)
     return execute(folder, **kwargs)
-
-
-def require_done(folder: RunFolder) -> None:
-    """Raise a clear error unless the run finished."""
-    state = folder.status().get("state")
-    if state != "done" or not folder.has_results():
-        raise RunError(
-            f"Run {folder.run_id} is {state}; results exist only once it is done "
-            f"(resume it with: python -m privgame resume {folder.path})."
-        )

@@ -1,20 +1,44 @@
 """Checks made before a run folder is written: a run that cannot start leaves nothing behind.
 
-:func:`check_run` finds, before :func:`privgame.store.create_run` writes a copy of the private
-table, every problem the engine would otherwise meet only after the folder exists: settings out
-of range, records to audit that are not in D (or more of them than D holds), sizes that do not fit
-the table, and generator parameters the generator refuses (epsilon, bins, leaf size, degree), by
-fitting the generator once on the smallest training set the run uses.
+:func:`create_run` creates every run. Before :func:`privgame.store.new_run_folder` writes a copy
+of the private table, :func:`check_run` finds every problem the engine would otherwise meet only
+after the folder exists: settings out of range, records to audit that are not in D (or more of
+them than D holds), sizes that do not fit the table, and generator parameters the generator
+refuses (epsilon, bins, leaf size, degree), by fitting the generator once on the smallest
+training set the run uses.
 """
 
 from __future__ import annotations
 
+import os
+
 import pandas as pd
 
+from privgame.games.context import build_audit
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
+from privgame.store import RunFolder, new_run_folder
 
-__all__ = ["check_run"]
+__all__ = ["check_run", "create_run"]
+
+
+def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
+    """Check a run (:func:`check_run`), then create its folder under ``root`` holding ``spec`` and
+    the prepared ``table`` (:func:`privgame.store.new_run_folder`).
+
+    Everything that can be checked before the run starts is checked before anything is written:
+    the settings, the records to audit against the table, and the generator's parameters by one
+    fit on D.
+
+    Raises
+    ------
+    ParameterError, SizeError, DataError
+        From the checks, before anything is written.
+    RunError, OutputError
+        When the folder cannot be named or written (see :func:`~privgame.store.new_run_folder`).
+    """
+    check_run(spec, table)
+    return new_run_folder(root, spec, table)
 
 
 def check_run(spec: RunSpec, table: pd.DataFrame) -> None:
@@ -34,8 +58,6 @@ def check_run(spec: RunSpec, table: pd.DataFrame) -> None:
     SizeError, DataError, SchemaError
         When the sizes or the schema do not fit the table.
     """
-    from privgame.games.engine import build_audit
-
     spec.validate()
     ctx, _ = build_audit(spec, table)
     rows = ctx.X[ctx.target]

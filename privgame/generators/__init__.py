@@ -4,8 +4,9 @@
 # Importing the generator modules registers them, in the order the dashboard lists them; sorting
 # these imports would change that order.
 from privgame.generators.base import SyntheticGenerator
-from privgame.generators.registry import GENERATORS, available, create, is_known, offered, register
+from privgame.generators.registry import GENERATORS, available, offered, register
 from privgame.generators.plugins import ContractReport, check_contract, installed_plugins, resolve
+from privgame.generators.factory import create, is_known
 from privgame.generators import synthpop as _synthpop
 from privgame.generators import bayesnet as _bayesnet
 from privgame.generators import marginals as _marginals

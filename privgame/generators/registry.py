@@ -1,19 +1,16 @@
-"""The generator registry: a dict of name -> class, with ``register`` and ``create``.
+"""The generator registry: a dict of name -> class, with ``register``.
 
-``create`` and ``is_known`` also accept plug-in names (``module.path:ClassName`` or an entry point
-of the group ``privgame.generators``, see :mod:`privgame.generators.plugins`); ``available`` and
-``GENERATORS`` list the built-in generators only.
+``available`` and ``GENERATORS`` list the built-in generators only; :mod:`privgame.generators.factory`
+creates a generator by name, built-in or plug-in.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
-from privgame.errors import ParameterError
 from privgame.generators.base import SyntheticGenerator
 
-__all__ = ["DEVELOPER_SETTING", "GENERATORS", "available", "create", "is_known", "offered", "register"]
+__all__ = ["DEVELOPER_SETTING", "GENERATORS", "available", "offered", "register"]
 
 DEVELOPER_SETTING = "PRIVGAME_DEVELOPER"
 """Environment variable that, set to ``1``, offers the generators meant for tests on the pages."""
@@ -43,42 +40,3 @@ def offered() -> list[str]:
     """
     developer = os.environ.get(DEVELOPER_SETTING, "").strip() == "1"
     return [name for name, cls in GENERATORS.items() if developer or not cls.leaks_training_data]
-
-
-def is_known(name: str) -> bool:
-    """Whether ``name`` is a built-in generator or a plug-in that can be loaded.
-
-    A plug-in name is resolved for this, which imports its module.
-    """
-    from privgame.generators.plugins import resolve
-
-    try:
-        resolve(name)
-    except ParameterError:
-        return False
-    return True
-
-
-def create(name: str, **params: Any) -> SyntheticGenerator:
-    """Build the generator ``name`` (built-in or plug-in) with ``params``.
-
-    A plug-in comes wrapped in a :class:`~privgame.generators.plugins.PluginGenerator`, whether or
-    not it subclasses :class:`SyntheticGenerator`, so every generator offers the same interface
-    (``fit_sample``, ``metadata``, ...) and every plug-in output is checked.
-
-    Raises
-    ------
-    ParameterError
-        For an unknown name or a plug-in that cannot be loaded, or a parameter the generator does
-        not take.
-    """
-    from privgame.generators.plugins import PluginGenerator, resolve
-
-    cls = resolve(name)
-    try:
-        generator = cls(**params)
-    except TypeError as exc:
-        raise ParameterError(f"Bad parameters for generator {name!r}: {exc}.") from None
-    if cls not in GENERATORS.values():  # privgame's own classes, however named, are trusted
-        generator = PluginGenerator(generator, name=name)
-    return generator

@@ -194,12 +194,6 @@ class StudyFolder(CheckedFolder):
             and RunFolder(path).status().get("state") == "done"
         )
 
-    def results(self) -> StudyResult:
-        """The study's table and figure data from the jobs finished so far."""
-        from privgame.studies.results import study_results  # results reads this folder's jobs
-
-        return study_results(self)
-
     def has_results(self) -> bool:
         """Whether the final table was written."""
         return (self.path / "table.csv").is_file()

@@ -24,7 +24,8 @@ from privgame.cli import main
 from privgame.errors import RunError
 from privgame.execution import _submit, run_calls
 from privgame.games.engine import Progress, execute
-from privgame.store import RunFolder, create_run
+from privgame.games.preflight import create_run
+from privgame.store import RunFolder
 
 SIZES = [
     "--generator",

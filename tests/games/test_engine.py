@@ -17,11 +17,12 @@ from blind_generator import blind_generator
 from privgame.data import load_dataset
 from privgame.errors import RunError
 from privgame.games.engine import Progress, build_context, execute, start_run
+from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk
 from privgame.generators import create
 from privgame.seeding import Role
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder, new_run_folder
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
@@ -157,7 +158,7 @@ def test_run_folder_reports_failure_for_an_impossible_plan(small_adult: Path, tm
     with pytest.raises(ValueError, match="not in the target dataset D"):
         create_run(tmp_path / "runs", spec, table)  # checked before anything is written
     assert not (tmp_path / "runs").exists()
-    folder = create_run(tmp_path, spec, table, check=False)
+    folder = new_run_folder(tmp_path, spec, table)
     with pytest.raises(ValueError, match="not in the target dataset D"):
         execute(folder, workers=1)
     assert RunFolder(folder.path).status()["state"] == "failed"

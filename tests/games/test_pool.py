@@ -15,10 +15,11 @@ from privgame import metrics
 from privgame.cli import main
 from privgame.data import load_dataset
 from privgame.errors import ParameterError
-from privgame.games import engine, pool
+from privgame.games import context, pool
 from privgame.games.engine import build_context, execute, extend, plan_summary, start_run
+from privgame.games.preflight import create_run
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, create_run
+from privgame.store import RunFolder
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json")
 
@@ -169,7 +170,7 @@ def test_a_very_large_plan_is_estimated_without_scanning_the_pool(
     small_adult: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     spec, table = _spec(small_adult, targets=TargetSelection("random", 20))
-    monkeypatch.setattr(engine, "EXACT_POOL_PAIRS", 20 * spec.attack.n_eval - 1)
+    monkeypatch.setattr(context, "EXACT_POOL_PAIRS", 20 * spec.attack.n_eval - 1)
 
     def no_scan(*args: object, **kwargs: object) -> None:
         raise AssertionError("the pool was scanned")

@@ -17,10 +17,10 @@ from privgame.errors import ParameterError
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
 from privgame.games.plan import count_fits
+from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
 from privgame.seeding import Role, stream
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import create_run
 
 LOO = AttackSettings(n_shadow=20, n_eval=20, games="model-seeded", attacker="leave-one-out")
 

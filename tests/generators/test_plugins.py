@@ -21,6 +21,7 @@ from privgame.commands._options import add_generator_options, generator_params
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.data.schema import Schema
 from privgame.errors import GeneratorContractError, ParameterError, RunError
+from privgame.games.preflight import create_run
 from privgame.generators import (
     ContractReport,
     SyntheticGenerator,
@@ -35,7 +36,7 @@ from privgame.generators import (
 from privgame.generators.marginals import MarginalsGenerator
 from privgame.seeding import stream
 from privgame.spec import RunSpec
-from privgame.store import create_run, open_run
+from privgame.store import new_run_folder, open_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "tests.generators.plugin_example:IndependentBootstrap"
@@ -375,7 +376,7 @@ def test_a_plug_in_run_id_holds_a_safe_slug(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, generator: str, in_id: str
 ) -> None:
     _use_entry_points(monkeypatch, {"My-Gen": "pkg.mod:Gen"})
-    folder = create_run(tmp_path, _spec(generator), pd.DataFrame({"a": [1]}), check=False)
+    folder = new_run_folder(tmp_path, _spec(generator), pd.DataFrame({"a": [1]}))
     assert in_id in folder.run_id
     assert open_run(tmp_path, folder.run_id).spec().generator == generator, "the spec keeps the full name"
 

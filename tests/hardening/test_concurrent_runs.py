@@ -1,7 +1,7 @@
 """Concurrent runs in one runs folder never see each other's data or results.
 
 Four runs on four different tables start at once under the same runs root: two the way the
-dashboard starts them on "Launch the audit" (:func:`privgame.store.create_run`, then
+dashboard starts them on "Launch the audit" (:func:`privgame.games.preflight.create_run`, then
 :func:`privgame.background.launch`, a detached ``privgame resume``), one with ``privgame run`` on
 the command line, and one in this process (:func:`privgame.games.engine.start_run`).
 """
@@ -23,9 +23,10 @@ from _hardening import REPO, SIZES, cli_command, small_spec
 from privgame.background import launch
 from privgame.data import fingerprint_table, load_dataset
 from privgame.games.engine import start_run
+from privgame.games.preflight import create_run
 from privgame.records import value_column
 from privgame.spec import TargetSelection
-from privgame.store import RunFolder, create_run, list_runs, open_run
+from privgame.store import RunFolder, list_runs, open_run
 
 ORIGINS = ("session-a", "session-b", "cli", "in-process")
 

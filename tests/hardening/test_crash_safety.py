@@ -21,8 +21,9 @@ from _hardening import REPO, cli_command, small_spec
 
 from privgame.errors import RunError
 from privgame.games.engine import execute, start_run
+from privgame.games.preflight import create_run
 from privgame.spec import TargetSelection
-from privgame.store import CHECKSUMS, LOCK, RunFolder, atomic_write, create_run
+from privgame.store import CHECKSUMS, LOCK, RunFolder, atomic_write
 
 _TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")

@@ -18,8 +18,8 @@ from _hardening import REPO, cli_command, small_spec
 
 import privgame.execution as execution
 from privgame.errors import RunError
+from privgame.games.preflight import create_run
 from privgame.spec import AttackSettings, TargetSelection
-from privgame.store import create_run
 
 # -- group 9: no orphaned workers ----------------------------------------------------------------
 

@@ -32,8 +32,8 @@ from _hardening import REPO, cli_command
 from privgame.cli import main
 from privgame.data import inspect_dataset, load_dataset, load_table
 from privgame.errors import DataError
+from privgame.games.preflight import create_run
 from privgame.spec import RunSpec
-from privgame.store import create_run
 
 MIB = 1024 * 1024
 

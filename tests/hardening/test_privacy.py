@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from privgame.data import load_table
 from privgame.errors import RunError
 from privgame.games.engine import start_run
+from privgame.games.preflight import create_run
 from privgame.spec import RunSpec, TargetSelection
-from privgame.store import create_run, list_runs, open_run
+from privgame.store import list_runs, new_run_folder, open_run
 
 # ---- no network at run time ----------------------------------------------------------------------
 
@@ -129,7 +130,7 @@ def test_a_run_folder_and_all_it_holds_are_owner_only_whatever_the_umask(
 @pytest.fixture(scope="module")
 def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("root") / "runs"
-    create_run(root, _spec(), pd.DataFrame({"a": [1, 2]}), check=False)
+    new_run_folder(root, _spec(), pd.DataFrame({"a": [1, 2]}))
     return root
 
 
@@ -170,7 +171,7 @@ def test_no_run_id_reaches_outside_the_runs_root(runs_root: Path, run_id: str) -
 def test_a_hostile_data_name_never_becomes_part_of_a_path(tmp_path: Path) -> None:
     root = tmp_path / "deep" / "runs"
     name = "../../../escaped/\x00evil; rm -rf ~.csv"
-    folder = create_run(root, _spec(data_name=name), pd.DataFrame({"a": [1, 2]}), check=False)
+    folder = new_run_folder(root, _spec(data_name=name), pd.DataFrame({"a": [1, 2]}))
     assert folder.path.parent == root
     assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]
     assert sorted(p.name for p in (tmp_path / "deep").iterdir()) == ["runs"]

@@ -1,0 +1,106 @@
+"""The package's architecture holds: its layers (``[tool.importlinter]`` in pyproject.toml) and no
+import cycle between its modules.
+
+``lint-imports`` reads every import of the source, those inside functions too, so a lazy import
+cannot hide a dependency on a higher layer. Imports under ``if TYPE_CHECKING:`` are annotations
+only and do not count.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` on the package under ``root``, with the repository's contracts."""
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(REPO / "pyproject.toml"), "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_every_import_contract_is_kept() -> None:
+    done = _lint_imports(REPO)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "3 kept, 0 broken" in done.stdout, done.stdout
+
+
+def test_an_import_from_a_lower_layer_up_breaks_the_layers_contract(tmp_path: Path) -> None:
+    """The contract is not vacuous: the store importing the engine, as it once did to check a run
+    before writing its folder, is reported."""
+    shutil.copytree(REPO / "privgame", tmp_path / "privgame", ignore=shutil.ignore_patterns("__pycache__"))
+    store = tmp_path / "privgame" / "store.py"
+    upward = "\n\ndef _upward() -> None:\n    from privgame.games import engine  # noqa: F401\n"
+    store.write_text(store.read_text() + upward)
+    done = _lint_imports(tmp_path)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "privgame.store is not allowed to import privgame.games" in done.stdout, done.stdout
+
+
+def _cycles(package: str) -> list[list[str]]:
+    """The groups of modules of ``package`` that import one another in a circle (Tarjan)."""
+    graph = grimp.build_graph(package, exclude_type_checking_imports=True)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        on_stack.add(module)
+        for imported in sorted(graph.find_modules_directly_imported_by(module)):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in on_stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.append(member)
+                if member == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_of_the_package_imports_itself_through_others() -> None:
+    assert _cycles("privgame") == []
+
+
+def test_the_cycle_check_finds_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    package = tmp_path / "circle"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("def f():\n    from circle import b\n")
+    (package / "b.py").write_text("from circle import c\n")
+    (package / "c.py").write_text("import circle.a, circle.d\n")
+    annotations_only = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import circle.a\n"
+    (package / "d.py").write_text(annotations_only)  # d imports a for annotations only: no cycle
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _cycles("circle") == [["circle.a", "circle.b", "circle.c"]]
