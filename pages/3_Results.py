@@ -32,7 +32,7 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.audit import GROUP_LABELS, group_masks, not_played_reason, records_at
+from privgame.audit import GROUP_LABELS, NOT_RUN, group_masks, not_played_reason, records_at
 from privgame.background import dismiss_extension, extension_state, launch_extend
 from privgame.commands.report import summary_at
 from privgame.data.schema import Schema
@@ -59,7 +59,6 @@ from privgame.utility import (
 )
 
 RISK_FORMAT = "%.3f"
-NOT_RUN = "not run"
 LEAD_COLUMNS = (
     "record_id",
     "audit_group",

@@ -15,13 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, duration, guarded, open_run_page, plain, runs, runs_root, select_run, when
+from privgame.audit import NOT_RUN
 from privgame.background import launch
 from privgame.commands.report import summary_at
 from privgame.errors import RunError
 from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
 
 ACTIVE = ("created", "queued", "running")
-NOT_RUN = "not run"
 # Where the work ran, by the engine's executor name.
 _WHERE = {"dask": "a Dask cluster", "loky": "worker processes of this machine", "in-process": "one process"}
 

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
-from privgame.errors import ParameterError
+from privgame.defaults import NOT_RUN
+from privgame.parameters import check_threshold
 from privgame.spec import RunSpec
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GROUP_LABELS",
+    "NOT_RUN",
     "answer",
     "attacker_text",
     "audit_summary",
@@ -385,8 +387,7 @@ def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     ParameterError
         For a threshold outside [0, 1].
     """
-    if not 0.0 <= float(threshold) <= 1.0:
-        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {threshold}.")
+    check_threshold(threshold)
     out = records.copy()
     for column, risk in VERDICT_COLUMNS.items():
         low, high = f"{risk}_low", f"{risk}_high"
@@ -528,8 +529,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     folder.require_done()
     spec = folder.spec()
     t = spec.threshold if threshold is None else threshold
-    if not 0.0 <= t <= 1.0:
-        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {t}.")
+    t = check_threshold(t)
     stored = folder.summary()
     records = folder.records()
     summary = metrics.summarize(

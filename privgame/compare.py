@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.audit import records_at, run_summary
+from privgame.audit import NOT_RUN, records_at, run_summary
 from privgame.errors import ParameterError
 from privgame.store import RunFolder
 
@@ -40,7 +40,6 @@ COMPARE_LABELS: dict[str, str] = {
 """Plain headers for the columns of :func:`compare_runs`, as the dashboard shows them."""
 
 NOT_MEASURED = "not measured"
-NOT_RUN = "not run"
 
 
 def utility_of(folder: RunFolder) -> dict[str, Any]:

@@ -20,6 +20,7 @@ __all__ = [
     "DEFAULT_SIZES",
     "EXPORT_FORMATS",
     "MISSING_POLICIES",
+    "NOT_RUN",
     "PLUGIN_TIME_LIMIT_SECONDS",
     "PLUGIN_TIME_LIMIT_SETTING",
     "STUDIES",
@@ -45,6 +46,10 @@ not hold a run for ever."""
 PLUGIN_TIME_LIMIT_SETTING = "PRIVGAME_PLUGIN_TIME_LIMIT"
 """The environment variable that sets another limit, in seconds (``--plugin-time-limit`` sets it for
 one command; the engine hands it to its worker processes)."""
+
+NOT_RUN = "not run"
+"""What every figure and verdict of a game that was not played reads (the traditional game of a
+run that played the model-seeded game alone), on the pages, in the reports and in the exports."""
 
 MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
 """What to do with missing values: drop the row, or make them a category of their own."""

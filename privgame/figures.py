@@ -33,6 +33,7 @@ from plotly.subplots import make_subplots
 
 from privgame import metrics
 from privgame.errors import ParameterError
+from privgame.parameters import check_threshold
 
 __all__ = [
     "DEFAULT_MISS_RATE_THRESHOLDS",
@@ -136,16 +137,6 @@ def _risks(records: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     return records.loc[keep], int(keep.size - np.count_nonzero(keep))
 
 
-def _threshold(value: float) -> float:
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"The high-risk threshold t must be a number, got {value!r}.") from None
-    if not (math.isfinite(t) and 0.0 <= t <= 1.0):
-        raise ParameterError(f"The high-risk threshold t must be between 0 and 1; got {value!r}.")
-    return t
-
-
 def _left_out(excluded: int) -> str:
     if not excluded:
         return ""
@@ -235,7 +226,7 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
     ParameterError
         If a column is missing, a risk lies outside [0, 1], or ``t`` is outside [0, 1].
     """
-    t = _threshold(threshold)
+    t = check_threshold(threshold)
     defined, excluded = _risks(records)
     ms = defined["risk_model_seeded"].to_numpy(np.float64)
     tr = defined["risk_traditional"].to_numpy(np.float64)
@@ -394,7 +385,7 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
     ParameterError
         If a column is missing, a risk lies outside [0, 1], or ``t`` is outside [0, 1].
     """
-    t = _threshold(threshold)
+    t = check_threshold(threshold)
     columns = ["record_id", "risk_model_seeded", "risk_model_seeded_low", "risk_model_seeded_high"]
     _require_columns(records, columns, "records")
     risk = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
@@ -612,9 +603,7 @@ def miss_rate_chart(
     """
     ts = DEFAULT_MISS_RATE_THRESHOLDS if thresholds is None else thresholds
     if current is not None:
-        current = float(current)
-        if not 0.0 <= current <= 1.0:
-            raise ParameterError(f"The current threshold must be between 0 and 1; got {current}.")
+        current = check_threshold(current)
         given = np.asarray(ts, dtype=np.float64)
         if not np.isclose(given, current).any():
             ts = np.sort(np.append(given, current))
@@ -1009,7 +998,7 @@ def paired_risk_chart(pairs: pd.DataFrame, threshold: float) -> Chart:
         left out of D; ``data`` holds the pairs drawn as lines.
     """
     _require_columns(pairs, ["record_id", "risk_before", "risk_after"], "the paired risks")
-    t = _threshold(threshold)
+    t = check_threshold(threshold)
     both = pairs.dropna(subset=["risk_before", "risk_after"])
     gone = int(pairs["risk_after"].isna().sum())
     figure = go.Figure()

@@ -60,6 +60,7 @@ from privgame.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
 from privgame.games.preflight import create_run
+from privgame.parameters import threshold_problem
 from privgame.spec import ATTACKERS, GAMES, RunSpec, TargetSelection
 from privgame.store import RunFolder
 
@@ -133,8 +134,8 @@ class Remedy:
         out: list[str] = []
         if self.leave_out is not None and self.leave_out not in LEAVE_OUT:
             out.append(f"--leave-out {self.leave_out!r} is unknown; use one of {list(LEAVE_OUT)}.")
-        if self.threshold is not None and not 0.0 <= float(self.threshold) <= 1.0:
-            out.append(f"the threshold t must be between 0 and 1; got {self.threshold}.")
+        if self.threshold is not None and threshold_problem(self.threshold) is not None:
+            out.append(str(threshold_problem(self.threshold)))
         if self.games not in GAMES:
             out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
         if self.attacker is not None and self.attacker not in ATTACKERS:

@@ -32,6 +32,7 @@ from privgame.data.schema import CATEGORICAL, Schema
 from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
+from privgame.parameters import check_threshold
 from privgame.records import normalise_records, value_columns
 from privgame.store import RunFolder
 from privgame.targets import nearest_neighbours
@@ -88,18 +89,6 @@ EXPORT_TABLES: tuple[str, ...] = ("high-risk", "records")
 # --------------------------------------------------------------------------------------------
 
 
-def _check_threshold(value: Any) -> float:
-    try:
-        t = float(value)
-    except (TypeError, ValueError):
-        raise ParameterError(f"The high-risk threshold t must be a number, got {value!r}.") from None
-    if not (math.isfinite(t) and 0.0 <= t <= 1.0):
-        raise ParameterError(
-            f"The high-risk threshold t must be between 0 and 1; got {value!r} (the paper uses 0.8)."
-        )
-    return t
-
-
 def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """The records at high risk in the model-seeded game, riskiest first.
 
@@ -127,7 +116,7 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     ParameterError
         If ``records`` lacks the risk columns or ``t`` is outside [0, 1].
     """
-    t = _check_threshold(threshold)
+    t = check_threshold(threshold)
     out = _with_missed(records, t)
     if "verdict_model_seeded" in out.columns:
         out = out.loc[out["verdict_model_seeded"].astype(str) == "at risk"]
@@ -196,7 +185,7 @@ def export_table(records: pd.DataFrame, what: str, threshold: float) -> pd.DataF
     if what == "high-risk":
         return high_risk(records, threshold)
     if what == "records":
-        return _with_missed(records, _check_threshold(threshold)).reset_index(drop=True)
+        return _with_missed(records, check_threshold(threshold)).reset_index(drop=True)
     raise ParameterError(f"Unknown table {what!r}; use one of {list(EXPORT_TABLES)}.")
 
 
@@ -798,7 +787,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     spec = folder.spec()
     from privgame import figures  # plotly: only the HTML report needs it, not every command
 
-    t = spec.threshold if threshold is None else _check_threshold(threshold)
+    t = spec.threshold if threshold is None else check_threshold(threshold)
     records = folder.records()
     stored = folder.summary()
     audit = audit_summary(records, spec, t)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from privgame.defaults import ATTACKERS
 from privgame.errors import ParameterError
+from privgame.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 
 __all__ = [
     "ATTACKERS",
@@ -34,10 +35,6 @@ __all__ = [
 TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
 TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
 SETUP_KINDS: tuple[str, ...] = ("release", "paper")
-MAX_N_SHADOW = 100_000
-"""The most shadow datasets per target (a hard limit; the paper uses 1,000)."""
-MAX_N_EVAL = 100_000
-"""The most evaluation runs per game (a hard limit; the paper's convergence study goes to 2,000)."""
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
 _SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (spec stays below the generators)
 GAMES: tuple[str, ...] = ("both", "model-seeded")
@@ -223,16 +220,9 @@ class AttackSettings:
         """Every problem with these settings, one sentence each."""
         out: list[str] = []
         for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
-            value = getattr(self, name)
-            if not isinstance(value, int) or value < 4 or value % 2:
-                out.append(
-                    f"{name} must be an even integer of at least 4 (half 'in', half 'out'); got {value!r}."
-                )
-            elif value > most:
-                out.append(
-                    f"{name} must be at most {most:,}, a hard limit (each one costs generator fits for "
-                    f"every target; the paper uses 1,000 and 200); got {value:,}."
-                )
+            problem = count_problem(name, getattr(self, name), most)
+            if problem is not None:
+                out.append(problem)
         if self.classifier not in ("random_forest", "logistic"):
             out.append(f"classifier {self.classifier!r} is unknown; use 'random_forest' or 'logistic'.")
         if not 1 <= self.max_exact_columns <= 24:
@@ -348,10 +338,9 @@ class RunSpec:
                 f"generator {self.generator!r} is unknown; use one of {available()}, an installed plug-in, "
                 "or a plug-in class as module.path:ClassName."
             )
-        if not (isinstance(self.threshold, (int, float)) and 0.0 <= self.threshold <= 1.0):
-            problems.append(f"the high-risk threshold t must be between 0 and 1; got {self.threshold!r}.")
-        if not isinstance(self.seed, int) or self.seed < 0:
-            problems.append(f"the seed must be a non-negative integer; got {self.seed!r}.")
+        for problem in (threshold_problem(self.threshold, numbers_only=True), seed_problem(self.seed)):
+            if problem is not None:
+                problems.append(problem)
         if set(self.sizes) != {"aux", "eval", "target"}:
             problems.append("sizes must give 'aux', 'eval' and 'target'.")
         if problems:

@@ -10,6 +10,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from privgame.errors import ParameterError
+from privgame.parameters import argparse_type, parse_epsilon
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
@@ -38,13 +39,7 @@ _FLAGS = {
 }
 
 
-def _epsilon(text: str) -> float:
-    if text.strip().lower() in ("inf", "infinity"):
-        return math.inf
-    try:
-        return float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"epsilon must be a number or 'inf', not {text!r}") from None
+_epsilon = argparse_type(parse_epsilon)
 
 
 def _seconds(text: str) -> float:

@@ -6,6 +6,7 @@ import argparse
 import textwrap
 from typing import TYPE_CHECKING, Any
 
+from privgame.defaults import NOT_RUN
 from privgame.terminal import json_text, terminal_safe
 
 if TYPE_CHECKING:
@@ -31,9 +32,6 @@ def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, A
     from privgame.audit import run_summary
 
     return run_summary(folder, threshold)
-
-
-NOT_RUN = "not run"
 
 
 def _fmt(value: Any, digits: int = 3) -> str:

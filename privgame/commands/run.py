@@ -19,6 +19,7 @@ from privgame.commands._options import (
 from privgame.commands._progress import ProgressBar
 from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER, DEFAULT_HOLDOUT, MISSING_POLICIES
 from privgame.errors import ParameterError
+from privgame.parameters import MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
@@ -365,6 +366,7 @@ def run(args: argparse.Namespace) -> int:
     from privgame.generators import available
     from privgame.store import default_runs_root
 
+    _check_settings(args)
     _check_resolve_to(args.resolve_to, args.n_eval)
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
@@ -378,6 +380,18 @@ def run(args: argparse.Namespace) -> int:
         return _execute(folder, args, spec, inputs, dataset, scheduler, estimate)
     except KeyboardInterrupt:
         return interrupted("run", folder.path, _resume_command(folder, args))
+
+
+def _check_settings(args: argparse.Namespace) -> None:
+    """Refuse, all together and before the data is read, the settings that are wrong whatever
+    the data (the same rules and words as the run spec's, :mod:`privgame.parameters`)."""
+    problems = [threshold_problem(args.threshold), seed_problem(args.seed)]
+    for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
+        if getattr(args, name, None) is not None:
+            problems.append(count_problem(name, getattr(args, name), most))
+    found = [problem for problem in problems if problem is not None]
+    if found:
+        raise ParameterError("The run settings are not valid.", found)
 
 
 def _check_resolve_to(resolve_to: int | None, n_eval: int | None) -> None:

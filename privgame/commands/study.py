@@ -31,6 +31,7 @@ from privgame.defaults import (
     STUDY_TITLES,
 )
 from privgame.errors import ParameterError, RunError
+from privgame.parameters import argparse_type, parse_epsilon
 from privgame.spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
@@ -42,16 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["add_parser", "build_study_spec", "run", "study_arguments"]
 
 
-def _epsilon(text: str) -> float:
-    if text.strip().lower() in ("inf", "infinity", "∞"):
-        return math.inf
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"epsilon must be a number or 'inf', not {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"epsilon must be positive, not {text!r}")
-    return value
+_epsilon = argparse_type(parse_epsilon)
 
 
 _SIZE_HELP = (

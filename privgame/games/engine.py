@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
+from privgame.defaults import NOT_RUN
 from privgame.errors import RunError, WorkerLostError
 from privgame.estimate import time_left
 from privgame.execution import (
@@ -77,8 +78,6 @@ __all__ = [
     "record_results",
 ]
 
-NOT_RUN = "not run"
-"""The traditional verdict of a run that played the model-seeded game alone."""
 
 _SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, "ms_in": Role.MS_IN}
 _ON_D = ("shadow_in", "ms_in")

@@ -1,8 +1,9 @@
 """A plug-in that meets the contract at first and turns hostile after some samples (for tests).
 
 ``mode`` says how: ``nan-values``, ``bad-codes``, ``wrong-shape``, ``raises``, ``exits``,
-``prints`` or ``sleeps``; ``after`` is how many samples in this process behave first (the contract
-check before a run takes a few). ``CALLS`` counts them; a test resets it.
+``prints`` or ``sleeps``; ``after`` is how many samples of the run behave first. The plug-in
+behaves until a test sets ``ARMED`` as the run starts (the contract check and the calibration
+before it sample as often as they need); ``CALLS`` counts the samples since.
 
 Modes ``ends-worker`` and ``killed`` end any process but ``main_pid`` (the engine's worker
 processes) at their first sample, with ``os._exit(3)`` and with SIGKILL.
@@ -20,10 +21,11 @@ import numpy as np
 from privgame.generators import SyntheticGenerator
 
 CALLS = 0
+ARMED = False
 
 
 class TurnsHostile:
-    def __init__(self, mode: str = "nan-values", after: int = 12, main_pid: int = 0) -> None:
+    def __init__(self, mode: str = "nan-values", after: int = 4, main_pid: int = 0) -> None:
         self.mode = mode
         self.after = after
         self.main_pid = main_pid
@@ -34,13 +36,16 @@ class TurnsHostile:
 
     def sample(self, n, *, rng):  # type: ignore[no-untyped-def]
         global CALLS
-        CALLS += 1
+        CALLS += ARMED
         out = self.rows_[rng.integers(0, len(self.rows_), n)].copy()
         if self.mode in ("ends-worker", "killed") and os.getpid() != self.main_pid:
             if self.mode == "killed":
                 os.kill(os.getpid(), signal.SIGKILL)
             os._exit(3)
-        if self.after >= CALLS:
+        # A worker process exists only in the run proper: it is armed from its first sample.
+        if os.getpid() != self.main_pid and self.mode == "sleeps":
+            time.sleep(600)
+        if not ARMED or self.after >= CALLS:
             return out
         if self.mode == "nan-values":
             out[0, 0] = np.nan

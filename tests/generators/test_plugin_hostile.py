@@ -6,10 +6,12 @@ import os
 import re
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 
+import privgame.games.engine
 from privgame.cli import main
 from privgame.data import BUNDLED_ADULT
 from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING
@@ -22,8 +24,18 @@ SUBCLASS = "tests.generators.hostile_plugin:HostileSubclass"
 
 @pytest.fixture
 def owner_csv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    from tests.generators import hostile_plugin
+
     monkeypatch.syspath_prepend(str(ROOT))  # as `python -m privgame` from the repository root
     monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    execute = privgame.games.engine.execute
+
+    def armed(*args: Any, **kwargs: Any) -> Any:
+        """The run proper: from here the plug-in turns hostile after its ``after`` samples."""
+        monkeypatch.setattr(hostile_plugin, "ARMED", True)
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(privgame.games.engine, "execute", armed)
     path = tmp_path / "owner.csv"
     pd.read_csv(BUNDLED_ADULT, nrows=300).dropna().to_csv(path, index=False)
     return path
@@ -33,6 +45,7 @@ def _run(owner_csv: Path, out: Path, mode: str, *extra: str, workers: int = 1, p
     from tests.generators import hostile_plugin
 
     hostile_plugin.CALLS = 0
+    hostile_plugin.ARMED = False
     args = ["run", "--data", str(owner_csv), "--generator", plugin, "--param", f"mode={mode}"]
     args += ["--param", f"main_pid={os.getpid()}"]
     args += ["--outliers", "1", "--random", "1", "--n-shadow", "8", "--n-eval", "8"]
