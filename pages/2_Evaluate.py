@@ -44,7 +44,6 @@ from pages import (
 )
 from privgame.audit import describe_setup
 from privgame.background import launch
-from privgame.commands._options import generator_params
 from privgame.data import Dataset, encode
 from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER
 from privgame.errors import PrivgameError
@@ -56,6 +55,7 @@ from privgame.games.plan import run_split
 from privgame.games.preflight import create_run
 from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
 from privgame.generators.synthpop import CATEGORICAL_SPLITS
+from privgame.options import generator_params
 from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
 from privgame.setups import AuditInputs, with_setup
 from privgame.spec import AttackSettings, RunSpec, TargetSelection

@@ -24,6 +24,7 @@ __all__ = [
     "count_problem",
     "epsilon_problem",
     "parse_epsilon",
+    "read_epsilon",
     "seed_problem",
     "threshold_problem",
 ]
@@ -86,6 +87,25 @@ def epsilon_problem(value: Any) -> str | None:
     if number is not None and number > 0:
         return None
     return f"epsilon must be a positive number, or inf for no noise; got {value!r}."
+
+
+def read_epsilon(text: str) -> float:
+    """ε from text as a number, ``inf``, ``infinity`` or ``∞`` (no noise), not yet checked against
+    :func:`epsilon_problem`: the command line reads ``--epsilon`` so and checks it with the other
+    settings, naming every problem at once.
+
+    Raises
+    ------
+    ParameterError
+        For text that is not a number.
+    """
+    cleaned = str(text).strip().lower()
+    if cleaned in ("inf", "infinity", "∞", "+inf"):
+        return math.inf
+    value = _number(cleaned, allow_infinite=False)
+    if value is None:
+        raise ParameterError(f"Epsilon must be a positive number, or inf for no noise; got {text!r}.")
+    return value
 
 
 def parse_epsilon(text: str) -> float:

@@ -87,6 +87,7 @@ __all__ = [
     "real_folders",
     "refuse_link",
     "remove_folder",
+    "run_name_part",
     "sha256_hex",
     "status_problem",
     "symlinked_entries",
@@ -1191,6 +1192,23 @@ def _id_generator(name: str) -> str | None:
     return f"plugin_{slug}"[:64].rstrip("_") if slug else "plugin"
 
 
+def run_name_part(generator: str) -> str:
+    """The part of a run folder's name that names its generator (see :func:`new_run_folder`).
+
+    Raises
+    ------
+    RunError
+        When the generator name could not be part of a folder name.
+    """
+    part = _id_generator(generator)
+    if part is None:
+        raise RunError(
+            f"Generator name {generator!r} cannot name a run folder; generator names use "
+            "only lower-case letters, digits and underscores, and plug-ins are named module.path:ClassName."
+        )
+    return part
+
+
 def new_run_folder(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
     """Write a new run folder under ``root`` holding ``spec`` and the prepared ``table``.
 
@@ -1211,12 +1229,7 @@ def new_run_folder(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFr
     OutputError
         When the folder cannot be written (``root`` is a file, read-only, or the disk is full).
     """
-    generator = _id_generator(spec.generator)
-    if generator is None:
-        raise RunError(
-            f"Generator name {spec.generator!r} cannot name a run folder; generator names use "
-            "only lower-case letters, digits and underscores, and plug-ins are named module.path:ClassName."
-        )
+    generator = run_name_part(spec.generator)
     buffer = io.BytesIO()
     table.to_parquet(buffer, index=False)
     data = buffer.getvalue()

@@ -9,7 +9,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgame.commands._options import apply_domain
 from privgame.data import (
     BUNDLED_ADULT,
     Dataset,
@@ -25,6 +24,7 @@ from privgame.data import (
 )
 from privgame.errors import ParameterError, SchemaError
 from privgame.generators import create
+from privgame.options import apply_domain
 
 
 @pytest.fixture(scope="module")

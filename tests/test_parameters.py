@@ -145,9 +145,12 @@ def test_both_epsilon_options_read_the_same_values(capsys: pytest.CaptureFixture
     for text in ("∞", "inf", "0.5"):
         assert build_parser().parse_args([*run, "--epsilon", text]).epsilon == parse_epsilon(text)
         assert study_arguments(["epsilon", "--epsilons", text]).epsilons == [parse_epsilon(text)]
+    # `run` refuses it with the other settings, before the data is read (d.csv does not exist).
+    assert main([*run, "--epsilon", "0"]) == 2
+    assert "epsilon must be a positive number, or inf for no noise; got 0.0" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        build_parser().parse_args([*run, "--epsilon", "0"])
-    assert "epsilon must be a positive number, or inf for no noise" in capsys.readouterr().err
+        build_parser().parse_args([*run, "--epsilon", "some"])
+    assert "epsilon must be a positive number, or inf for no noise; got 'some'" in capsys.readouterr().err
     with pytest.raises(ParameterError, match="epsilon must be a positive number, or inf for no noise"):
         study_arguments(["epsilon", "--epsilons", "0"])
 

@@ -6,9 +6,9 @@ import argparse
 import sys
 
 from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
-from privgame.commands._options import add_plugin_time_limit
 from privgame.commands._progress import ProgressBar
 from privgame.errors import ParameterError
+from privgame.options import add_plugin_time_limit
 from privgame.spec import MAX_N_EVAL, parse_ids
 from privgame.terminal import terminal_safe
 

@@ -7,8 +7,10 @@ import sys
 import textwrap
 from typing import Any
 
-from privgame.commands._options import _epsilon
+from privgame.parameters import argparse_type, parse_epsilon
 from privgame.terminal import terminal_safe
+
+_epsilon = argparse_type(parse_epsilon)
 
 __all__ = ["add_parser", "run"]
 

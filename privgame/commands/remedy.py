@@ -6,8 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from privgame.commands._options import add_plugin_time_limit
 from privgame.defaults import ATTACKERS, LEAVE_OUT_CHOICES, SAMPLE_CHOICES
+from privgame.options import add_plugin_time_limit
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:

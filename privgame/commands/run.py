@@ -9,17 +9,23 @@ import textwrap
 from typing import TYPE_CHECKING
 
 from privgame.commands._interrupt import execution_flags, interrupted, privgame_command
-from privgame.commands._options import (
+from privgame.commands._progress import ProgressBar
+from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER, DEFAULT_HOLDOUT, MISSING_POLICIES
+from privgame.errors import ParameterError
+from privgame.options import (
     add_domain_option,
     add_generator_options,
     add_plugin_time_limit,
     apply_domain,
     generator_params,
 )
-from privgame.commands._progress import ProgressBar
-from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER, DEFAULT_HOLDOUT, MISSING_POLICIES
-from privgame.errors import ParameterError
-from privgame.parameters import MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
+from privgame.parameters import (
+    MAX_N_SHADOW,
+    count_problem,
+    epsilon_problem,
+    seed_problem,
+    threshold_problem,
+)
 from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
@@ -386,6 +392,8 @@ def _check_settings(args: argparse.Namespace) -> None:
     """Refuse, all together and before the data is read, the settings that are wrong whatever
     the data (the same rules and words as the run spec's, :mod:`privgame.parameters`)."""
     problems = [threshold_problem(args.threshold), seed_problem(args.seed)]
+    if getattr(args, "epsilon", None) is not None:
+        problems.append(epsilon_problem(args.epsilon))
     for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
         if getattr(args, name, None) is not None:
             problems.append(count_problem(name, getattr(args, name), most))

@@ -10,14 +10,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from privgame.commands._options import (
+from privgame.defaults import MISSING_POLICIES
+from privgame.errors import ParameterError
+from privgame.options import (
     add_domain_option,
     add_generator_options,
     apply_domain,
     generator_params,
 )
-from privgame.defaults import MISSING_POLICIES
-from privgame.errors import ParameterError
 from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "run"]

@@ -17,7 +17,7 @@ import pandas as pd
 from privgame.games.context import build_audit
 from privgame.seeding import Role, stream
 from privgame.spec import RunSpec
-from privgame.store import RunFolder, new_run_folder
+from privgame.store import RunFolder, new_run_folder, run_name_part
 
 __all__ = ["check_run", "create_run"]
 
@@ -37,6 +37,7 @@ def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame)
     RunError, OutputError
         When the folder cannot be named or written (see :func:`~privgame.store.new_run_folder`).
     """
+    run_name_part(spec.generator)  # a name that cannot name a folder is refused first
     check_run(spec, table)
     return new_run_folder(root, spec, table)
 

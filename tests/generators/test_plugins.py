@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgame.commands._options import add_generator_options, generator_params
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.data.schema import Schema
 from privgame.errors import GeneratorContractError, ParameterError, RunError
@@ -34,6 +33,7 @@ from privgame.generators import (
     resolve,
 )
 from privgame.generators.marginals import MarginalsGenerator
+from privgame.options import add_generator_options, generator_params
 from privgame.seeding import stream
 from privgame.spec import RunSpec
 from privgame.store import new_run_folder, open_run

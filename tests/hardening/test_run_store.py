@@ -26,13 +26,13 @@ from _hardening import REPO, cli, cli_command, small_spec
 from privgame.errors import OutputError, RunError
 from privgame.execution import default_workers, describe_executor, resolve_workers
 from privgame.games.engine import execute, start_run
+from privgame.games.preflight import create_run
 from privgame.spec import AttackSettings, TargetSelection
 from privgame.store import (
     CHECKSUMS,
     DAMAGED,
     PLAN,
     RunFolder,
-    create_run,
     list_runs,
     open_run,
     status_problem,

@@ -1,4 +1,5 @@
-"""Command-line options shared by several commands (generator choice and its parameters)."""
+"""Command-line options shared by the commands and the pages (generator choice and its parameters,
+the domain file, the plug-in time limit): declared once, below both faces."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import stat
 from typing import TYPE_CHECKING, Any
 
 from privgame.errors import ParameterError
-from privgame.parameters import argparse_type, parse_epsilon
+from privgame.parameters import argparse_type, read_epsilon
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
@@ -39,7 +40,7 @@ _FLAGS = {
 }
 
 
-_epsilon = argparse_type(parse_epsilon)
+_epsilon = argparse_type(read_epsilon)  # its range is checked with the other settings
 
 
 def _seconds(text: str) -> float:
