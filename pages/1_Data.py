@@ -25,9 +25,13 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, SETUP_KEY, audit_inputs, guarded, plain, show_error, show_problems
-from privgame.data import (
+from privgame.errors import ParameterError, PrivgameError
+from privgame.service import (
     BUNDLED_ADULT,
+    DEFAULT_HOLDOUT,
     DEFAULT_MAX_BYTES,
+    ROLES,
+    Column,
     Dataset,
     Domain,
     Inspection,
@@ -38,11 +42,10 @@ from privgame.data import (
     domain_template,
     inspect_dataset,
     load_dataset,
+    load_population,
     parse_domain,
+    parse_holdout,
 )
-from privgame.data.schema import ROLES, Column
-from privgame.errors import ParameterError, PrivgameError
-from privgame.setups import DEFAULT_HOLDOUT, load_population, parse_holdout
 
 UPLOAD_LIMIT_MB = DEFAULT_MAX_BYTES // (1024 * 1024)
 UPLOAD = "Upload a CSV or Parquet file"

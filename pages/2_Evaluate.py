@@ -1,17 +1,19 @@
 """Evaluate: choose the generator, the records and the attack; see what is audited and the cost;
 launch; follow it.
 
-The form builds a frozen :class:`privgame.spec.RunSpec` exactly as ``python -m privgame run``
-does: the set-up chosen on the Data page goes through :func:`privgame.setups.release_inputs` or
+The page reaches the package through :mod:`privgame.service`. The form builds a frozen
+:class:`privgame.spec.RunSpec` exactly as ``python -m privgame run`` does: the set-up chosen on
+the Data page goes through :func:`privgame.setups.release_inputs` or
 :func:`privgame.setups.paper_inputs` (:func:`pages.audit_inputs`), and
 :func:`privgame.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
 spec. Before launching, the page says what will be audited (:func:`privgame.audit.describe_setup`),
 shows the plan (:func:`privgame.games.context.plan_summary`) and the time
 :func:`privgame.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
-run once on a few rows of D (:func:`privgame.generators.check_contract`). Launch writes the run
-folder (:func:`privgame.games.preflight.create_run`, with the set-up's table) and starts the engine in a
-background process (:func:`privgame.background.launch`), so closing the browser does not stop it;
-the page follows every unfinished run through its ``status.json``.
+run once on a few rows of D (:func:`privgame.service.check_plugin`, as the command line does).
+Launch writes the run folder (:func:`privgame.games.preflight.create_run`, with the set-up's
+table) and starts the engine in a background process (:func:`privgame.background.launch`), so
+closing the browser does not stop it; the page follows every unfinished run through its
+``status.json``.
 """
 
 from __future__ import annotations
@@ -42,24 +44,42 @@ from pages import (
     show_error,
     show_setup,
 )
-from privgame.audit import describe_setup
-from privgame.background import launch
-from privgame.data import Dataset, encode
-from privgame.defaults import ATTACKERS, DEFAULT_ATTACKER
 from privgame.errors import PrivgameError
-from privgame.estimate import Calibration, calibrate, check_cost, cost_warning, estimate_seconds
-from privgame.execution import default_workers, scheduler_address
-from privgame.games import threat
-from privgame.games.engine import build_context, plan_summary
-from privgame.games.plan import run_split
-from privgame.games.preflight import create_run
-from privgame.generators import GENERATORS, check_contract, installed_plugins, offered, resolve
-from privgame.generators.synthpop import CATEGORICAL_SPLITS
-from privgame.options import generator_params
-from privgame.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
-from privgame.setups import AuditInputs, with_setup
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import open_run
+from privgame.service import (
+    ATTACKERS,
+    CATEGORICAL_SPLITS,
+    DEFAULT_ATTACKER,
+    GENERATORS,
+    AttackSettings,
+    AuditInputs,
+    Calibration,
+    Dataset,
+    RunSpec,
+    TargetSelection,
+    build_context,
+    calibrate,
+    check_cost,
+    check_plugin,
+    cost_warning,
+    create_run,
+    default_workers,
+    describe_setup,
+    estimate_seconds,
+    generator_params,
+    installed_plugins,
+    launch,
+    offered,
+    open_run,
+    parse_row_numbers,
+    plan_summary,
+    record_ids_for_rows,
+    record_ids_for_values,
+    resolve,
+    run_split,
+    scheduler_address,
+    threat,
+    with_setup,
+)
 
 ACTIVE = ("created", "queued", "running")
 PLAN_DEFAULT = TargetSelection.plan()
@@ -74,7 +94,6 @@ TARGET_MODES = {
 # The generator picker's last option: a plug-in class named module.path:ClassName.
 OTHER_PLUGIN = ":plugin-class:"
 # Rows of D the contract check of a plug-in fits on.
-CONTRACT_SLICE = 200
 PARAM_HELP = {
     "min_samples_leaf": (
         "Fewest training records in a leaf of each CART tree; smaller leaves copy the data more closely."
@@ -418,12 +437,8 @@ def _contract(spec: RunSpec, inputs: AuditInputs) -> bool:
     memo: dict[str, Any] = st.session_state.setdefault("_contracts", {})
     if key not in memo:
         with st.spinner("Checking the plug-in on a few rows of D…"):
-            rows = run_split(spec, len(inputs.table)).target[:CONTRACT_SLICE]
-            X = encode(inputs.table.iloc[rows], inputs.schema)
             try:
-                memo[key] = check_contract(
-                    spec.generator, X, inputs.schema, params=spec.generator_params, seed=spec.seed
-                )
+                memo[key] = check_plugin(spec, inputs.table)
             except PrivgameError as error:
                 memo[key] = error
     result = memo[key]

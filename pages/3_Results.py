@@ -1,7 +1,7 @@
 """Results: one finished run — what was audited, the share at risk, the Table-1 summary, the four
 figures and every record.
 
-The summary is :func:`privgame.commands.report.summary_at` (the same numbers as
+The summary is :func:`privgame.service.summary_at` (the same numbers as
 ``python -m privgame report``) at the threshold chosen here: its ``setup_text`` says what was
 audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
 ``groups`` counts the records at risk in each audit group. The most outlying records are not a
@@ -32,10 +32,6 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.audit import GROUP_LABELS, NOT_RUN, group_masks, not_played_reason, records_at
-from privgame.background import dismiss_extension, extension_state, launch_extend
-from privgame.commands.report import summary_at
-from privgame.data.schema import Schema
 from privgame.figures import (
     Chart,
     difference_histogram,
@@ -44,18 +40,32 @@ from privgame.figures import (
     risk_intervals,
     risk_scatter,
 )
-from privgame.games.engine import undecided_records
-from privgame.records import identifier_columns, value_columns, value_name
-from privgame.report import high_risk, to_bytes
-from privgame.spec import RunSpec
-from privgame.store import RunFolder, open_run
-from privgame.utility import (
+from privgame.service import (
+    GROUP_LABELS,
+    NOT_RUN,
+    RunFolder,
+    RunSpec,
+    Schema,
     UtilityReport,
     default_target_column,
+    dismiss_extension,
+    extension_state,
+    group_masks,
+    high_risk,
+    identifier_columns,
+    launch_extend,
     measure_utility,
+    not_played_reason,
+    open_run,
     per_column_table,
+    records_at,
     stored_utility,
+    summary_at,
+    to_bytes,
+    undecided_records,
     utility_lines,
+    value_columns,
+    value_name,
 )
 
 RISK_FORMAT = "%.3f"

@@ -14,13 +14,17 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
-from privgame import metrics
-from privgame.audit import not_played_reason
-from privgame.duplicates import twin_note
 from privgame.figures import roc_curves, score_distributions
-from privgame.records import identifier_columns, value_name
-from privgame.report import record_profile, to_bytes
-from privgame.store import RunFolder
+from privgame.service import (
+    RunFolder,
+    identifier_columns,
+    metrics,
+    not_played_reason,
+    record_profile,
+    to_bytes,
+    twin_note,
+    value_name,
+)
 
 
 def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:

@@ -1,7 +1,7 @@
 """Runs: every run in the run store — open one, resume or cancel it, compare two, delete one.
 
 Everything shown is read from the run folders (:func:`privgame.store.list_runs`,
-:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.commands.report.summary_at`
+:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.service.summary_at`
 for both runs at one threshold. A run whose status or spec is damaged is listed as ``damaged``,
 with the reason, and can be resumed (when its spec reads) or deleted; symbolic links in the runs
 folder are not followed, and the page says how many it skipped.
@@ -15,11 +15,16 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, duration, guarded, open_run_page, plain, runs, runs_root, select_run, when
-from privgame.audit import NOT_RUN
-from privgame.background import launch
-from privgame.commands.report import summary_at
 from privgame.errors import RunError
-from privgame.store import DAMAGED, RunFolder, open_run, symlinked_entries
+from privgame.service import (
+    DAMAGED,
+    NOT_RUN,
+    RunFolder,
+    launch,
+    open_run,
+    summary_at,
+    symlinked_entries,
+)
 
 ACTIVE = ("created", "queued", "running")
 # Where the work ran, by the engine's executor name.

@@ -10,8 +10,12 @@ from __future__ import annotations
 import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
-from privgame.audit import not_played_reason
-from privgame.report import export_table, html_report, to_bytes
+from privgame.service import (
+    export_table,
+    html_report,
+    not_played_reason,
+    to_bytes,
+)
 
 FORMATS = {"csv": "text/csv", "json": "application/json", "parquet": "application/octet-stream"}
 LABELS = {"csv": "CSV", "json": "JSON", "parquet": "Parquet"}

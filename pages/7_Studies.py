@@ -15,25 +15,27 @@ import pandas as pd
 import streamlit as st
 
 from pages import duration, guarded, keep, plain, runs_root, when
-from privgame.commands.study import build_study_spec, study_arguments
-from privgame.generators import GENERATORS, offered
-from privgame.report import to_bytes
-from privgame.studies import (
+from privgame.service import (
     DEFAULT_DATASETS,
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    GENERATORS,
     STUDIES,
     STUDY_TITLES,
     StudyFolder,
     StudyInfo,
+    build_study_spec,
     create_study,
     launch_study,
     list_studies,
+    offered,
     open_study,
+    study_arguments,
+    study_chart,
     study_results,
+    to_bytes,
 )
-from privgame.study_figures import study_chart
 
 STUDY_KEY = "study_id"
 ACTIVE = ("created", "queued", "running")

@@ -18,11 +18,16 @@ from typing import Any
 import streamlit as st
 
 from pages import guarded, plain, select_run, show_error, show_setup, show_verdict, threshold_slider
-from privgame.audit import run_summary
-from privgame.data import load_dataset
 from privgame.errors import PrivgameError
-from privgame.release import card_path, make_release, not_safe_ids
-from privgame.store import RunFolder, json_bytes
+from privgame.service import (
+    RunFolder,
+    card_path,
+    json_bytes,
+    load_dataset,
+    make_release,
+    not_safe_ids,
+    run_summary,
+)
 
 # Session key of the last release made: {"key": its settings, "release": the Release}.
 RELEASE_KEY = "_release"

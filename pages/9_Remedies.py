@@ -26,26 +26,33 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.audit import run_summary
-from privgame.background import launch_remedy
-from privgame.compare import COMPARE_LABELS, compare_runs, paired_risks
-from privgame.data.schema import CATEGORICAL, CONTINUOUS, Schema
 from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
-from privgame.games import threat
-from privgame.remedy import (
+from privgame.service import (
+    CATEGORICAL,
+    COMPARE_LABELS,
+    CONTINUOUS,
     GENERALISE_PARAMS,
     LEAVE_OUT,
     SAMPLE_CHOICES,
     Remedy,
+    RunFolder,
+    Schema,
+    compare_runs,
     draws_sample,
     family,
+    family_target_column,
     generalise_choices,
     kept_sample_ids,
+    launch_remedy,
     leave_out_ids,
+    measure_utility,
+    open_run,
+    paired_risks,
+    run_summary,
+    threat,
+    unmeasured,
 )
-from privgame.store import RunFolder, open_run
-from privgame.utility import family_target_column, measure_utility, unmeasured
 
 # Session key of the remedy run started here, followed until it ends.
 STARTED_KEY = "_remedy_started"

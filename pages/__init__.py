@@ -20,10 +20,19 @@ from typing import Any
 
 import streamlit as st
 
-from privgame.data import Dataset
 from privgame.errors import PrivgameError
-from privgame.setups import DEFAULT_HOLDOUT, AuditInputs, paper_inputs, release_inputs
-from privgame.store import RunFolder, RunInfo, default_runs_root, list_runs, open_run
+from privgame.service import (
+    DEFAULT_HOLDOUT,
+    AuditInputs,
+    Dataset,
+    RunFolder,
+    RunInfo,
+    default_runs_root,
+    list_runs,
+    open_run,
+    paper_inputs,
+    release_inputs,
+)
 
 __all__ = [
     "PAGES",
@@ -159,7 +168,7 @@ def show_verdict(summary: Mapping[str, Any]) -> None:
     A warning when a record is at risk, a note when some are undecided or an attack failed, else
     a success.
     """
-    from privgame.release import verdict_text
+    from privgame.service import verdict_text
 
     answer = summary.get("answer") or {}
     counts = answer.get("counts") or {"at risk": summary.get("at_risk_model_seeded") or 0}
@@ -466,7 +475,7 @@ def utility_inputs(names: Sequence[str], current: str | None, *, key: str, help:
     ``current`` is selected first when it is one of ``names``; ``key`` prefixes both widgets' keys.
     Returns what ``python -m privgame utility`` takes as ``--target-column`` and ``--samples``.
     """
-    from privgame.utility import DEFAULT_SAMPLES, MAX_SAMPLES
+    from privgame.service import DEFAULT_SAMPLES, MAX_SAMPLES
 
     cols = st.columns(2)
     target = cols[0].selectbox(

@@ -8,6 +8,7 @@ only and do not count.
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -104,3 +105,43 @@ def test_the_cycle_check_finds_a_cycle(tmp_path: Path, monkeypatch: pytest.Monke
     (package / "d.py").write_text(annotations_only)  # d imports a for annotations only: no cycle
     monkeypatch.syspath_prepend(str(tmp_path))
     assert _cycles("circle") == [["circle.a", "circle.b", "circle.c"]]
+
+
+FACE_MODULES = {"privgame.service", "privgame.figures", "privgame.errors"}
+"""What the dashboard may import of the package: the service, the charts and the errors."""
+
+
+def _package_imports(path: Path) -> set[str]:
+    """The modules of ``privgame`` that the file at ``path`` imports, at any depth."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "privgame":
+            if node.module == "privgame":
+                found |= {f"privgame.{alias.name}" for alias in node.names}
+            else:
+                found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.split(".")[0] == "privgame"}
+    return found
+
+
+def test_the_dashboard_reaches_the_package_through_the_service_only() -> None:
+    faces = [REPO / "app.py", *sorted((REPO / "pages").glob("*.py"))]
+    assert len(faces) >= 10
+    beyond = {path.name: sorted(_package_imports(path) - FACE_MODULES) for path in faces}
+    assert {name: found for name, found in beyond.items() if found} == {}
+    assert set().union(*(_package_imports(path) for path in faces)) <= FACE_MODULES
+
+
+def test_the_import_reader_sees_every_form(tmp_path: Path) -> None:
+    path = tmp_path / "page.py"
+    path.write_text(
+        "import privgame.store\nfrom privgame import metrics\nfrom privgame.audit import x\n"
+        "def f():\n    from privgame.games.engine import y\n"
+    )
+    assert _package_imports(path) == {
+        "privgame.store",
+        "privgame.metrics",
+        "privgame.audit",
+        "privgame.games.engine",
+    }

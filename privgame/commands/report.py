@@ -10,9 +10,9 @@ from privgame.defaults import NOT_RUN
 from privgame.terminal import json_text, terminal_safe
 
 if TYPE_CHECKING:
-    from privgame.store import RunFolder
+    pass
 
-__all__ = ["add_parser", "format_summary", "run", "summary_at", "wrapped"]
+__all__ = ["add_parser", "format_summary", "run", "wrapped"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,13 +25,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("--threshold", type=float, help="high-risk threshold t (default: the run's)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.set_defaults(handler=run)
-
-
-def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, Any]:
-    """The run's summary recomputed at ``threshold`` (see :func:`privgame.audit.run_summary`)."""
-    from privgame.audit import run_summary
-
-    return run_summary(folder, threshold)
 
 
 def _fmt(value: Any, digits: int = 3) -> str:
@@ -144,6 +137,7 @@ def wrapped(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from privgame.service import summary_at
     from privgame.store import RunFolder
 
     summary = summary_at(RunFolder(args.run_dir), args.threshold)

@@ -512,11 +512,9 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     """
     from privgame.estimate import calibrate, cost_warning, estimate_seconds
     from privgame.execution import resolve_workers, scheduler_address
-    from privgame.games.engine import build_context
-    from privgame.generators import check_contract
+    from privgame.service import check_plugin
 
-    ctx, _ = build_context(spec, inputs.table)
-    report = check_contract(spec.generator, ctx.X[ctx.target], inputs.schema, params=spec.generator_params)
+    report = check_plugin(spec, inputs.table)
     workers = resolve_workers(args.workers)
     on_dask = scheduler_address(args.scheduler) is not None
     calibration = calibrate(spec, inputs.table, workers=1 if on_dask else workers)
@@ -525,7 +523,7 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     )
     print(
         f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
-        f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {ctx.n:,} rows "
+        f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {spec.sizes['target']:,} rows "
         f"{calibration.fit_sample * 1000:,.1f} ms). Estimated time with {workers} workers: "
         f"{seconds / 60:,.1f} min.",
         file=sys.stderr,
