@@ -106,7 +106,7 @@ def _main(argv: Sequence[str] | None) -> int:
         where = f" {terminal_safe(error.filename, one_line=True)}" if error.filename else ""
         reason = error.strerror or str(error)
         if error.errno in _WRITE_ERRORS:  # only a write can fail so: say which, and the fix
-            from privgame.store import write_error
+            from privgame.service import write_error
 
             print(f"privgame: {write_error(error.filename or '?', error)}", file=sys.stderr)
             return EXIT_BAD_INPUT

@@ -48,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "compare_runs",
         "paired_risks",
     ),
+    "privgame.csvsafe": ("csv_safe",),
     "privgame.data": (
         "BUNDLED_ADULT",
         "DEFAULT_MAX_BYTES",
@@ -63,6 +64,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "inspect_dataset",
         "load_dataset",
         "parse_domain",
+        "decode",
     ),
     "privgame.data.schema": (
         "CATEGORICAL",
@@ -75,7 +77,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ATTACKERS",
         "DEFAULT_ATTACKER",
     ),
-    "privgame.duplicates": ("twin_note",),
+    "privgame.duplicates": (
+        "twin_note",
+        "drop_duplicate_rows",
+        "repeated_rows",
+    ),
     "privgame.estimate": (
         "Calibration",
         "calibrate",
@@ -86,15 +92,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.execution": (
         "default_workers",
         "scheduler_address",
+        "resolve_workers",
     ),
     "privgame.games": ("threat",),
     "privgame.games.context": (
         "build_context",
         "plan_summary",
     ),
-    "privgame.games.engine": ("undecided_records",),
+    "privgame.games.engine": (
+        "undecided_records",
+        "extend",
+        "execute",
+        "finish_extension",
+    ),
     "privgame.games.plan": ("run_split",),
     "privgame.games.preflight": ("create_run",),
+    "privgame.games.threat": ("default_games",),
     "privgame.generators": (
         "GENERATORS",
         "ContractReport",
@@ -102,10 +115,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "installed_plugins",
         "offered",
         "resolve",
+        "available",
+        "create",
     ),
     "privgame.generators.plugins": ("CONTRACT_ROWS",),
     "privgame.generators.synthpop": ("CATEGORICAL_SPLITS",),
     "privgame.options": ("generator_params",),
+    "privgame.outputs": (
+        "check_output_path",
+        "write_output",
+    ),
     "privgame.picking": (
         "parse_row_numbers",
         "record_ids_for_rows",
@@ -115,12 +134,15 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "identifier_columns",
         "value_columns",
         "value_name",
+        "identifiers_first",
     ),
     "privgame.release": (
         "card_path",
         "make_release",
         "not_safe_ids",
         "verdict_text",
+        "check_output_paths",
+        "write_release",
     ),
     "privgame.remedy": (
         "GENERALISE_PARAMS",
@@ -132,6 +154,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "generalise_choices",
         "kept_sample_ids",
         "leave_out_ids",
+        "parse_bin",
+        "parse_generalise",
+        "parse_merge_rare",
+        "create_remedy",
     ),
     "privgame.report": (
         "export_table",
@@ -139,6 +165,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "html_report",
         "record_profile",
         "to_bytes",
+    ),
+    "privgame.seeding": (
+        "Role",
+        "stream",
     ),
     "privgame.setups": (
         "DEFAULT_HOLDOUT",
@@ -153,6 +183,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "AttackSettings",
         "RunSpec",
         "TargetSelection",
+        "MAX_N_EVAL",
+        "parse_ids",
     ),
     "privgame.store": (
         "DAMAGED",
@@ -163,6 +195,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "list_runs",
         "open_run",
         "symlinked_entries",
+        "write_error",
     ),
     "privgame.studies": (
         "DEFAULT_DATASETS",
@@ -178,6 +211,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "list_studies",
         "open_study",
         "study_results",
+        "execute_study",
+        "study_cost",
     ),
     "privgame.study_figures": ("study_chart",),
     "privgame.study_options": (
@@ -206,14 +241,16 @@ __all__ = sorted([*_MODULE_OF, "check_plugin", "summary_at"])
 
 
 def __getattr__(name: str) -> Any:
-    """The name ``name`` from its module, imported now (and kept, so this runs once per name)."""
+    """The name ``name`` as its module holds it now (the module is imported on first use).
+
+    Not kept here: each use reads the module again (a dictionary lookup), so the service never
+    holds on to an object its module has since replaced.
+    """
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     found = importlib.import_module(module)
-    value = getattr(found, name) if hasattr(found, name) else importlib.import_module(f"{module}.{name}")
-    globals()[name] = value
-    return value
+    return getattr(found, name) if hasattr(found, name) else importlib.import_module(f"{module}.{name}")
 
 
 def __dir__() -> list[str]:

@@ -136,7 +136,8 @@ def _page(name: str, **query: str) -> AppTest:
 
 
 def _texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    """The elements' text as it reads on the page (Markdown escapes removed)."""
+    return "\n".join(_plain(str(e.value)) for e in elements)
 
 
 def _plain(text: str) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -77,7 +78,8 @@ def _page(**query: str) -> AppTest:
 
 
 def _texts(elements) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    """The elements' text as it reads on the page (Markdown escapes removed)."""
+    return "\n".join(re.sub(r"\\(.)", r"\1", str(e.value)) for e in elements)
 
 
 def _no_failures(at: AppTest) -> None:

@@ -112,12 +112,22 @@ FACE_MODULES = {"privgame.service", "privgame.figures", "privgame.errors"}
 
 
 def _package_imports(path: Path) -> set[str]:
-    """The modules of ``privgame`` that the file at ``path`` imports, at any depth."""
+    """The modules of ``privgame`` that the file at ``path`` imports, at any depth (those under
+    ``if TYPE_CHECKING:`` aside: annotations only)."""
+    tree = ast.parse(path.read_text())
+    annotations_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+        for inner in ast.walk(node)
+    }
     found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(tree):
+        if id(node) in annotations_only:
+            continue
         if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "privgame":
-            if node.module == "privgame":
-                found |= {f"privgame.{alias.name}" for alias in node.names}
+            if node.module == "privgame":  # a submodule, or the package's own __version__
+                found |= {"privgame" if a.name.startswith("__") else f"privgame.{a.name}" for a in node.names}
             else:
                 found.add(node.module)
         elif isinstance(node, ast.Import):
@@ -145,3 +155,38 @@ def test_the_import_reader_sees_every_form(tmp_path: Path) -> None:
         "privgame.audit",
         "privgame.games.engine",
     }
+
+
+CLI_MODULES = FACE_MODULES | {
+    "privgame",  # its version
+    "privgame.defaults",
+    "privgame.parameters",
+    "privgame.options",
+    "privgame.study_options",
+    "privgame.terminal",
+    "privgame.study_figures",
+}
+"""What the command line may import besides its own modules: the service, the figures and the
+errors as the pages do, and the light modules its parsers are built from (``--help`` must not
+load numpy or pandas)."""
+
+
+def test_the_command_line_reaches_the_engine_through_the_service() -> None:
+    files = [REPO / "privgame" / "cli.py", *sorted((REPO / "privgame" / "commands").glob("*.py"))]
+    beyond = {
+        path.name: sorted(
+            m for m in _package_imports(path) - CLI_MODULES if not m.startswith("privgame.commands")
+        )
+        for path in files
+    }
+    assert {name: found for name, found in beyond.items() if found} == {}
+
+
+def test_every_name_of_the_service_resolves() -> None:
+    import privgame.service as service
+
+    assert len(service.__all__) > 100
+    missing = [name for name in service.__all__ if getattr(service, name, None) is None]
+    assert missing == []
+    with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
+        service.nothing_here  # noqa: B018 - the attribute access is the test

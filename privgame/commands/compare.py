@@ -49,8 +49,7 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.compare import compare_runs
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, compare_runs
 
     table = compare_runs([RunFolder(p) for p in args.run_dirs], args.threshold)
     if args.format == "csv":

@@ -106,8 +106,7 @@ def export_bytes(
     RunError
         If the run has no results yet (every export but ``spec``).
     """
-    from privgame.records import identifiers_first
-    from privgame.report import export_table, html_report, to_bytes
+    from privgame.service import export_table, html_report, identifiers_first, to_bytes
 
     if what not in WHAT:
         raise ParameterError(f"Unknown export {what!r}; use one of {list(WHAT)}.")
@@ -132,8 +131,7 @@ def export_bytes(
 
 def run(args: argparse.Namespace) -> int:
     """Write the chosen export to ``args.output`` (``-``: stdout)."""
-    from privgame.outputs import check_output_path, write_output
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, check_output_path, write_output
 
     run_dir = Path(args.run_dir)
     if not run_dir.is_dir():

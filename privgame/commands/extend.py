@@ -9,7 +9,7 @@ from privgame.commands._interrupt import execution_flags, interrupted, privgame_
 from privgame.commands._progress import ProgressBar
 from privgame.errors import ParameterError
 from privgame.options import add_plugin_time_limit
-from privgame.spec import MAX_N_EVAL, parse_ids
+from privgame.service import MAX_N_EVAL, parse_ids
 from privgame.terminal import terminal_safe
 
 __all__ = ["add_parser", "describe_pass", "run"]
@@ -74,9 +74,7 @@ def _again(path: object, args: argparse.Namespace, record_ids: list[int] | None)
 def run(args: argparse.Namespace) -> int:
     if args.n_eval > MAX_N_EVAL:
         raise ParameterError(f"--n-eval must be at most {MAX_N_EVAL:,}, a hard limit; got {args.n_eval:,}.")
-    from privgame.execution import scheduler_address
-    from privgame.games.engine import extend
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, extend, scheduler_address
 
     folder = RunFolder(args.run_dir)
     record_ids: list[int] | None = None

@@ -58,9 +58,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.data import load_dataset
-    from privgame.release import check_output_paths, make_release, write_release
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, check_output_paths, load_dataset, make_release, write_release
 
     # Before the generator is trained: never over the table checked against or into a run folder.
     check_output_paths(args.output, inputs=[args.data, args.run_dir])

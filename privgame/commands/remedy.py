@@ -87,7 +87,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 def remedy_from_args(args: argparse.Namespace) -> Remedy:
     """The :class:`~privgame.remedy.Remedy` the command line asks for."""
-    from privgame.remedy import Remedy, parse_bin, parse_generalise, parse_merge_rare
+    from privgame.service import Remedy, parse_bin, parse_generalise, parse_merge_rare
 
     return Remedy(
         leave_out=args.leave_out,
@@ -103,10 +103,7 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
 
 def run(args: argparse.Namespace) -> int:
     from privgame.commands._progress import ProgressBar
-    from privgame.execution import scheduler_address
-    from privgame.games.engine import execute
-    from privgame.remedy import create_remedy
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, create_remedy, execute, scheduler_address
 
     parent = RunFolder(args.run_dir)
     folder, reuse = create_remedy(parent, remedy_from_args(args), args.out)

@@ -88,7 +88,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     ):
         p = summary.get(f"percentiles_{name}")
         if not both and name != "model_seeded":
-            from privgame.audit import not_played_reason
+            from privgame.service import not_played_reason
 
             reason = not_played_reason(str(summary.get("attacker", "population")))
             lines.append(f"{label:<20}{NOT_RUN} ({reason})")
@@ -137,8 +137,7 @@ def wrapped(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.service import summary_at
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, summary_at
 
     summary = summary_at(RunFolder(args.run_dir), args.threshold)
     if args.json:

@@ -26,7 +26,7 @@ from privgame.parameters import (
     seed_problem,
     threshold_problem,
 )
-from privgame.spec import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -40,7 +40,7 @@ __all__ = ["add_parser", "run"]
 
 def _holdout(text: str) -> float | int:
     """``--holdout``'s type: :func:`privgame.setups.parse_holdout`, imported when it is given."""
-    from privgame.setups import parse_holdout
+    from privgame.service import parse_holdout
 
     return parse_holdout(text)
 
@@ -257,8 +257,7 @@ def _selection(args: argparse.Namespace) -> TargetSelection:
 
 def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
     """The set-up's table, schema, sizes and set-up from the command-line options."""
-    from privgame.duplicates import drop_duplicate_rows
-    from privgame.setups import load_population, paper_inputs, release_inputs
+    from privgame.service import drop_duplicate_rows, load_population, paper_inputs, release_inputs
 
     if args.setup == "paper":
         misplaced = [
@@ -309,15 +308,14 @@ def attacker_and_games(setup: str, attacker: str | None, games: str | None) -> t
     against the leave-one-out attacker, the paper set-up keeps the paper's), and both games
     unless the attacker is leave-one-out, which plays the model-seeded game only."""
     attacker = attacker or DEFAULT_ATTACKER.get(setup, "population")
-    from privgame.games.threat import default_games
+    from privgame.service import default_games
 
     return attacker, games or default_games(attacker)
 
 
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
     """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
-    from privgame.data import load_dataset
-    from privgame.duplicates import drop_duplicate_rows
+    from privgame.service import drop_duplicate_rows, load_dataset
 
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
     if getattr(args, "drop_duplicates", False):
@@ -356,7 +354,7 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
     if state == "cancelled":
         print(f"cancelled; resume with: {_resume_command(folder, args)}", file=sys.stderr)
         return 3
-    from privgame.audit import run_summary
+    from privgame.service import run_summary
 
     summary = run_summary(folder)
     print(f"run folder: {folder.path}")
@@ -367,10 +365,7 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.execution import resolve_workers, scheduler_address
-    from privgame.games.preflight import create_run
-    from privgame.generators import available
-    from privgame.store import default_runs_root
+    from privgame.service import available, create_run, default_runs_root, resolve_workers, scheduler_address
 
     _check_settings(args)
     _check_resolve_to(args.resolve_to, args.n_eval)
@@ -440,13 +435,12 @@ def _execute(
 
     ``estimate`` (seconds) is shown as the time left until units have finished.
     """
-    from privgame.games.engine import execute, plan_summary
+    from privgame.service import execute, plan_summary
 
     if dataset.dropped_rows and not args.quiet:
         print(f"note: {dataset.dropped_rows:,} rows with missing values were dropped.", file=sys.stderr)
     if not args.quiet:
-        from privgame.audit import describe_setup
-        from privgame.games.engine import build_context
+        from privgame.service import build_context, describe_setup
 
         for line in describe_setup(spec):
             print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
@@ -475,8 +469,7 @@ def _check_cost(
     ParameterError
         With the estimate, for a run over the limit without ``--i-know-its-large``.
     """
-    from privgame.estimate import check_cost
-    from privgame.execution import resolve_workers, scheduler_address
+    from privgame.service import check_cost, resolve_workers, scheduler_address
 
     cost = check_cost(
         spec,
@@ -510,9 +503,14 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     GeneratorContractError
         Naming everything the plug-in does that the engine cannot rely on.
     """
-    from privgame.estimate import calibrate, cost_warning, estimate_seconds
-    from privgame.execution import resolve_workers, scheduler_address
-    from privgame.service import check_plugin
+    from privgame.service import (
+        calibrate,
+        check_plugin,
+        cost_warning,
+        estimate_seconds,
+        resolve_workers,
+        scheduler_address,
+    )
 
     report = check_plugin(spec, inputs.table)
     workers = resolve_workers(args.workers)
@@ -556,7 +554,7 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
         False when a pass was cancelled.
     """
     from privgame.commands.extend import describe_pass
-    from privgame.games.engine import extend, undecided_records
+    from privgame.service import extend, undecided_records
 
     n = folder.spec().attack.n_eval
     target = args.resolve_to
@@ -575,9 +573,7 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
 
 def run_resume(args: argparse.Namespace) -> int:
     from privgame.commands.extend import describe_pass
-    from privgame.execution import scheduler_address
-    from privgame.games.engine import execute, finish_extension
-    from privgame.store import RunFolder
+    from privgame.service import RunFolder, execute, finish_extension, scheduler_address
 
     folder = RunFolder(args.run_dir)
     _check_resolve_to(args.resolve_to, None)

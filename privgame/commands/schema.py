@@ -60,8 +60,8 @@ def _role_override(text: str) -> tuple[str, str]:
 
 def duplicate_rows(found: Inspection) -> int | None:
     """Rows of the prepared table that repeat an earlier row on the used columns (None if unreadable)."""
-    from privgame.duplicates import repeated_rows
     from privgame.errors import PrivgameError
+    from privgame.service import repeated_rows
 
     if found.problems:
         return None
@@ -132,7 +132,7 @@ def _human(found: Inspection) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the schema of ``args.path``; exit status 2 when the table has problems."""
-    from privgame.data import inspect_dataset
+    from privgame.service import inspect_dataset
 
     found = inspect_dataset(args.path, roles=dict(args.role) or None, missing_policy=args.missing)
     if args.json:

@@ -34,7 +34,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def _print_table(folder: StudyFolder, *, as_json: bool = False) -> None:
-    from privgame.studies import study_results
+    from privgame.service import study_results
     from privgame.study_figures import study_chart
 
     result = study_results(folder)
@@ -64,8 +64,7 @@ def _finish(folder: StudyFolder) -> int:
 
 def _png(args: argparse.Namespace) -> int:
     from privgame import figures
-    from privgame.store import RunFolder
-    from privgame.studies import StudyFolder, study_results
+    from privgame.service import RunFolder, StudyFolder, study_results
     from privgame.study_figures import study_chart, write_png
 
     path = Path(args.folder)
@@ -97,9 +96,14 @@ def _png(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run the ``study`` sub-command in ``args.study_command``."""
-    from privgame.execution import scheduler_address
-    from privgame.store import default_runs_root
-    from privgame.studies import StudyFolder, create_study, execute_study, study_cost
+    from privgame.service import (
+        StudyFolder,
+        create_study,
+        default_runs_root,
+        execute_study,
+        scheduler_address,
+        study_cost,
+    )
     from privgame.study_figures import figure_html
 
     command = args.study_command

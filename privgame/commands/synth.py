@@ -51,11 +51,17 @@ def run(args: argparse.Namespace) -> int:
         raise ParameterError(f"--rows must be at least 1, got {args.rows}.")
     if args.seed < 0:
         raise ParameterError(f"--seed must be a non-negative integer, got {args.seed}.")
-    from privgame.csvsafe import csv_safe
-    from privgame.data import decode, encode, load_dataset
-    from privgame.generators import create
-    from privgame.outputs import check_output_path, write_output
-    from privgame.seeding import Role, stream
+    from privgame.service import (
+        Role,
+        check_output_path,
+        create,
+        csv_safe,
+        decode,
+        encode,
+        load_dataset,
+        stream,
+        write_output,
+    )
 
     check_output_path(args.output, what="the synthetic table")  # before any work
     dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)

@@ -51,9 +51,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.data.schema import Schema
-    from privgame.store import RunFolder
-    from privgame.utility import default_target_column, measure_utility, utility_lines
+    from privgame.service import RunFolder, Schema, default_target_column, measure_utility, utility_lines
 
     folder = RunFolder(args.run_dir)
     if args.family:
@@ -79,8 +77,7 @@ def _print_lines(lines: list[str]) -> None:
 
 
 def _family(folder: RunFolder, args: argparse.Namespace) -> int:
-    from privgame.remedy import family
-    from privgame.utility import family_target_column, measure_utility, unmeasured, utility_lines
+    from privgame.service import family, family_target_column, measure_utility, unmeasured, utility_lines
 
     members = family(folder)
     target = args.target_column or family_target_column(members)
