@@ -13,8 +13,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from blind_generator import blind_generator
+from builders import small_spec
 
-from privgame.data import load_dataset
 from privgame.errors import RunError
 from privgame.games.engine import Progress, build_context, execute, start_run
 from privgame.games.preflight import create_run
@@ -26,22 +26,7 @@ from privgame.store import RunFolder, new_run_folder
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
-    dataset = load_dataset(path)
-    options: dict[str, object] = {
-        "attack": AttackSettings(n_shadow=20, n_eval=20),
-        "targets": TargetSelection("random", 3),
-        "seed": 7,
-    }
-    options.update(kwargs)
-    spec = RunSpec(
-        data_name=path.name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes={"aux": 700, "eval": 600, "target": 60},
-        generator=generator,
-        **options,  # type: ignore[arg-type]
-    ).validate()
-    return spec, dataset.table
+    return small_spec(path, generator, **kwargs)
 
 
 def test_results_are_identical_with_one_and_two_workers(small_adult: Path, tmp_path: Path) -> None:

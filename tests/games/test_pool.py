@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import small_spec
 from same_runs import assert_same_runs
 
 from privgame import metrics
 from privgame.cli import main
-from privgame.data import load_dataset
 from privgame.errors import ParameterError
 from privgame.games import context, pool
 from privgame.games.engine import build_context, execute, extend, plan_summary, start_run
@@ -25,22 +25,8 @@ RESULT_FILES = ("records.csv", "scores.parquet", "summary.json")
 
 
 def _spec(path: Path, traditional: str = "pooled", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
-    dataset = load_dataset(path)
-    options: dict[str, object] = {
-        "attack": AttackSettings(n_shadow=20, n_eval=20, traditional=traditional),  # type: ignore[arg-type]
-        "targets": TargetSelection("random", 3),
-        "seed": 7,
-    }
-    options.update(kwargs)
-    spec = RunSpec(
-        data_name=path.name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes={"aux": 700, "eval": 600, "target": 60},
-        generator="synthpop",
-        **options,  # type: ignore[arg-type]
-    ).validate()
-    return spec, dataset.table
+    attack = AttackSettings(n_shadow=20, n_eval=20, traditional=traditional)  # type: ignore[arg-type]
+    return small_spec(path, **{"attack": attack, **kwargs})
 
 
 def _same_results(a: RunFolder, b: RunFolder, *, modes_differ: bool = False) -> None:

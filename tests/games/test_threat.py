@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from blind_generator import blind_generator
+from builders import small_spec
 from same_runs import assert_same_runs
 
-from privgame.data import load_dataset
 from privgame.errors import ParameterError
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
@@ -26,18 +26,7 @@ LOO = AttackSettings(n_shadow=20, n_eval=20, games="model-seeded", attacker="lea
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
-    dataset = load_dataset(path)
-    options: dict[str, object] = {"attack": LOO, "targets": TargetSelection("random", 3), "seed": 7}
-    options.update(kwargs)
-    spec = RunSpec(
-        data_name=path.name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes={"aux": 700, "eval": 600, "target": 60},
-        generator=generator,
-        **options,  # type: ignore[arg-type]
-    ).validate()
-    return spec, dataset.table
+    return small_spec(path, generator, **{"attack": LOO, **kwargs})
 
 
 def test_the_registry_names_every_threat_model_and_refuses_an_unknown_one() -> None:

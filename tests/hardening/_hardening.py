@@ -1,4 +1,4 @@
-"""Helpers of the hardening tests: a small run spec and the command line.
+"""Helpers of the hardening tests: the command line (the small run spec is ``tests/builders.py``'s).
 
 Imported by name (``from _hardening import ...``): pytest puts this folder on ``sys.path``, and
 a ``conftest`` module cannot be imported reliably when several test folders have one.
@@ -11,34 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pandas as pd
-
-from privgame.data import load_dataset
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-
 REPO = Path(__file__).resolve().parents[2]
-SIZES = {"aux": 700, "eval": 600, "target": 60}
-"""Sizes of a small run on 1,500 rows (as in tests/games/test_engine.py)."""
-
-
-def small_spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
-    """A run spec of a few seconds on the table at ``path``, and the prepared table."""
-    dataset = load_dataset(path)
-    options: dict[str, object] = {
-        "attack": AttackSettings(n_shadow=20, n_eval=20),
-        "targets": TargetSelection("random", 3),
-        "seed": 7,
-    }
-    options.update(kwargs)
-    spec = RunSpec(
-        data_name=path.name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes=dict(SIZES),
-        generator=generator,
-        **options,  # type: ignore[arg-type]
-    ).validate()
-    return spec, dataset.table
 
 
 def cli_command(*args: str) -> list[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _hardening import small_spec
+from builders import small_spec
 
 from privgame import figures
 from privgame.cli import main

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _hardening import REPO, SIZES, cli_command, small_spec
+from _hardening import REPO, cli_command
+from builders import SIZES, small_spec
 
 from privgame.background import launch
 from privgame.data import fingerprint_table, load_dataset

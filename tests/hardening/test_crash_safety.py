@@ -17,7 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _hardening import REPO, cli_command, small_spec
+from _hardening import REPO, cli_command
+from builders import small_spec
 
 from privgame.errors import RunError
 from privgame.games.engine import execute, start_run

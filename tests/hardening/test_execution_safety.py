@@ -14,7 +14,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from _hardening import REPO, cli_command, small_spec
+from _hardening import REPO, cli_command
+from builders import small_spec
 
 import privgame.execution as execution
 from privgame.errors import RunError

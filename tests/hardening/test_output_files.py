@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from _hardening import small_spec
+from builders import small_spec
 
 from privgame.cli import main
 from privgame.errors import ParameterError

@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _hardening import REPO, cli, small_spec
+from _hardening import REPO, cli
+from builders import small_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from _hardening import REPO, cli, cli_command, small_spec
+from _hardening import REPO, cli, cli_command
+from builders import small_spec
 
 from privgame.errors import OutputError, RunError
 from privgame.execution import default_workers, describe_executor, resolve_workers
