@@ -56,6 +56,8 @@ from privgame.service import (
 
 # Session key of the remedy run started here, followed until it ends.
 STARTED_KEY = "_remedy_started"
+NOTICE_KEY = "_remedy_notice"
+ACTIVE = ("created", "queued", "running")
 LEAVE_LABELS = {
     "none": "keep every record",
     "at-risk": "the records at risk",
@@ -169,6 +171,18 @@ def _form(folder: RunFolder, t: float) -> Remedy:
     )
 
 
+def _remedy_in_progress(folder: RunFolder) -> str | None:
+    """A remedy of ``folder`` whose re-audit is still going, if any (the newest)."""
+    going = [
+        member.run_id
+        for member in family(folder)
+        if (member.spec().parent or {}).get("run_id") == folder.run_id
+        and member.status().get("state") in ACTIVE
+        and not member.status_is_stale()
+    ]
+    return going[-1] if going else None
+
+
 def _follow_body(run_id: str) -> None:
     guarded(lambda: _progress(run_id))
 
@@ -221,12 +235,16 @@ def _measure_family(members: list[RunFolder]) -> None:
         st.rerun()
 
 
-def _compare(folder: RunFolder, t: float) -> None:
+def _compare(folder: RunFolder, t: float, *, remedying: bool = False) -> None:
     """The family's table, the paired chart against the parent, and the privacy-utility chart."""
-    members = [f for f in family(folder) if f.status().get("state") == "done" and f.has_results()]
+    members = [f for f in family(folder) if f.is_done()]
     st.subheader("Compare the family")
     if len(members) < 2:
-        st.caption("This run has no finished remedy yet: start one above.")
+        st.caption(
+            "The remedy's re-audit is under way (above); its results join this comparison when it ends."
+            if remedying
+            else "This run has no finished remedy yet: start one above."
+        )
         return
     table = compare_runs(members, t)
     shown = table.rename(columns=COMPARE_LABELS).astype(str)
@@ -274,20 +292,31 @@ def body() -> None:
     t = threshold_slider(folder, key="remedy-t", help="The verdicts that choose the records to leave out.")
     summary: dict[str, Any] = run_summary(folder, t)
     show_verdict(summary)
-    started = st.session_state.get(STARTED_KEY)
+    # The re-audit started from this page, or one of this run's remedies still going (started in
+    # another session, or before a reload): followed until it ends.
+    started = st.session_state.get(STARTED_KEY) or _remedy_in_progress(folder)
     if started:
         _follow(started)
+    notice = st.session_state.pop(NOTICE_KEY, None)
+    if notice:
+        st.info(plain(notice))
     st.subheader("Choose a remedy")
     remedy = _form(folder, t)
     if st.button("Start the remedy", type="primary", key="start-remedy", disabled=bool(started)):
         try:
-            made = launch_remedy(folder, remedy)
+            with st.spinner("Making the remedy run: checking its settings and the generator on the new D…"):
+                made, new = launch_remedy(folder, remedy)
         except PrivgameError as error:
             show_error(error)
         else:
             st.session_state[STARTED_KEY] = made.run_id
+            if not new:
+                st.session_state[NOTICE_KEY] = (
+                    f"This remedy was made before, as {made.run_id}: following that run rather than "
+                    "starting a second one."
+                )
             st.rerun()
-    _compare(folder, t)
+    _compare(folder, t, remedying=bool(started))
 
 
 guarded(body)

@@ -101,24 +101,42 @@ def launch_extend(
     return pid
 
 
-def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> RunFolder:
-    """Create a remedy run of ``parent`` and start its re-audit in a detached process.
+def launch_remedy(
+    parent: RunFolder, remedy: Remedy, *, workers: int | None = None
+) -> tuple[RunFolder, bool]:
+    """Create a remedy run of ``parent`` and start its re-audit in a detached process, once.
 
     The folder is made here, as ``python -m privgame remedy --no-run`` makes it (with the
     parent's reusable checkpoints, :func:`privgame.remedy.create_remedy`); the re-audit is then
     ``python -m privgame resume`` on it, like any launched run, so its progress is the new run's
-    ``status.json``.
+    ``status.json``. When the same remedy of the same parent was made before
+    (:func:`privgame.remedy.find_remedy`), no second run is made: that run is returned, and
+    resumed if it is neither running nor done.
+
+    Returns
+    -------
+    folder : RunFolder
+        The remedy run.
+    new : bool
+        Whether it was made now (False: it existed).
 
     Raises
     ------
     ParameterError
         For a remedy that cannot be made (see :func:`privgame.remedy.plan_remedy`).
     """
-    from privgame.remedy import create_remedy
+    from privgame.remedy import create_remedy, find_remedy, plan_remedy
 
-    folder, _ = create_remedy(parent, remedy)
+    planned = plan_remedy(parent, remedy)
+    found = find_remedy(parent, planned[0])
+    if found is not None:
+        active = found.is_running() or found.status().get("state") == "queued"
+        if not active and not found.is_done() and found.damage() is None:
+            launch(found, workers=workers)
+        return found, False
+    folder, _ = create_remedy(parent, remedy, planned=planned)
     launch(folder, workers=workers)
-    return folder
+    return folder, True
 
 
 def extension_state(folder: RunFolder) -> str:

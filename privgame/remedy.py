@@ -73,6 +73,7 @@ __all__ = [
     "describe",
     "draws_sample",
     "family",
+    "find_remedy",
     "generalise_choices",
     "kept_sample_ids",
     "leave_out_ids",
@@ -515,8 +516,33 @@ def _init_params(cls: type) -> set[str]:
     return set(inspect.signature(cls.__init__).parameters) - {"self"}
 
 
+def find_remedy(parent: RunFolder, spec: RunSpec, root: str | Path | None = None) -> RunFolder | None:
+    """The run under ``root`` (beside the parent by default) made for the same remedy of the same
+    parent, i.e. with the same spec (package versions aside), or None.
+
+    A remedy is made once: asking for it again (a second click, a reload) finds this run, to be
+    followed, resumed or read, instead of starting a duplicate that would compete for the cores.
+    """
+    wanted = {**spec.to_dict(), "versions": None}
+    folder_root = Path(root) if root is not None else parent.path.parent
+    for path in sorted(folder_root.iterdir()) if folder_root.is_dir() else []:
+        if not path.is_dir() or path.is_symlink() or path == parent.path:
+            continue
+        try:
+            other = RunFolder(path).spec()
+        except ValueError:  # not a run folder, or a damaged one
+            continue
+        if other.parent is not None and {**other.to_dict(), "versions": None} == wanted:
+            return RunFolder(path)
+    return None
+
+
 def create_remedy(
-    parent: RunFolder, remedy: Remedy, root: str | Path | None = None
+    parent: RunFolder,
+    remedy: Remedy,
+    root: str | Path | None = None,
+    *,
+    planned: tuple[RunSpec, pd.DataFrame, bool] | None = None,
 ) -> tuple[RunFolder, dict[str, Any]]:
     """Create the remedy run's folder (not yet executed), with the parent's reusable checkpoints.
 
@@ -527,6 +553,8 @@ def create_remedy(
     remedy : Remedy
     root : path, optional
         Where the new run folder goes; beside the parent by default.
+    planned : tuple, optional
+        What :func:`plan_remedy` returned for this parent and remedy, when the caller has it.
 
     Returns
     -------
@@ -536,7 +564,7 @@ def create_remedy(
         ``shadow_out`` (shared checkpoints copied), ``attacks`` (trained attacks copied) and
         ``exact`` (whether anything could be reused: False when the generator or columns change).
     """
-    spec, table, exact = plan_remedy(parent, remedy)
+    spec, table, exact = plan_remedy(parent, remedy) if planned is None else planned
     folder = create_run(root if root is not None else parent.path.parent, spec, table)
     reuse: dict[str, Any] = {"exact": exact, "shadow_out": 0, "attacks": 0}
     parent_spec = parent.spec()

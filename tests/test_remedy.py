@@ -373,3 +373,46 @@ def test_only_a_stronger_setting_is_a_generalise_remedy(
     name: str, value: float, audited: float, refused: bool
 ) -> None:
     assert bool(remedy_module._not_stronger(name, value, audited)) is refused
+
+
+def test_a_remedy_asked_for_twice_is_made_once(
+    parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second click, or the same remedy after a reload, follows the run made the first time
+    (resuming it when it stopped) instead of starting a duplicate that competes for the cores."""
+    import shutil
+
+    import privgame.background as background
+
+    shutil.copytree(parent.path, tmp_path / parent.run_id)
+    copy = RunFolder(tmp_path / parent.run_id)
+    launched: list[str] = []
+    monkeypatch.setattr(background, "launch", lambda folder, **kw: launched.append(folder.run_id))
+    remedy = Remedy(generalise=("min-leaf", 20))
+    first, new = background.launch_remedy(copy, remedy)
+    assert new and launched == [first.run_id]
+    again, new_again = background.launch_remedy(copy, remedy)
+    assert again.path == first.path and not new_again
+    assert launched == [first.run_id, first.run_id]  # never started, so resumed: not made again
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([copy.run_id, first.run_id])
+    other, new_other = background.launch_remedy(copy, Remedy(generalise=("min-leaf", 40)))
+    assert new_other and other.path != first.path  # another remedy is another run
+
+
+def test_the_remedies_page_follows_a_remedy_under_way_after_a_reload(
+    parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+    import time
+
+    shutil.copytree(parent.path, tmp_path / parent.run_id)
+    copy = RunFolder(tmp_path / parent.run_id)
+    child, _ = create_remedy(copy, Remedy(generalise=("min-leaf", 20)))
+    child.write_status(state="running", fits_done=3, fits_total=12, updated=time.time())
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path))
+    page = _page("9_Remedies", run=copy.run_id)  # a fresh session: nothing remembered
+    assert not page.exception, [e.value for e in page.exception]
+    texts = "\n".join(str(e.value) for e in page.info)
+    assert f"Re-auditing the remedy run {child.run_id}" in texts.replace("\\", "")
+    assert page.button(key="start-remedy").disabled
+    assert any("re-audit is under way" in str(c.value) for c in page.caption)
