@@ -122,6 +122,12 @@ def _risks(row: pd.Series, t: float, attacker: str) -> None:
             continue
         col.metric(label, _fmt(row.get(prefix)), help=help)
         col.caption(f"95% interval {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
+        if _float(row.get(prefix)) < 0.5:
+            col.caption(
+                "Below 0.5: the attack scored this record's 'out' runs above its 'in' runs, worse than "
+                "a guess. That is no evidence that the record is safe; the verdict below says what the "
+                "runs show."
+            )
     cols[2].metric("Difference", _fmt(row.get("difference")) if played else "not run", help="R_MS − R_T")
     sentence = VERDICT_SENTENCES[verdict].format(t=t)
     if verdict == "at risk" and played and traditional != "at risk":
@@ -190,8 +196,12 @@ def body() -> None:
     columns = profile["columns"].copy()
     for name in ("value", "typical"):
         columns[name] = columns[name].map(lambda v: "" if v is None else str(v))
+    # "typical is" tells a category's mode from a number's median: worth a column only when both occur.
+    shown = ["column", "role", "value", "typical", "typical_is", "rarity"]
+    if columns["typical_is"].nunique() < 2:
+        shown.remove("typical_is")
     st.dataframe(
-        columns[["column", "role", "value", "typical", "typical_is", "rarity"]],
+        columns[shown],
         hide_index=True,
         column_config={"typical_is": "typical is"},
         height=_rows_height(len(columns)),

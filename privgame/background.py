@@ -101,9 +101,7 @@ def launch_extend(
     return pid
 
 
-def launch_remedy(
-    parent: RunFolder, remedy: Remedy, *, workers: int | None = None
-) -> tuple[RunFolder, bool]:
+def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> tuple[RunFolder, bool]:
     """Create a remedy run of ``parent`` and start its re-audit in a detached process, once.
 
     The folder is made here, as ``python -m privgame remedy --no-run`` makes it (with the

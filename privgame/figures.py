@@ -843,7 +843,7 @@ def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Ch
         # One labelled tick per decade: plotly's default labels every minor tick, unreadably.
         decades = {
             "dtick": 1,
-            "tickformat": ".0e" if low and low < 1e-3 else "g",
+            "tickformat": ".0e" if low and low < 1e-3 else "~g",  # "~g": 0.01, not 0.0100000
             "minor": {"ticks": "outside"},
         }
         figure.update_xaxes(**decades)

@@ -1238,3 +1238,16 @@ def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
     assert metric.value == str(n)
     at.radio(key="show").set_value("at_risk").run()
     assert sorted(int(r) for r in at.dataframe[-1].value["record_id"]) == expected
+
+
+def test_record_page_says_what_a_risk_below_one_half_means(with_runs: Path) -> None:
+    (latest, *_) = list_runs(with_runs)
+    records = pd.read_parquet(with_runs / latest.run_id / "records.parquet")
+    lowest = records.loc[records["risk_model_seeded"].idxmin()]
+    at = _page("4_Record", run=latest.run_id, record=str(int(lowest["record_id"])))
+    _no_failures(at)
+    said = "Below 0.5: the attack scored this record's 'out' runs above its 'in' runs" in _texts(at.caption)
+    assert said == (float(lowest["risk_model_seeded"]) < 0.5)
+    profile = at.dataframe[0].value
+    kinds = set(profile["role"])
+    assert ("typical_is" in profile.columns) == (len(kinds) > 1)  # only when modes and medians mix

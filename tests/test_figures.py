@@ -331,3 +331,10 @@ def test_risk_intervals_sort_the_records_and_colour_them_by_their_verdict() -> N
         figures.risk_intervals(records.drop(columns="risk_model_seeded_low"), 0.8)
     with pytest.raises(ParameterError, match="between 0 and 1"):
         figures.risk_intervals(records, 1.5)
+
+
+def test_log_scale_ticks_read_as_plain_decades(scores: pd.DataFrame) -> None:
+    """'~g' labels a decade 0.01, not 0.0100000 (plotly's 'g' keeps six significant digits)."""
+    layout = figures.roc_curves(scores, 10, log=True).figure.layout
+    assert layout.xaxis.tickformat in ("~g", ".0e") and layout.yaxis.tickformat in ("~g", ".0e")
+    assert layout.xaxis.dtick == 1
