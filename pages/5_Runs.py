@@ -42,11 +42,11 @@ def _overview() -> bool:
             {
                 "run": info.run_id,
                 "state": info.state,
-                "progress": info.progress,
+                "progress": round(100 * info.progress),
                 "created": when(info.created),
                 "data": info.data_name,
                 "generator": info.generator,
-                "records": info.n_targets,
+                "records": "" if info.n_targets is None else f"{info.n_targets:,}",  # not yet chosen
                 "problem": info.problem or "",
             }
             for info in every
@@ -55,7 +55,15 @@ def _overview() -> bool:
     st.dataframe(
         table,
         hide_index=True,
-        column_config={"progress": st.column_config.ProgressColumn("progress", min_value=0.0, max_value=1.0)},
+        column_config={
+            "progress": st.column_config.ProgressColumn(
+                "progress",
+                help="Share of the run's generator fits done, the unit of every progress figure",
+                min_value=0,
+                max_value=100,
+                format="%d%%",
+            )
+        },
     )
     st.caption(f"{len(every)} run(s) in {plain(runs_root().resolve())}.")
     links = symlinked_entries(runs_root())

@@ -372,6 +372,16 @@ def select_run(
         choices = [info for info in runs() if info.state in states or _being_extended(info)]
     if not choices:
         wanted = "finished runs" if states == ("done",) else "runs"
+        going = [info for info in runs() if info.state in ("created", "queued", "running")]
+        if going and states == ("done",):
+            first = going[0]
+            st.info(
+                f"No run has finished yet: {plain(first.run_id)} is under way ({first.progress:.0%} of its "
+                "generator fits). Its results appear here when it ends."
+                + (f" {len(going) - 1} other run(s) are under way too." if len(going) > 1 else "")
+            )
+            st.page_link(PAGES["evaluate"], label="Follow it on the Evaluate page", icon=":material/pace:")
+            return None
         st.info(f"There are no {wanted} in {plain(runs_root())} yet.")
         st.page_link(
             PAGES["evaluate"], label="Start a run on the Evaluate page", icon=":material/play_arrow:"

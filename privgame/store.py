@@ -1122,8 +1122,11 @@ class RunFolder(CheckedFolder):
                 created = (self.path / "spec.json").stat().st_mtime
             except OSError:
                 created = 0.0
-        total = status.get("total_units") or 0
-        done = status.get("done_units") or 0
+        # Progress is counted in generator fits everywhere (the pages, the command line's bar):
+        # units differ in size, so a share of units is not a share of the work.
+        total = status.get("fits_total") or status.get("total_units") or 0
+        done = status.get("fits_done") if status.get("fits_total") else status.get("done_units")
+        done = done or 0
         return RunInfo(
             run_id=self.run_id,
             path=self.path,

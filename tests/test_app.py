@@ -1251,3 +1251,19 @@ def test_record_page_says_what_a_risk_below_one_half_means(with_runs: Path) -> N
     profile = at.dataframe[0].value
     kinds = set(profile["role"])
     assert ("typical_is" in profile.columns) == (len(kinds) > 1)  # only when modes and medians mix
+
+
+def test_results_page_during_a_first_run_says_it_is_under_way(
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = create_run(tmp_path, _tiny_spec(dataset), dataset.table)
+    folder.write_status(state="running", fits_done=30, fits_total=120)
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path))
+    at = _page("3_Results")
+    _no_failures(at)
+    said = _texts(at.info)
+    assert f"No run has finished yet: {folder.run_id} is under way (25% of its generator fits)" in said
+    assert "There are no finished runs" not in said
+    runs = _page("5_Runs")
+    table = runs.dataframe[0].value
+    assert list(table["progress"]) == [25] and list(table["records"]) == [""]

@@ -126,3 +126,15 @@ def test_summaries_with_infinite_epsilon_are_written_as_strict_json(tmp_path: Pa
         records, scores, {"epsilon": float("inf"), "rate": float("nan"), "x": [np.float64(1.5)]}
     )
     assert folder.summary() == {"epsilon": "inf", "rate": None, "x": [1.5]}
+
+
+def test_progress_is_the_share_of_generator_fits_done(tmp_path: Path) -> None:
+    """Units differ in size (a shared chunk of 16 fits, a target's 200): progress counts fits, as
+    the Evaluate page and the command line's bar do, so every page shows the same figure."""
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder.write_status(state="running", done_units=97, total_units=100, fits_done=75, fits_total=100)
+    (info,) = list_runs(tmp_path)
+    assert info.progress == pytest.approx(0.75)
+    folder.write_status(state="running", done_units=3, total_units=4, fits_done=None, fits_total=None)
+    (info,) = list_runs(tmp_path)
+    assert info.progress == pytest.approx(0.75)  # a status without fits: its units
