@@ -1,6 +1,6 @@
 """Export: the high-risk records, every per-record result, the run spec and the HTML report.
 
-The tables are :func:`privgame.report.export_table`'s, as in ``python -m privgame export``, written
+The tables are :func:`privgame.service.export_frame`'s, as in ``python -m privgame export``, written
 by :func:`privgame.report.to_bytes` (CSV cells that a spreadsheet would run as formulas are
 neutralised); the report is :func:`privgame.report.html_report`.
 """
@@ -11,7 +11,7 @@ import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
 from privgame.service import (
-    export_table,
+    export_frame,
     html_report,
     not_played_reason,
     to_bytes,
@@ -34,9 +34,9 @@ def body() -> None:
     t = threshold_slider(
         folder, key="export-t", help="The high-risk list, the verdicts and the HTML report follow it."
     )
-    raw = folder.records()
-    records = export_table(raw, "records", t)
-    risky = export_table(raw, "high-risk", t)
+    # As `python -m privgame export` writes them: who each record is (identifiers) first.
+    records = export_frame(folder, "records", t)
+    risky = export_frame(folder, "high-risk", t)
     stem = f"{folder.run_id}"
     csv_kind = st.radio(
         "CSV files",

@@ -237,7 +237,7 @@ that needs the store alone does not load the engine, scikit-learn and plotly."""
 
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted([*_MODULE_OF, "check_plugin", "summary_at"])
+__all__ = sorted([*_MODULE_OF, "check_plugin", "export_frame", "summary_at"])
 
 
 def __getattr__(name: str) -> Any:
@@ -271,6 +271,17 @@ def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, A
     from privgame.audit import run_summary
 
     return run_summary(folder, threshold)
+
+
+def export_frame(folder: RunFolder, what: str, threshold: float) -> pd.DataFrame:
+    """The table ``python -m privgame export`` and the Export page write for ``what``
+    (``"records"`` or ``"high-risk"``) at ``threshold``: :func:`privgame.report.export_table`'s
+    columns with who each record is (its identifier columns) first, the same order on both faces.
+    """
+    from privgame.records import identifiers_first
+    from privgame.report import export_table
+
+    return identifiers_first(export_table(folder.records(), what, threshold), folder.spec().schema)
 
 
 def check_plugin(spec: RunSpec, table: pd.DataFrame) -> ContractReport:

@@ -91,3 +91,31 @@ def test_results_and_record_pages_show_who_the_record_is(
     at.switch_page("pages/4_Record.py").run()
     assert not at.exception
     assert f"**Person ID**: P{record_id:04d}" in "\n".join(m.value for m in at.markdown)
+
+
+def test_the_export_page_orders_columns_as_the_command_line_does(
+    run_with_ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both faces write their tables through service.export_frame: the same columns in the same
+    order (the identifier was 2nd in the command line's high-risk CSV and 13th in the page's)."""
+    import privgame.service as service
+
+    real = service.export_frame
+    made: dict[str, list[str]] = {}
+
+    def spy(folder, what, threshold):  # type: ignore[no-untyped-def]
+        frame = real(folder, what, threshold)
+        made[what] = list(frame.columns)
+        return frame
+
+    monkeypatch.setattr(service, "export_frame", spy)
+    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update(run=run_with_ids.run_id)
+    at.switch_page("pages/6_Export.py").run()
+    assert not at.exception
+    assert set(made) == {"records", "high-risk"}
+    for what, columns in made.items():
+        cli = pd.read_csv(io.BytesIO(export_bytes(run_with_ids, what, "csv", threshold=0.5)))
+        assert columns == list(cli.columns), what
+        assert columns[:2] == ["record_id", "value:Person ID"]

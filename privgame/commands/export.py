@@ -16,7 +16,7 @@
 Tables are written as CSV (neutralised against CSV injection), CSV for a spreadsheet
 (``csv-excel``: UTF-8 byte-order mark, ``;`` separator, decimal comma), JSON or Parquet
 (``--format``); CSV and JSON round the risks to 4 decimals. Both tables have the same columns in
-the same order (:func:`privgame.report.export_table`, which the Export page uses too).
+the same order (:func:`privgame.service.export_frame`, which the Export page uses too).
 The file is written like every output (:func:`privgame.outputs.write_output`: owner-only,
 atomically, refusing a pipe or a device). ``-o -`` writes the exact bytes to stdout when it is a
 pipe or a file; on a terminal, text is shown with its control characters escaped and Parquet is
@@ -106,7 +106,7 @@ def export_bytes(
     RunError
         If the run has no results yet (every export but ``spec``).
     """
-    from privgame.service import export_table, html_report, identifiers_first, to_bytes
+    from privgame.service import export_frame, html_report, to_bytes
 
     if what not in WHAT:
         raise ParameterError(f"Unknown export {what!r}; use one of {list(WHAT)}.")
@@ -124,9 +124,7 @@ def export_bytes(
         return html_report(folder, threshold).encode("utf-8")
     folder.require_done()
     t = folder.spec().threshold if threshold is None else threshold
-    # Who each record is (identifier columns) comes first, in every export.
-    table = export_table(folder.records(), what, t)
-    return to_bytes(identifiers_first(table, folder.spec().schema), fmt or "csv")
+    return to_bytes(export_frame(folder, what, t), fmt or "csv")
 
 
 def run(args: argparse.Namespace) -> int:
