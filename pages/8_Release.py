@@ -22,6 +22,7 @@ from privgame.errors import PrivgameError
 from privgame.service import (
     RunFolder,
     card_path,
+    columns_not_released_text,
     json_bytes,
     load_dataset,
     make_release,
@@ -95,6 +96,9 @@ def _downloads(folder: RunFolder, rows: int, seed: int, upload: Any, t: float) -
         f"Made {len(release.table):,} synthetic rows with the audited generator "
         f"{plain(folder.spec().generator)}, trained on the audited D (seed {seed})."
     )
+    left_out = columns_not_released_text(folder.spec())
+    if left_out:
+        st.info(plain(left_out))
     name = f"{folder.run_id}-synthetic.csv"
     cols = st.columns(2)
     cols[0].download_button(

@@ -42,6 +42,8 @@ __all__ = [
     "Release",
     "card_path",
     "check_output_paths",
+    "columns_not_released",
+    "columns_not_released_text",
     "make_release",
     "max_release_rows",
     "not_safe_ids",
@@ -293,6 +295,37 @@ def verdict_text(summary: Mapping[str, Any]) -> str:
     return f"{at_risk} of {audited} audited records are at risk."
 
 
+def columns_not_released(spec: RunSpec) -> list[dict[str, str]]:
+    """The columns of the owner's table that the released file leaves out, each with why.
+
+    The generator is trained on the used columns only: identifier-like columns (unique on every
+    row), constant ones (a single value) and the columns the owner excluded are never generated,
+    so the release does not have them. The card, the Release page and ``release`` say so.
+
+    Returns
+    -------
+    list of dict
+        ``{"name", "reason"}`` in the table's order.
+    """
+    return [
+        {"name": str(column["name"]), "reason": str(column.get("reason") or "excluded")}
+        for column in spec.schema.get("columns", [])
+        if column.get("role") == "excluded"
+    ]
+
+
+def columns_not_released_text(spec: RunSpec) -> str | None:
+    """One sentence naming the columns the release leaves out and why, or None when none is."""
+    left = columns_not_released(spec)
+    if not left:
+        return None
+    named = "; ".join(f"{c['name']} ({c['reason']})" for c in left)
+    return (
+        f"The released file leaves out {len(left)} column(s) of the table, which the generator "
+        f"is not trained on: {named}."
+    )
+
+
 def release_card(
     folder: RunFolder,
     *,
@@ -343,6 +376,7 @@ def release_card(
             "population_fingerprint": setup.population_fingerprint,
             "run_table_fingerprint": spec.data_fingerprint,
             "in_words": describe_setup(spec),
+            "columns_not_released": columns_not_released(spec),
         },
         "audit": {
             "plan": audit["audit_plan"],

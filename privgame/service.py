@@ -143,6 +143,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "verdict_text",
         "check_output_paths",
         "write_release",
+        "columns_not_released_text",
     ),
     "privgame.remedy": (
         "GENERALISE_PARAMS",

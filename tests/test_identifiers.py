@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -119,3 +120,37 @@ def test_the_export_page_orders_columns_as_the_command_line_does(
         cli = pd.read_csv(io.BytesIO(export_bytes(run_with_ids, what, "csv", threshold=0.5)))
         assert columns == list(cli.columns), what
         assert columns[:2] == ["record_id", "value:Person ID"]
+
+
+def test_the_release_says_which_columns_it_leaves_out_and_why(
+    run_with_ids, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privgame.cli import main
+
+    out = tmp_path / "synthetic.csv"
+    assert main(["release", str(run_with_ids.path), "-o", str(out), "--accept-risk"]) == 0
+    card = json.loads((tmp_path / "synthetic.card.json").read_text())
+    left = {c["name"]: c["reason"] for c in card["data"]["columns_not_released"]}
+    assert set(left) == {"Person ID", "source"}
+    assert left["source"].startswith("constant") and left["Person ID"].startswith("identifier-like")
+    released = pd.read_csv(out)
+    assert not set(left) & set(released.columns)
+    err = capsys.readouterr().err
+    assert "The released file leaves out 2 column(s) of the table" in err and "source (constant" in err
+
+
+def test_the_release_page_says_which_columns_it_leaves_out(
+    run_with_ids, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update(run=run_with_ids.run_id)
+    at.switch_page("pages/8_Release.py").run()
+    accept = f"accept-risk-{run_with_ids.run_id}"
+    if any(box.key == accept for box in at.checkbox):
+        at.checkbox(key=accept).check().run()
+    at.button(key="make-release").click().run()
+    assert not at.exception
+    said = "\n".join(str(e.value) for e in at.info).replace("\\", "")
+    assert "The released file leaves out 2 column(s) of the table" in said
+    assert "Person ID (identifier-like" in said and "source (constant" in said

@@ -58,7 +58,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.service import RunFolder, check_output_paths, load_dataset, make_release, write_release
+    from privgame.service import (
+        RunFolder,
+        check_output_paths,
+        columns_not_released_text,
+        load_dataset,
+        make_release,
+        write_release,
+    )
 
     # Before the generator is trained: never over the table checked against or into a run folder.
     check_output_paths(args.output, inputs=[args.data, args.run_dir])
@@ -90,4 +97,7 @@ def run(args: argparse.Namespace) -> int:
         f"and the release card to {terminal_safe(card, one_line=True)}"
     )
     print(textwrap.fill(release.card["verdict"], width=100), file=sys.stderr)
+    left_out = columns_not_released_text(folder.spec())
+    if left_out:
+        print(textwrap.fill(terminal_safe(left_out), width=100), file=sys.stderr)
     return 0
