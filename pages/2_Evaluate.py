@@ -654,19 +654,41 @@ def _form() -> None:
     st.subheader("Cost")
     cost = st.container()
     slot = st.empty()
-    clicked = slot.button("Launch the audit", type="primary", key="launch")
+    going = _launched_run_going()
+    if going is not None:
+        st.caption(
+            f"The audit launched from this page, {going}, is under way (Progress, above): launch the "
+            "next one when it ends, or cancel it. Two audits at once share this machine's cores and "
+            "both take longer."
+        )
+    clicked = slot.button("Launch the audit", type="primary", key="launch", disabled=going is not None)
     with cost:
         allowed, seconds = _cost(spec, inputs, workers=workers, scheduler=scheduler)
     if not allowed:
         slot.empty()
         return
-    if clicked:
+    if clicked and going is None:
         folder = create_run(runs_root(), spec, inputs.table)
         launch(folder, workers=workers, scheduler=scheduler, estimate=seconds)
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _launched_run_going() -> str | None:
+    """The run launched from this session, while it is under way (not yet ended or given up)."""
+    run_id = st.session_state.get("launched")
+    if not run_id:
+        return None
+    try:
+        folder = open_run(runs_root(), run_id)
+        status = folder.status()
+    except PrivgameError:  # deleted or damaged since
+        return None
+    if status.get("state") in ACTIVE and not folder.status_is_stale():
+        return str(run_id)
+    return None
 
 
 def _cost(

@@ -1267,3 +1267,23 @@ def test_results_page_during_a_first_run_says_it_is_under_way(
     runs = _page("5_Runs")
     table = runs.dataframe[0].value
     assert list(table["progress"]) == [25] and list(table["records"]) == [""]
+
+
+def test_launch_waits_while_the_audit_launched_here_is_under_way(
+    runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame.background
+
+    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: None)
+    at = _evaluate_release(dataset)
+    assert not at.button(key="launch").disabled
+    at.button(key="launch").click().run()
+    (info,) = list_runs(runs_root)
+    open_run(runs_root, info.run_id).write_status(state="running", fits_done=1, fits_total=10)
+    at.run()
+    _no_failures(at)
+    assert at.button(key="launch").disabled
+    assert f"The audit launched from this page, {info.run_id}, is under way" in _texts(at.caption)
+    open_run(runs_root, info.run_id).write_status(state="done")
+    at.run()
+    assert not at.button(key="launch").disabled  # ended: the next one may go
