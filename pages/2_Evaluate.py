@@ -455,7 +455,7 @@ def _contract(spec: RunSpec, inputs: AuditInputs) -> bool:
 
 def _what_is_audited(spec: RunSpec) -> None:
     st.subheader("What is audited")
-    show_setup(describe_setup(spec))
+    show_setup(describe_setup(spec, planned=True))
     sizes = spec.sizes
     cols = st.columns(3)
     cols[0].metric(

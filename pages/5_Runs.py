@@ -89,7 +89,8 @@ def _details(folder: RunFolder) -> None:
     if state == "done":
         facts.append(f"took {duration(status.get('seconds'))}")
     if status.get("executor"):
-        facts.append(f"ran on {_WHERE.get(status['executor'], 'this machine')}")
+        ran = "runs" if state in ACTIVE else "ran"
+        facts.append(f"{ran} on {_WHERE.get(status['executor'], 'this machine')}")
     st.markdown(" · ".join(facts))
     if damage:
         st.error(plain(damage))

@@ -62,8 +62,9 @@ def _n(value: int) -> str:
     return f"{value:,}"
 
 
-def describe_setup(spec: RunSpec) -> list[str]:
-    """What the run audited, in sentences for the pages, ``report`` and the release card.
+def describe_setup(spec: RunSpec, *, planned: bool = False) -> list[str]:
+    """What the run audited (``planned``: will audit, before it starts), in sentences for the
+    pages, ``report`` and the release card.
 
     Says where D and the population come from, how the attacker's shadow datasets are drawn
     (and that a population smaller than D gives a weaker attacker), and what a small reference
@@ -78,7 +79,7 @@ def describe_setup(spec: RunSpec) -> list[str]:
             f"of {_n(eval_)} rows, and the attacker knows {_n(aux)} other rows (D_aux). It audits a "
             "random dataset of that size, not the release you will publish; use the release set-up "
             "for that.",
-            traditional_text(spec),
+            traditional_text(spec, planned=planned),
         ]
     if spec.attack.attacker == "leave-one-out":
         where = (
@@ -93,7 +94,7 @@ def describe_setup(spec: RunSpec) -> list[str]:
             f"The release is trained on {trained}{_n(n_d)} rows. {where}. {_n(reference)} of its rows "
             "are the reference records that take an audited record's place in D.",
             attacker_text(spec),
-            traditional_text(spec),
+            traditional_text(spec, planned=planned),
         ]
     if setup.population == "table":
         name = f" ({setup.population_name})" if setup.population_name else ""
@@ -131,7 +132,7 @@ def describe_setup(spec: RunSpec) -> list[str]:
             "of its datasets is D itself. Its datasets differ little from D, and the gap between "
             "the two games is narrower than in the paper's set-up, where D is a small part of the pool."
         )
-    lines.append(traditional_text(spec))
+    lines.append(traditional_text(spec, planned=planned))
     return lines
 
 
@@ -150,17 +151,19 @@ def not_played_reason(attacker: str) -> str:
     return create(attacker).no_traditional or "this re-audit played the model-seeded game alone"
 
 
-def traditional_text(spec: RunSpec) -> str:
-    """How the run played the traditional game (pooled, per target, or not at all), in one sentence."""
+def traditional_text(spec: RunSpec, *, planned: bool = False) -> str:
+    """How the run played the traditional game (pooled, per target, or not at all), in one sentence;
+    with ``planned``, how it will play it (before the run starts)."""
+    was, drew, was_not = ("will be", "will draw", "will not be") if planned else ("was", "drew", "was not")
     if spec.attack.games == "model-seeded":
-        return f"The traditional game was not played: {not_played_reason(spec.attack.attacker)}."
+        return f"The traditional game {was_not} played: {not_played_reason(spec.attack.attacker)}."
     if spec.attack.traditional == "pooled":
         return (
-            "The traditional game was pooled: one seeded sequence of datasets drawn from the evaluation "
-            "pool serves every audited record, and each record's game is exactly the one it would play "
-            "alone (only different records' estimates become correlated)."
+            f"The traditional game {was} pooled: one seeded sequence of datasets drawn from the "
+            "evaluation pool serves every audited record, and each record's game is exactly the one it "
+            "would play alone (only different records' estimates become correlated)."
         )
-    return "The traditional game drew datasets of its own for each audited record."
+    return f"The traditional game {drew} datasets of its own for each audited record."
 
 
 def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:

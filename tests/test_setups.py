@@ -191,6 +191,11 @@ def test_the_set_up_is_said_in_words(tables: dict[str, Path]) -> None:
     alone = replace(per_target, attack=replace(per_target.attack, games="model-seeded"))
     said = " ".join(describe_setup(alone))
     assert "was not played" in said and "draws its datasets" not in said
+    # Before the run starts (the Evaluate page, `run`'s preamble) it says what the run will do.
+    planned = " ".join(describe_setup(_spec(inputs, "data.csv"), planned=True))
+    assert "The traditional game will be pooled" in planned and "was pooled" not in planned
+    assert "will not be played" in " ".join(describe_setup(alone, planned=True))
+    assert "will draw datasets of its own" in " ".join(describe_setup(per_target, planned=True))
 
 
 def test_spec_json_round_trips_the_set_up(tables: dict[str, Path]) -> None:

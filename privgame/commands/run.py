@@ -442,7 +442,7 @@ def _execute(
     if not args.quiet:
         from privgame.service import build_context, describe_setup
 
-        for line in describe_setup(spec):
+        for line in describe_setup(spec, planned=True):
             print(textwrap.fill(terminal_safe(line, one_line=True), width=100), file=sys.stderr)
         _, targets = build_context(spec, inputs.table)
         print(plan_summary(spec, len(targets), table=inputs.table)["text"], file=sys.stderr)
