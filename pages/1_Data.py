@@ -40,6 +40,7 @@ from privgame.service import (
     declare_domain,
     default_sizes,
     domain_template,
+    duplicate_rows,
     inspect_dataset,
     load_dataset,
     load_population,
@@ -524,6 +525,14 @@ def body() -> None:
     )
     for note in prepared.notes:
         st.caption(plain(note))
+    repeated = duplicate_rows(found)
+    if repeated:
+        st.info(
+            f"Exact duplicates: {repeated:,} rows repeat an earlier row on the used columns. A record "
+            "with a twin is less unique than a membership attack assumes, so its risk reads lower; "
+            "the results say which audited records have one (the command line's "
+            "`run --drop-duplicates` keeps one copy of each)."
+        )
     if found.problems:
         st.session_state.pop("dataset", None)
         show_problems(f"{plain(name)} cannot be used for an audit yet:", found.problems)

@@ -355,6 +355,14 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     note = (summary.get("generator_metadata") or {}).get("dp_note")
     if note:
         st.info(plain(note))
+    twins = summary.get("twins") or {}
+    if twins.get("in_d") or twins.get("in_population"):
+        st.info(
+            "Exact twins: "
+            + plain(twins.get("sentence") or "")
+            + " The Record page says whether a record has one.",
+            icon=":material/content_copy:",
+        )
 
 
 UTILITY_HELP = {

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import pandas as pd
 
+    from privgame.data import Inspection
     from privgame.generators import ContractReport
     from privgame.spec import RunSpec
     from privgame.store import RunFolder
@@ -238,7 +239,7 @@ that needs the store alone does not load the engine, scikit-learn and plotly."""
 
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted([*_MODULE_OF, "check_plugin", "export_frame", "summary_at"])
+__all__ = sorted([*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "summary_at"])
 
 
 def __getattr__(name: str) -> Any:
@@ -283,6 +284,21 @@ def export_frame(folder: RunFolder, what: str, threshold: float) -> pd.DataFrame
     from privgame.report import export_table
 
     return identifiers_first(export_table(folder.records(), what, threshold), folder.spec().schema)
+
+
+def duplicate_rows(found: Inspection) -> int | None:
+    """Rows of an inspected table, as prepared, that repeat an earlier row on the used columns
+    (None for a table with problems): ``schema`` prints it and the Data page shows it, because a
+    record with an exact twin is less unique than a membership attack assumes."""
+    from privgame.duplicates import repeated_rows
+    from privgame.errors import PrivgameError
+
+    if found.problems:
+        return None
+    try:
+        return int(repeated_rows(found.prepared.table, found.prepared.schema).sum())
+    except PrivgameError:
+        return None
 
 
 def check_plugin(spec: RunSpec, table: pd.DataFrame) -> ContractReport:

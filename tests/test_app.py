@@ -1287,3 +1287,21 @@ def test_launch_waits_while_the_audit_launched_here_is_under_way(
     open_run(runs_root, info.run_id).write_status(state="done")
     at.run()
     assert not at.button(key="launch").disabled  # ended: the next one may go
+
+
+def test_exact_twins_are_said_on_the_data_and_results_pages(
+    runs_root: Path, adult_csv: bytes, with_runs: Path
+) -> None:
+    table = pd.read_csv(io.BytesIO(adult_csv))
+    twinned = pd.concat([table, table.head(7)], ignore_index=True).to_csv(index=False).encode()
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("twins.csv", twinned, "text/csv")).run()
+    _no_failures(at)
+    assert "Exact duplicates: 7 rows repeat an earlier row on the used columns" in _texts(at.info)
+
+    (latest, *_) = list_runs(with_runs)
+    twins = open_run(with_runs, latest.run_id).summary()["twins"]
+    results = _page("3_Results", run=latest.run_id)
+    _no_failures(results)
+    said = "Exact twins: " in _texts(results.info)
+    assert said == bool(twins["in_d"] or twins["in_population"])

@@ -58,17 +58,10 @@ def _role_override(text: str) -> tuple[str, str]:
     return name.strip(), role.strip()
 
 
-def duplicate_rows(found: Inspection) -> int | None:
-    """Rows of the prepared table that repeat an earlier row on the used columns (None if unreadable)."""
-    from privgame.errors import PrivgameError
-    from privgame.service import repeated_rows
+def _duplicate_rows(found: Inspection) -> int | None:
+    from privgame.service import duplicate_rows
 
-    if found.problems:
-        return None
-    try:
-        return int(repeated_rows(found.prepared.table, found.prepared.schema).sum())
-    except PrivgameError:
-        return None
+    return duplicate_rows(found)
 
 
 def report(found: Inspection) -> dict[str, Any]:
@@ -84,7 +77,7 @@ def report(found: Inspection) -> dict[str, Any]:
         "rows": len(found.prepared.table),
         "columns": [{k: c.to_dict()[k] for k in keys} for c in found.prepared.schema.columns],
         "problems": list(found.problems),
-        "duplicate_rows": duplicate_rows(found),
+        "duplicate_rows": _duplicate_rows(found),
     }
 
 
@@ -119,7 +112,7 @@ def _human(found: Inspection) -> str:
     ]
     if prepared.notes:
         out += ["", *(terminal_safe(note, one_line=True) for note in prepared.notes)]
-    repeated = duplicate_rows(found)
+    repeated = _duplicate_rows(found)
     if repeated:
         out += [
             "",
