@@ -33,7 +33,7 @@ from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
 from privgame.parameters import check_threshold
-from privgame.records import normalise_records, value_columns
+from privgame.records import normalise_records, value_columns, value_name
 from privgame.store import RunFolder
 from privgame.targets import nearest_neighbours
 
@@ -398,6 +398,9 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .wide { overflow-x: auto; max-width: 100%; }
 td { overflow-wrap: anywhere; max-width: 28rem; }
 .share { background: #eef5fb; border-left: 4px solid #0072B2; padding: 0.5rem 0.8rem; }
+.verdict { font-size: 1.05rem; background: #f4f4f4; border-left: 4px solid #1a1a1a;
+           padding: 0.6rem 0.9rem; }
+td.values { font-size: 0.85rem; }
 td.num { white-space: nowrap; }
 """
 
@@ -705,7 +708,7 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
         "risk, model-seeded (95% CI)",
         "risk, traditional (95% CI)",
         "missed by traditional",
-        *values,
+        *(["the record's values"] if values else []),
     ]
     head = "".join(f"<th scope='col'>{_e(h)}</th>" for h in headers)
 
@@ -730,7 +733,17 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
             f"<td class='num'>{_e(risk(row, 'risk_model_seeded'))}</td>",
             f"<td class='num'>{_e(risk(row, 'risk_traditional'))}</td>",
             f"<td>{_e(_missed_cell(row['missed_by_traditional']))}</td>",
-            *(f"<td>{_e(_value_text(row[c]))}</td>" for c in values),
+            # One cell for the record's values, name: value per line, so that a wide table fits
+            # the page (a column per value ran off its right edge).
+            *(
+                [
+                    "<td class='values'>"
+                    + "<br>".join(f"{_e(value_name(c))}: {_e(_value_text(row[c]))}" for c in values)
+                    + "</td>"
+                ]
+                if values
+                else []
+            ),
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     note = ""
@@ -833,6 +846,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
+        f"<p class='verdict'><strong>Verdict.</strong> {_e(audit['answer']['text'])}</p>",
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",

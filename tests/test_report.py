@@ -434,3 +434,20 @@ def test_every_table_of_the_html_report_scrolls_inside_the_page(release_run: Run
     assert all(before.endswith("<div class='wide'>") for before in tables), tables
     style = re.search(r"\.wide \{([^}]*)\}", page)
     assert style is not None and "overflow-x: auto" in style.group(1)
+
+
+def test_the_html_report_opens_with_the_verdict_and_keeps_the_high_risk_table_narrow(
+    release_run: RunFolder,
+) -> None:
+    from privgame.audit import answer
+
+    page = report.html_report(release_run, 0.5)
+    body = page[page.index("<body>") :]
+    first = re.search(r"<p[^>]*>(.*?)</p>", body[body.index("</h1>") :], re.S)
+    expected = answer(release_run.records(), release_run.spec(), 0.5)["text"]
+    assert first is not None and first.group(1) == f"<strong>Verdict.</strong> {html.escape(expected)}"
+    wide = report.html_report(release_run, 0.0)
+    table = wide[wide.index("<table class='high-risk'>") :]
+    header = table[: table.index("</thead>")]
+    assert header.count("<th scope") <= 6  # record, group, two risks, missed, and one cell of values
+    assert "the record&#x27;s values" in header and "<td class='values'>age: " in table
