@@ -49,6 +49,7 @@ from privgame.service import (
     measure_utility,
     open_run,
     paired_risks,
+    record_names,
     run_summary,
     threat,
     unmeasured,
@@ -90,7 +91,11 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         ids = leave_out_ids(folder, leave, t)
         st.caption(
             f"{len(ids)} record(s) would leave D at t = {t:g}"
-            + (f": {', '.join(str(i) for i in ids[:20])}" if ids else "; choose a lower t or another remedy.")
+            + (
+                f": {plain('; '.join(record_names(folder, ids[:20])))}" + ("…" if len(ids) > 20 else "")
+                if ids
+                else "; choose a lower t or another remedy."
+            )
         )
         if draws_sample(spec):
             sample = st.radio(

@@ -239,7 +239,9 @@ that needs the store alone does not load the engine, scikit-learn and plotly."""
 
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted([*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "summary_at"])
+__all__ = sorted(
+    [*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names", "summary_at"]
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -299,6 +301,24 @@ def duplicate_rows(found: Inspection) -> int | None:
         return int(repeated_rows(found.prepared.table, found.prepared.schema).sum())
     except PrivgameError:
         return None
+
+
+def record_names(folder: RunFolder, record_ids: list[int]) -> list[str]:
+    """How the data owner knows each record: its identifier columns' values (a person id, a
+    name, the columns the generator excluded as identifiers) with its record id, or the record id
+    alone when the table has no identifier column."""
+    from privgame.records import identifier_columns, value_name
+
+    records = folder.records().set_index("record_id")
+    columns = identifier_columns(records.columns, folder.spec().schema)
+    names = []
+    for record_id in record_ids:
+        if columns and record_id in records.index:
+            who = ", ".join(f"{value_name(c)} {records.at[record_id, c]}" for c in columns)
+            names.append(f"{who} (record {record_id})")
+        else:
+            names.append(f"record {record_id}")
+    return names
 
 
 def check_plugin(spec: RunSpec, table: pd.DataFrame) -> ContractReport:

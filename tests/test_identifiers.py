@@ -154,3 +154,11 @@ def test_the_release_page_says_which_columns_it_leaves_out(
     said = "\n".join(str(e.value) for e in at.info).replace("\\", "")
     assert "The released file leaves out 2 column(s) of the table" in said
     assert "Person ID (identifier-like" in said and "source (constant" in said
+
+
+def test_records_are_named_by_their_identifiers_where_the_table_has_them(run_with_ids) -> None:
+    from privgame.service import record_names
+
+    record_id = int(run_with_ids.records()["record_id"].iloc[0])
+    assert record_names(run_with_ids, [record_id]) == [f"Person ID P{record_id:04d} (record {record_id})"]
+    assert record_names(run_with_ids, [10**9]) == [f"record {10**9}"]  # not audited: the id alone
