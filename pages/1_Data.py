@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, SETUP_KEY, audit_inputs, guarded, plain, show_error, show_problems
+from pages import PAGES, SETUP_KEY, audit_inputs, guarded, keep, plain, show_error, show_problems
 from privgame.errors import ParameterError, PrivgameError
 from privgame.service import (
     BUNDLED_ADULT,
@@ -65,6 +65,12 @@ POPULATIONS = {
 }
 DOMAIN_KEY = "public_domain"
 ROLES_EDITOR = "roles_editor"
+UPLOADED_KEY = "_uploaded"
+"""The last uploaded file, (bytes, name): the uploader forgets it when the page is left, and the
+page must show the table's roles and set-up again when the user comes back."""
+UPLOADED_POPULATION_KEY = "_uploaded_population"
+KEPT_ROLES_KEY = "_kept_roles"
+"""The roles the user changed, by file ({content key: {column: role}}), kept across pages too."""
 DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
 
 
@@ -123,6 +129,7 @@ def _load(source: Path | bytes, name: str, roles: Mapping[str, str], policy: str
 
 
 def _choose_source() -> tuple[Path | bytes, str] | None:
+    keep("data_source", UPLOAD, options=[UPLOAD, ADULT])
     choice = st.radio(
         "Data", [UPLOAD, ADULT], horizontal=True, key="data_source", label_visibility="collapsed"
     )
@@ -139,7 +146,12 @@ def _choose_source() -> tuple[Path | bytes, str] | None:
         key="upload",
     )
     if upload is None:
-        return None
+        earlier = st.session_state.get(UPLOADED_KEY)
+        if earlier is None:
+            return None
+        st.caption(f"Using {plain(earlier[1])}, uploaded earlier; upload another file to replace it.")
+        return earlier
+    st.session_state[UPLOADED_KEY] = (upload.getvalue(), upload.name)
     return upload.getvalue(), upload.name
 
 
@@ -158,7 +170,9 @@ def _domain(col: Column) -> str:
     return ""
 
 
-def _schema_frame(base: Inspection, found: Inspection, overrides: Mapping[str, str]) -> pd.DataFrame:
+def _schema_frame(
+    base: Inspection, found: Inspection, overrides: Mapping[str, str], kept: Mapping[str, str]
+) -> pd.DataFrame:
     """The inferred roles, with the domain and the reason of the roles in force (``found``).
 
     A column whose changed role does not fit keeps its inferred domain, and its reason says so
@@ -173,7 +187,7 @@ def _schema_frame(base: Inspection, found: Inspection, overrides: Mapping[str, s
         rows.append(
             {
                 "column": col.name,
-                "role": col.role,
+                "role": kept.get(col.name, col.role),  # the roles changed earlier stay changed
                 "type": col.dtype,
                 "distinct": col.distinct,
                 "missing": col.missing,
@@ -184,25 +198,28 @@ def _schema_frame(base: Inspection, found: Inspection, overrides: Mapping[str, s
     return pd.DataFrame(rows)
 
 
-def _pending_roles(base: Inspection, key: str) -> dict[str, str]:
-    """The roles changed in the editor's last interaction, read before the editor is drawn."""
+def _pending_roles(base: Inspection, key: str, kept: Mapping[str, str]) -> dict[str, str]:
+    """The roles changed (earlier, ``kept``, and in the editor's last interaction), read before
+    the editor is drawn."""
     state = st.session_state.get(key)
     edited = state.get("edited_rows", {}) if isinstance(state, Mapping) else {}
     columns = base.schema.columns
-    out: dict[str, str] = {}
+    out: dict[str, str] = dict(kept)
     for position, change in edited.items():
         if isinstance(position, int) and 0 <= position < len(columns) and isinstance(change, Mapping):
             role = change.get("role")
             if role in ROLES and role != columns[position].role:
                 out[columns[position].name] = str(role)
+            elif role == columns[position].role:
+                out.pop(columns[position].name, None)  # changed back to the inferred role
     return out
 
 
 def _role_editor(
-    base: Inspection, found: Inspection, overrides: Mapping[str, str], key: str
+    base: Inspection, found: Inspection, overrides: Mapping[str, str], key: str, kept: Mapping[str, str]
 ) -> dict[str, str]:
     """The schema as an editable table; returns the roles the user changed."""
-    frame = _schema_frame(base, found, overrides)
+    frame = _schema_frame(base, found, overrides, kept)
     edited = st.data_editor(
         frame,
         key=key,
@@ -221,7 +238,7 @@ def _role_editor(
             "why": st.column_config.TextColumn("why this role", width="large"),
         },
     )
-    inferred = dict(zip(frame["column"], frame["role"], strict=True))
+    inferred = {col.name: col.role for col in base.schema.columns}
     return {
         name: role
         for name, role in zip(edited["column"], edited["role"], strict=True)
@@ -242,19 +259,14 @@ def _sizes(n_rows: int) -> Sizes | None:
         show_error(error)
         return None
     cols = st.columns(3)
-    aux = cols[0].number_input(
-        "|D_aux| (auxiliary data)", min_value=1, value=base.aux, step=100, key=f"size_aux_{n_rows}"
-    )
+    keep(f"size_aux_{n_rows}", base.aux, low=1)
+    aux = cols[0].number_input("|D_aux| (auxiliary data)", min_value=1, step=100, key=f"size_aux_{n_rows}")
+    keep(f"size_eval_{n_rows}", base.eval, low=1)
     eval_ = cols[1].number_input(
-        "|D_eval| (evaluation pool)",
-        min_value=1,
-        value=base.eval,
-        step=100,
-        key=f"size_eval_{n_rows}",
+        "|D_eval| (evaluation pool)", min_value=1, step=100, key=f"size_eval_{n_rows}"
     )
-    target = cols[2].number_input(
-        "|D| (target dataset)", min_value=2, value=base.target, step=50, key=f"size_target_{n_rows}"
-    )
+    keep(f"size_target_{n_rows}", base.target, low=2)
+    target = cols[2].number_input("|D| (target dataset)", min_value=2, step=50, key=f"size_target_{n_rows}")
     sizes = Sizes(aux=int(aux), eval=int(eval_), target=int(target))
     try:
         check_sizes(n_rows, sizes)
@@ -276,21 +288,28 @@ def _population(dataset: Dataset) -> Dataset | None:
         type=["csv", "tsv", "txt", "gz", "parquet", "pq"],
         key="population_upload",
     )
-    if upload is None:
+    if upload is not None:
+        st.session_state[UPLOADED_POPULATION_KEY] = (upload.getvalue(), upload.name)
+    elif st.session_state.get(UPLOADED_POPULATION_KEY) is not None:
+        st.caption(
+            f"Using {plain(st.session_state[UPLOADED_POPULATION_KEY][1])}, uploaded earlier; upload "
+            "another file to replace it."
+        )
+    else:
         st.info("Upload the population table, or hold back part of this table instead.")
         return None
-    source = upload.getvalue()
+    source, upload_name = st.session_state[UPLOADED_POPULATION_KEY]
     key = (
         "population",
         hashlib.blake2b(source).hexdigest(),
-        upload.name,
+        upload_name,
         dataset.fingerprint,
         hashlib.blake2b(repr(dataset.schema.to_dict()).encode()).hexdigest(),
     )
     memo: dict[Any, Any] = st.session_state.setdefault("_data_memo", {})
     if key not in memo:
         try:
-            memo[key] = load_population(source, dataset, filename=upload.name)
+            memo[key] = load_population(source, dataset, filename=upload_name)
         except PrivgameError as error:
             show_error(error)
             return None
@@ -307,6 +326,7 @@ def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
         "population is a part of this table that is held back and not released, or a second table "
         "of the same columns."
     )
+    keep("population_source", "holdout", options=list(POPULATIONS))
     source = st.radio(
         "Where the population comes from",
         list(POPULATIONS),
@@ -316,9 +336,9 @@ def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
     )
     setup: dict[str, Any] = {"kind": "release", "population": None, "holdout": None}
     if source == "holdout":
+        keep("holdout", str(DEFAULT_HOLDOUT))
         text = st.text_input(
             "Holdout: a share of the rows (such as 0.3) or a number of rows (such as 5000)",
-            value=str(DEFAULT_HOLDOUT),
             key="holdout",
             help="These rows play the population: the attacker's data and the reference records. "
             "They are not released; the release is trained on the other rows.",
@@ -334,19 +354,19 @@ def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
             return None
         setup["population"] = population
     cols = st.columns(2)
+    keep("aux_rows", None)
     aux = cols[0].number_input(
         "|D_aux|: rows of the population the attacker knows (optional)",
         min_value=1,
-        value=None,
         step=100,
         key="aux_rows",
         placeholder="two thirds of the population",
         help="The rest of the population are the reference records.",
     )
+    keep("shadow_size", None)
     shadow = cols[1].number_input(
         "Rows of each shadow dataset (optional)",
         min_value=2,
-        value=None,
         step=100,
         key="shadow_size",
         placeholder="|D| rows",
@@ -384,6 +404,7 @@ def _release_setup(dataset: Dataset) -> dict[str, Any] | None:
 def _setup(dataset: Dataset) -> dict[str, Any] | None:
     """The set-up section; the chosen set-up (see :data:`pages.SETUP_KEY`) or None."""
     st.subheader("Set-up")
+    keep("setup_kind", "release", options=list(SETUPS))
     kind = st.radio(
         "What the audit is about",
         list(SETUPS),
@@ -493,6 +514,7 @@ def body() -> None:
             st.info(f"Using {plain(current.source_name)} ({len(current.table):,} rows), chosen earlier.")
         return
     data, name = source
+    keep("missing_policy", "drop", options=list(POLICIES))
     policy = st.radio(
         "Missing values",
         list(POLICIES),
@@ -510,11 +532,19 @@ def body() -> None:
     st.subheader(f"Columns of {plain(name)}")
     st.caption("Change a column's role in the role column; the table is checked again at once.")
     key = _editor_key(data, name)
-    pending = _pending_roles(base, key)
+    kept_roles: dict[str, dict[str, str]] = st.session_state.setdefault(KEPT_ROLES_KEY, {})
+    # The roles changed earlier are the editor's starting point when it is drawn afresh (the first
+    # time, or when the user comes back to the page, Streamlit having forgotten its edits); while
+    # it lives, its edits are relative to that starting point.
+    if key not in st.session_state:
+        st.session_state[f"_start:{key}"] = dict(kept_roles.get(_content_key(data, name), {}))
+    kept = st.session_state.get(f"_start:{key}", {})
+    pending = _pending_roles(base, key, kept)
     found = _inspect(data, name, pending, policy) if pending else base
-    overrides = _role_editor(base, found, pending, key)
+    overrides = _role_editor(base, found, pending, key, kept)
     if overrides != pending:  # the editor's state belonged to another table
         found = _inspect(data, name, overrides, policy) if overrides else base
+    kept_roles[_content_key(data, name)] = dict(overrides)
     if overrides:
         st.caption("Changed roles: " + ", ".join(plain(f"{k} → {v}") for k, v in overrides.items()))
     prepared = found.prepared

@@ -1305,3 +1305,35 @@ def test_exact_twins_are_said_on_the_data_and_results_pages(
     _no_failures(results)
     said = "Exact twins: " in _texts(results.info)
     assert said == bool(twins["in_d"] or twins["in_population"])
+
+
+def test_the_data_page_shows_the_chosen_table_roles_and_set_up_when_revisited(
+    runs_root: Path, adult_csv: bytes
+) -> None:
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
+    rows = list(at.data_editor[0].value["column"])
+    key = at.data_editor[0].key
+    at.session_state[key] = {
+        "edited_rows": {rows.index("age"): {"role": "excluded"}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    at.radio(key="missing_policy").set_value("category").run()
+    at.radio(key="setup_kind").set_value("paper").run()
+    at.number_input(key="size_target_300").set_value(40).run()
+    _no_failures(at)
+    chosen = at.session_state["dataset"]
+
+    at.switch_page("pages/2_Evaluate.py").run()  # away: Streamlit forgets the Data page's widgets
+    at.switch_page("pages/1_Data.py").run()
+    _no_failures(at)
+    assert "Using adult300.csv, uploaded earlier" in _texts(at.caption)
+    assert at.data_editor[0].value.set_index("column").loc["age", "role"] == "excluded"
+    assert "age → excluded" in _texts(at.caption)
+    assert at.radio(key="missing_policy").value == "category"
+    assert at.radio(key="setup_kind").value == "paper"
+    assert at.number_input(key="size_target_300").value == 40
+    assert at.session_state["dataset"].fingerprint == chosen.fingerprint
+    assert at.session_state["setup"]["sizes"].target == 40
