@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -213,7 +214,10 @@ def test_every_reader_names_the_right_records(hostile_run: tuple[RunFolder, pd.D
     listed = high_risk(records, 0.0)
     assert set(listed["record_id"]) <= ids
     page = html_report(run, 0.0)  # a text record_id once crashed here
-    assert "value:record_id" in page
+    # The data's own record_id and value:age columns, named as the data names them, in each
+    # high-risk record's cell of values (beside privgame's record id, its first cell).
+    cells = re.findall(r"<td class='values'>(.*?)</td>", page)
+    assert cells and all("record_id: " in cell and "value:age: " in cell for cell in cells)
     for rid in records["record_id"].astype(int):
         assert f"<td class='num'>{rid}</td>" in page
     profile = record_profile(run, int(records["record_id"].iloc[0]))
