@@ -65,12 +65,13 @@ POPULATIONS = {
 }
 DOMAIN_KEY = "public_domain"
 ROLES_EDITOR = "roles_editor"
+# The last uploaded file and population table, (bytes, name): the uploader forgets them when the
+# page is left, and the page must show the table's roles and set-up again when the user comes back.
+# (Comments, not docstrings: Streamlit would write a bare string on the page.)
 UPLOADED_KEY = "_uploaded"
-"""The last uploaded file, (bytes, name): the uploader forgets it when the page is left, and the
-page must show the table's roles and set-up again when the user comes back."""
 UPLOADED_POPULATION_KEY = "_uploaded_population"
+# The roles the user changed, by file ({content key: {column: role}}), kept across pages too.
 KEPT_ROLES_KEY = "_kept_roles"
-"""The roles the user changed, by file ({content key: {column: role}}), kept across pages too."""
 DOMAIN_EXAMPLE = '{"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}'
 
 

@@ -81,8 +81,7 @@ VALUES = {
     ),
     "datasets": ("--datasets", "Datasets drawn around the record", str(DEFAULT_DATASETS)),
     "convergence": ("--n-evals", "Evaluation runs per game to compare", " ".join(map(str, DEFAULT_N_EVALS))),
-}
-"""Per study: the option it varies, its label here, and the command line's default."""
+}  # per study: the option it varies, its label here, and the command line's default
 
 
 def _start() -> None:
@@ -264,8 +263,7 @@ HEADERS = {
     "above_t_model_seeded": "risk above t in that dataset",
     "above_t_traditional": "risk above t on average",
     "records_excluded": "records with an undefined risk",
-}
-"""Plain column headers for the study tables; the CSV download keeps the column names."""
+}  # plain column headers for the study tables; the CSV download keeps the column names
 
 
 def _shown(table: pd.DataFrame) -> pd.DataFrame:

@@ -41,6 +41,7 @@ __all__ = [
     "OKABE_ITO",
     "Chart",
     "difference_histogram",
+    "log_ticks",
     "miss_rate_chart",
     "paired_risk_chart",
     "privacy_utility_chart",
@@ -757,6 +758,31 @@ def risk_cdfs(records: pd.DataFrame) -> Chart:
 # --------------------------------------------------------------------------------------------
 
 
+def log_ticks(lowest: float) -> list[float]:
+    """Readable ticks for a log axis from ``lowest`` (> 0) to 1: 1, 2 and 5 times the powers of
+    ten in range, 1, 2, 3 and 5 times them when that gives fewer than three, and the powers of
+    ten alone when it gives more than ten.
+
+    >>> log_ticks(0.25)
+    [0.3, 0.5, 1.0]
+    >>> log_ticks(0.004)
+    [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0]
+    """
+    lowest = min(max(float(lowest), 1e-12), 1.0)
+    decades = range(math.floor(math.log10(lowest)), 1)
+
+    def between(factors: tuple[int, ...]) -> list[float]:
+        found = {round(m * 10.0**e, 12) for e in decades for m in factors}
+        return sorted(v for v in found if lowest * (1 - 1e-9) <= v <= 1.0)
+
+    ticks = between((1, 2, 5))
+    if len(ticks) < 3:
+        ticks = between((1, 2, 3, 5))
+    if len(ticks) > 10:
+        ticks = between((1,))
+    return ticks
+
+
 def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Chart:
     """ROC curves of the attack on one record, in both games.
 
@@ -840,14 +866,14 @@ def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Ch
     figure.update_xaxes(type=scale)
     figure.update_yaxes(type=scale)
     if log:
-        # One labelled tick per decade: plotly's default labels every minor tick, unreadably.
-        decades = {
-            "dtick": 1,
-            "tickformat": ".0e" if low and low < 1e-3 else "~g",  # "~g": 0.01, not 0.0100000
-            "minor": {"ticks": "outside"},
-        }
-        figure.update_xaxes(**decades)
-        figure.update_yaxes(**decades)
+        # Labelled ticks chosen here: plotly's defaults label every minor tick unreadably, or,
+        # over less than a decade (a few runs), none but 1.
+        rates = data.loc[(data["fpr"] > 0) & (data["tpr"] > 0), ["fpr", "tpr"]].to_numpy()
+        lowest = float(rates.min()) if rates.size else 0.1
+        ticks = log_ticks(lowest)
+        labels = {"tickvals": ticks, "ticktext": [f"{v:g}" for v in ticks], "minor": {"ticks": "outside"}}
+        figure.update_xaxes(**labels)
+        figure.update_yaxes(**labels)
     if not log:
         figure.update_xaxes(range=[-0.01, 1.01], constrain="domain")
         figure.update_yaxes(range=[-0.01, 1.01], scaleanchor="x", scaleratio=1)

@@ -190,3 +190,18 @@ def test_every_name_of_the_service_resolves() -> None:
     assert missing == []
     with pytest.raises(AttributeError, match="has no attribute 'nothing_here'"):
         service.nothing_here  # noqa: B018 - the attribute access is the test
+
+
+def test_no_page_holds_a_bare_string_that_streamlit_would_write() -> None:
+    """A docstring after a page's first statement is a bare expression, which Streamlit's "magic"
+    writes on the page (two such notes once showed on the Data page). Pages use comments."""
+    found = []
+    for path in [REPO / "app.py", *sorted((REPO / "pages").glob("[0-9]*.py"))]:
+        body = ast.parse(path.read_text()).body
+        found += [
+            f"{path.name}:{node.lineno}"
+            for node in body[1:]
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+        ]
+    assert found == []
+    assert "magicEnabled = false" in (REPO / ".streamlit" / "config.toml").read_text()
