@@ -160,6 +160,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "parse_generalise",
         "parse_merge_rare",
         "create_remedy",
+        "find_remedy",
+        "plan_remedy",
     ),
     "privgame.report": (
         "export_table",

@@ -416,3 +416,18 @@ def test_the_remedies_page_follows_a_remedy_under_way_after_a_reload(
     assert f"Re-auditing the remedy run {child.run_id}" in texts.replace("\\", "")
     assert page.button(key="start-remedy").disabled
     assert any("re-audit is under way" in str(c.value) for c in page.caption)
+
+
+def test_the_remedy_command_makes_a_remedy_once(
+    parent: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["remedy", str(parent.path), "--generalise", "min-leaf=30", "--no-run", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    (made,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    capsys.readouterr()
+    assert main(argv) == 0  # the same remedy again: no second run
+    out, err = capsys.readouterr()
+    assert [p for p in tmp_path.iterdir() if p.is_dir()] == [made]
+    assert f"was made before, as {made.name} (created)" in err and out.strip() == str(made)
+    assert main([*argv[:-3], "--workers", "1", "--quiet", "--out", str(tmp_path)]) == 0  # finishes it
+    assert RunFolder(made).is_done() and [p for p in tmp_path.iterdir() if p.is_dir()] == [made]

@@ -12,6 +12,7 @@ from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
     from privgame.remedy import Remedy
+    from privgame.store import RunFolder
 
 __all__ = ["add_parser", "remedy_from_args", "run"]
 
@@ -102,11 +103,29 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.commands._progress import ProgressBar
-    from privgame.service import RunFolder, create_remedy, execute, scheduler_address
+    from privgame.service import (
+        RunFolder,
+        create_remedy,
+        find_remedy,
+        plan_remedy,
+    )
 
     parent = RunFolder(args.run_dir)
-    folder, reuse = create_remedy(parent, remedy_from_args(args), args.out)
+    remedy = remedy_from_args(args)
+    planned = plan_remedy(parent, remedy)
+    made = find_remedy(parent, planned[0], args.out)
+    if made is not None:  # a remedy is made once, as on the Remedies page
+        state = made.status().get("state", "created")
+        print(
+            f"this remedy of {parent.run_id} was made before, as {made.run_id} ({state}): "
+            + ("its results stand." if made.is_done() else "finishing it rather than starting another."),
+            file=sys.stderr,
+        )
+        if made.is_done() or args.no_run:
+            print(made.path)
+            return 0
+        return _execute(made, args)
+    folder, reuse = create_remedy(parent, remedy, args.out, planned=planned)
     spec = folder.spec()
     description = (spec.parent or {}).get("description", "")
     print(f"remedy of {parent.run_id}: {terminal_safe(description, one_line=True)}", file=sys.stderr)
@@ -144,6 +163,13 @@ def run(args: argparse.Namespace) -> int:
     if args.no_run:
         print(folder.path)
         return 0
+    return _execute(folder, args)
+
+
+def _execute(folder: RunFolder, args: argparse.Namespace) -> int:
+    from privgame.commands._progress import ProgressBar
+    from privgame.service import execute, scheduler_address
+
     execute(
         folder,
         workers=args.workers,
