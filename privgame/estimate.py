@@ -81,6 +81,7 @@ _CALIBRATION_STREAM = 11  # a stream no run uses for its results
 _WARM_UP_ROWS = 64
 _MIN_TIMED_SECONDS = 0.25
 _MAX_TIMED_ROUNDS = 40
+_WORTH_TIMING_SECONDS = 60.0  # a run estimated shorter than this needs no more than `fits` rounds
 _SHARE_SECONDS = 1.0  # each worker fits for at least this long when its share of a core is measured
 _SHARE_ROWS = 1_000
 _CLASSIFIER_ROWS = 4_000  # the most feature rows the calibration trains a meta-classifier on
@@ -285,10 +286,15 @@ def calibrate(
     # not pay. A warm-up on a few rows left some of them to the first timed fit, and a cold process
     # estimated a run 3.6 times longer than a warm one (tests/test_estimate.py holds them to 1.5).
     # Fits of a millisecond are timed over more rounds (as timeit does), until the timed rounds
-    # add up to _MIN_TIMED_SECONDS: one round of them is mostly noise.
+    # add up to _MIN_TIMED_SECONDS: one round of them is mostly noise. Not for a run that would
+    # take under a minute anyway (roughly: its fits at the first round's pace), whose estimate
+    # needs no such precision.
+    rough_fits = len(targets) * (spec.attack.n_shadow / 2 + spec.attack.n_eval) + spec.attack.n_shadow
     round_ = 0
     while round_ <= max(1, fits) or (
-        sum(shadow_times) + sum(fit_times) < _MIN_TIMED_SECONDS and round_ <= _MAX_TIMED_ROUNDS
+        sum(shadow_times) + sum(fit_times) < _MIN_TIMED_SECONDS
+        and round_ <= _MAX_TIMED_ROUNDS
+        and rough_fits * (shadow_times[0] + fit_times[0]) >= _WORTH_TIMING_SECONDS
     ):
         if round_ == 1:
             fit_times, shadow_times, sample_times, feature_times, feature_rows = [], [], [], [], []
@@ -307,7 +313,8 @@ def calibrate(
         sample_times.append(t2 - t1)
         feature_times.append(clock() - t2)
 
-    refit_times = _time_refits(ctx, rng, max(1, fits))
+    precise = rough_fits * (shadow_times[0] + fit_times[0]) >= _WORTH_TIMING_SECONDS
+    refit_times = _time_refits(ctx, rng, max(1, fits), precise=precise)
 
     # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'. A huge
     # plan (100,000 shadow datasets of 32,767 features is 24 GiB) is timed on at most
@@ -353,10 +360,11 @@ def calibrate(
     )
 
 
-def _time_refits(ctx: Any, rng: np.random.Generator, fits: int) -> list[float]:
+def _time_refits(ctx: Any, rng: np.random.Generator, fits: int, *, precise: bool = True) -> list[float]:
     """CPU seconds of ``fits`` one-row refits of the model on D plus a sample of ``|D|`` rows
-    (after an untimed one that compiles the refit's kernels; more while they add up to less than
-    :data:`_MIN_TIMED_SECONDS`), or none when the generator has no ``refit_swap``."""
+    (after an untimed one that compiles the refit's kernels; with ``precise``, more while they
+    add up to less than :data:`_MIN_TIMED_SECONDS`), or none when the generator has no
+    ``refit_swap``."""
     model = ctx.new_generator()
     if not callable(getattr(model, "refit_swap", None)) or not len(ctx.reference):
         return []
@@ -365,7 +373,7 @@ def _time_refits(ctx: Any, rng: np.random.Generator, fits: int) -> list[float]:
         model.fit(ctx.X[ctx.target], ctx.schema, rng=rng)
         times: list[float] = []
         k = 0
-        while k <= fits or (sum(times) < _MIN_TIMED_SECONDS and k <= _MAX_TIMED_ROUNDS):
+        while k <= fits or (precise and sum(times) < _MIN_TIMED_SECONDS and k <= _MAX_TIMED_ROUNDS):
             position = int(rng.integers(len(ctx.target)))
             row = ctx.X[int(ctx.reference[rng.integers(len(ctx.reference))])]
             t0 = clock()
