@@ -1,7 +1,7 @@
 """Results: one finished run — what was audited, the share at risk, the Table-1 summary, the four
 figures and every record.
 
-The summary is :func:`privgame.service.summary_at` (the same numbers as
+The summary is :func:`privgame.audit.run_summary` (the same numbers as
 ``python -m privgame report``) at the threshold chosen here: its ``setup_text`` says what was
 audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
 ``groups`` counts the records at risk in each audit group. The most outlying records are not a
@@ -59,8 +59,8 @@ from privgame.service import (
     open_run,
     per_column_table,
     records_at,
+    run_summary,
     stored_utility,
-    summary_at,
     to_bytes,
     undecided_records,
     utility_lines,
@@ -604,7 +604,7 @@ def body() -> None:
             "recomputes everything below."
         ),
     )
-    summary = summary_at(folder, t)
+    summary = run_summary(folder, t)
     _audited(folder, summary, t)
     _summary(folder, summary, t)
     _utility(folder)

@@ -1,7 +1,7 @@
 """Runs: every run in the run store — open one, resume or cancel it, compare two, delete one.
 
 Everything shown is read from the run folders (:func:`privgame.store.list_runs`,
-:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.service.summary_at`
+:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.audit.run_summary`
 for both runs at one threshold. A run whose status or spec is damaged is listed as ``damaged``,
 with the reason, and can be resumed (when its spec reads) or deleted; symbolic links in the runs
 folder are not followed, and the page says how many it skipped.
@@ -22,7 +22,7 @@ from privgame.service import (
     RunFolder,
     launch,
     open_run,
-    summary_at,
+    run_summary,
     symlinked_entries,
 )
 
@@ -193,7 +193,7 @@ def _compare() -> None:
     columns = {}
     for run_id in chosen:
         folder = open_run(runs_root(), run_id)
-        columns[run_id] = _row(summary_at(folder, t), folder.spec().to_dict())
+        columns[run_id] = _row(run_summary(folder, t), folder.spec().to_dict())
     table = pd.DataFrame(columns).astype(str)
     # Every row and both runs in view: the default height clips the table after ten rows.
     st.dataframe(

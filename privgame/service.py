@@ -5,8 +5,8 @@ The pages import three modules of the package: this one, :mod:`privgame.figures`
 its plug-in check, its cost, launching and following it, its results at any t, remedies,
 releases, studies and exports) is reached from here, so a page holds no engine logic of its own,
 and what the page and the command line share is written once: the plug-in check
-(:func:`check_plugin`), the summary at t (:func:`summary_at`), the options (:mod:`privgame.options`
-and :mod:`privgame.study_options`).
+(:func:`check_plugin`), the tables they export (:func:`export_frame`), the options
+(:mod:`privgame.options` and :mod:`privgame.study_options`).
 
 Below the command line and above every module it gathers (see the layers in ``pyproject.toml``).
 Each name is imported from its module when first used, so importing the service costs nothing
@@ -241,9 +241,7 @@ that needs the store alone does not load the engine, scikit-learn and plotly."""
 
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted(
-    [*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names", "summary_at"]
-)
+__all__ = sorted([*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names"])
 
 
 def __getattr__(name: str) -> Any:
@@ -261,22 +259,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return list(__all__)
-
-
-def summary_at(folder: RunFolder, threshold: float | None = None) -> dict[str, Any]:
-    """The run's summary recomputed at ``threshold`` (the run's own t when None), as the Results
-    and Runs pages and ``python -m privgame report`` show it (see :func:`privgame.audit.run_summary`).
-
-    Raises
-    ------
-    RunError
-        When the run is not finished.
-    ParameterError
-        For a threshold outside [0, 1].
-    """
-    from privgame.audit import run_summary
-
-    return run_summary(folder, threshold)
 
 
 def export_frame(folder: RunFolder, what: str, threshold: float) -> pd.DataFrame:

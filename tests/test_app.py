@@ -140,6 +140,11 @@ def _texts(elements) -> str:
     return "\n".join(_plain(str(e.value)) for e in elements)
 
 
+def _edit_roles(at: AppTest, key: str, edits: dict[int, dict[str, str]]) -> None:
+    """Change roles in the Data page's role editor (``key``), as a click in its grid does."""
+    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+
+
 def _plain(text: str) -> str:
     """Markdown text as it reads: without the escapes of ``pages.plain``."""
     return re.sub(r"\\(.)", r"\1", text)
@@ -247,7 +252,7 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     key = at.data_editor[0].key
     assert key.startswith("roles_editor:")  # one editor per file
     edits = {rows.index("age"): {"role": "excluded"}}
-    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    _edit_roles(at, key, edits)
     at.run()
     _no_failures(at)
     assert at.session_state["dataset"].schema.column("age").role == "excluded"
@@ -257,7 +262,7 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
     assert grid.loc["workclass", "domain"].endswith("categories")
 
     edits[rows.index("workclass")] = {"role": "continuous"}
-    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    _edit_roles(at, key, edits)
     at.run()
     assert not at.exception
     assert "'workclass'" in _texts(at.error) and "cannot be continuous" in _texts(at.error)
@@ -267,7 +272,7 @@ def test_role_overrides_change_the_schema_and_bad_ones_are_reported(
 
     edits[rows.index("hours-per-week")] = {"role": "categorical"}
     edits.pop(rows.index("workclass"))
-    at.session_state[key] = {"edited_rows": edits, "added_rows": [], "deleted_rows": []}
+    _edit_roles(at, key, edits)
     at.run()
     _no_failures(at)
     grid = at.data_editor[0].value.set_index("column")
@@ -1314,11 +1319,7 @@ def test_the_data_page_shows_the_chosen_table_roles_and_set_up_when_revisited(
     at.file_uploader[0].set_value(("adult300.csv", adult_csv, "text/csv")).run()
     rows = list(at.data_editor[0].value["column"])
     key = at.data_editor[0].key
-    at.session_state[key] = {
-        "edited_rows": {rows.index("age"): {"role": "excluded"}},
-        "added_rows": [],
-        "deleted_rows": [],
-    }
+    _edit_roles(at, key, {rows.index("age"): {"role": "excluded"}})
     at.run()
     at.radio(key="missing_policy").set_value("category").run()
     at.radio(key="setup_kind").set_value("paper").run()

@@ -20,6 +20,14 @@ from privgame.spec import AttackSettings, RunSpec, TargetSelection
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
+def _open(run, page: str, monkeypatch: pytest.MonkeyPatch) -> AppTest:  # type: ignore[no-untyped-def]
+    """The dashboard's ``page`` on ``run`` (its runs folder as the dashboard's)."""
+    monkeypatch.setenv("PRIVGAME_RUNS", str(run.path.parent))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update(run=run.run_id)
+    return at.switch_page(f"pages/{page}.py").run()
+
+
 @pytest.fixture(scope="module")
 def run_with_ids(tmp_path_factory: pytest.TempPathFactory):
     """A tiny finished run on 300 Adult rows with a person id and a constant column in front."""
@@ -79,10 +87,7 @@ def test_exports_put_the_identifiers_first(run_with_ids, what: str) -> None:
 def test_results_and_record_pages_show_who_the_record_is(
     run_with_ids, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.query_params.update(run=run_with_ids.run_id)
-    at.switch_page("pages/3_Results.py").run()
+    at = _open(run_with_ids, "3_Results", monkeypatch)
     assert not at.exception
     table = at.dataframe[-1]
     assert list(table.proto.column_order[:2]) == ["record_id", "value:Person ID"]
@@ -110,10 +115,7 @@ def test_the_export_page_orders_columns_as_the_command_line_does(
         return frame
 
     monkeypatch.setattr(service, "export_frame", spy)
-    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.query_params.update(run=run_with_ids.run_id)
-    at.switch_page("pages/6_Export.py").run()
+    at = _open(run_with_ids, "6_Export", monkeypatch)
     assert not at.exception
     assert set(made) == {"records", "high-risk"}
     for what, columns in made.items():
@@ -142,10 +144,7 @@ def test_the_release_says_which_columns_it_leaves_out_and_why(
 def test_the_release_page_says_which_columns_it_leaves_out(
     run_with_ids, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("PRIVGAME_RUNS", str(run_with_ids.path.parent))
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.query_params.update(run=run_with_ids.run_id)
-    at.switch_page("pages/8_Release.py").run()
+    at = _open(run_with_ids, "8_Release", monkeypatch)
     accept = f"accept-risk-{run_with_ids.run_id}"
     if any(box.key == accept for box in at.checkbox):
         at.checkbox(key=accept).check().run()

@@ -137,9 +137,9 @@ def wrapped(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.service import RunFolder, summary_at
+    from privgame.service import RunFolder, run_summary
 
-    summary = summary_at(RunFolder(args.run_dir), args.threshold)
+    summary = run_summary(RunFolder(args.run_dir), args.threshold)
     if args.json:
         print(json_text(summary, sort_keys=True, default=float))
     else:
