@@ -110,6 +110,9 @@ navigation = st.navigation(
         st.Page(PAGES["runs"], title="Runs", icon=":material/folder_open:"),
         st.Page(PAGES["export"], title="Export", icon=":material/download:"),
         st.Page(PAGES["studies"], title="Studies", icon=":material/science:"),
+        st.Page(
+            PAGES["check_file"], title="Check a file", icon=":material/fact_check:", url_path="check-file"
+        ),
     ]
 )
 navigation.run()

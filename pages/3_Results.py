@@ -39,6 +39,7 @@ from privgame.figures import (
     risk_cdfs,
     risk_intervals,
     risk_scatter,
+    similarity_chart,
 )
 from privgame.service import (
     GROUP_LABELS,
@@ -84,6 +85,8 @@ LEAD_COLUMNS = (
     "risk_traditional_low",
     "risk_traditional_high",
     "outlier_score",
+    "dcr",
+    "dcr_p_value",
 )
 COLUMN_LABELS = {
     "audit_group": "audit group",
@@ -99,6 +102,8 @@ COLUMN_LABELS = {
     "risk_traditional_low": "average risk 95% low",
     "risk_traditional_high": "average risk 95% high",
     "outlier_score": "outlier score",
+    "dcr": "distance to the closest synthetic record",
+    "dcr_p_value": "DCR p-value",
 }
 SHOW = {
     "all": "every evaluated record",
@@ -522,6 +527,32 @@ def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
         _chart(risk_cdfs(records), folder, "risk-cdfs")
 
 
+def _similarity(folder: RunFolder, summary: dict[str, Any], records: pd.DataFrame, t: float) -> None:
+    """The release's similarity test beside the attack: the sentence, and each record's DCR
+    p-value against its risk."""
+    similarity = summary.get("similarity")
+    if not similarity:
+        return
+    st.subheader("Similarity test against the attack")
+    text = plain(similarity["text"])
+    if similarity.get("table") is None:
+        st.caption(text)
+        return
+    show = st.warning if similarity.get("at_risk_not_close") else st.info
+    show(text, icon=":material/compare_arrows:")
+    st.caption(
+        "The similarity test is the check synthetic data reports usually give: the distance from "
+        "each record to its closest synthetic record (DCR), here on the release this run audits "
+        "(the generator fitted on D, sampled with the run's seed), compared with the same distance "
+        "for real records that are not in D. Passing it does not make a record safe: the attack is "
+        "what decides."
+    )
+    if "dcr_p_value" in records.columns:
+        chart = similarity_chart(records, t, alpha=float(similarity.get("alpha", 0.05)))
+        event = _chart(chart, folder, "similarity", select=True)
+        _open_if_new("similarity", folder, _selected_point(event))
+
+
 def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
     """The records of the audit group chosen here (every record for a run without groups)."""
     if "audit_group" not in records.columns:
@@ -610,6 +641,7 @@ def body() -> None:
     _utility(folder)
     records = records_at(folder.records(), t)
     _figures(folder, records, t)
+    _similarity(folder, summary, records, t)
     _table(folder, records, t)
 
 

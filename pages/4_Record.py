@@ -21,6 +21,7 @@ from privgame.service import (
     metrics,
     not_played_reason,
     record_profile,
+    record_similarity_text,
     to_bytes,
     twin_note,
     value_name,
@@ -185,6 +186,13 @@ def body() -> None:
     note = twin_note(folder.summary().get("twins"), record_id)
     if note:
         st.info(plain(note), icon=":material/content_copy:")
+    alpha = float((folder.summary().get("similarity") or {}).get("alpha", 0.05))
+    verdict = _verdict(row, "risk_model_seeded", t)
+    close = record_similarity_text(
+        _float(row.get("dcr")), _float(row.get("dcr_p_value")), verdict, alpha=alpha
+    )
+    if close:
+        st.caption(plain(close))
 
     profile = record_profile(folder, record_id)
     st.subheader("Values beside the target dataset D")

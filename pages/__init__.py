@@ -71,6 +71,7 @@ PAGES: dict[str, str] = {
     "studies": "pages/7_Studies.py",
     "release": "pages/8_Release.py",
     "remedies": "pages/9_Remedies.py",
+    "check_file": "pages/10_Check_file.py",
 }
 """Every page but the home page (a function of ``app.py``), by a short name, as the path
 ``st.switch_page`` and ``st.page_link`` take."""

@@ -41,10 +41,12 @@ __all__ = [
     "kept_sample",
     "miss_rate_caveat",
     "not_played_reason",
+    "record_similarity_text",
     "records_at",
     "run_summary",
     "share_at_risk",
     "share_text",
+    "similarity_answer",
     "traditional_text",
     "training_sd_at",
 ]
@@ -370,6 +372,101 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
     return {"counts": counts, "audited": len(records), "traditional_flags": flagged, "text": text}
 
 
+def similarity_answer(
+    records: pd.DataFrame, figures: Mapping[str, Any] | None, spec: RunSpec, threshold: float
+) -> dict[str, Any] | None:
+    """The release's similarity checks beside the attack's verdicts, in one sentence.
+
+    ``figures`` are the run's stored similarity figures (:mod:`privgame.games.closeness`): the
+    whole-table DCR share test of the audited release and, per audited record, its DCR p-value
+    (the ``dcr_p_value`` column of ``records``). A record is *close* when its p-value is at or
+    below the figures' ``alpha``: the release holds a row nearer to it than to all but that share
+    of non-members.
+
+    Returns
+    -------
+    dict or None
+        None for a run measured before the checks existed. Otherwise the figures and
+        ``audited``, ``close`` (audited records that are close), ``at_risk`` (records at risk),
+        ``at_risk_not_close`` (at risk, yet no closer to the release than a typical
+        non-member: what the similarity test cannot see), ``close_not_at_risk`` and ``text``.
+    """
+    if not figures:
+        return None
+    out = {key: value for key, value in figures.items() if key != "records"}
+    table = figures.get("table")
+    if not isinstance(table, Mapping):
+        reason = figures.get("error")
+        out["text"] = (
+            f"The similarity checks of the release could not be run ({reason})."
+            if reason
+            else "The similarity checks need records outside D to compare the release with; this run "
+            "has none."
+        )
+        return out
+    alpha = float(figures.get("alpha", 0.05))
+    p_values = (
+        records["dcr_p_value"].to_numpy(float) if "dcr_p_value" in records else np.full(len(records), np.nan)
+    )
+    at_risk = _verdicts(records, threshold) == "at risk"
+    close = p_values <= alpha
+    k, m = int(np.count_nonzero(at_risk)), int(np.count_nonzero(at_risk & ~close))
+    out.update(
+        audited=len(records),
+        close=int(np.count_nonzero(close)),
+        at_risk=k,
+        at_risk_not_close=m,
+        close_not_at_risk=int(np.count_nonzero(close & ~at_risk)),
+    )
+    test = (
+        f"The similarity test {'passes' if table['passes'] else 'fails'} "
+        f"({_pct(float(table['dcr_share']))} of the release's rows are closer to D than to non-members, "
+        f"p = {float(table['share_p_value']):.2g})"
+    )
+    if k == 0:
+        out["text"] = f"{test}; the attack finds no audited record at risk (t = {threshold:g})."
+        return out
+    are = "is" if k == 1 else "are"
+    tail = (
+        f"{'it is' if k == 1 else f'{m:,} of them are'} no closer to the release than a typical "
+        f"non-member (DCR p-value above {alpha:g}), so the similarity test cannot see "
+        f"{'it' if k == 1 else 'them'}"
+        if m
+        else f"the similarity test finds {'it' if k == 1 else 'each of them'} close to the release too"
+    )
+    out["text"] = (
+        f"{test} while {k:,} of the {len(records):,} audited records {are} at risk against "
+        f"{_knows(spec)} (t = {threshold:g}); {tail}."
+    )
+    return out
+
+
+def record_similarity_text(dcr: float, p_value: float, verdict: str, *, alpha: float = 0.05) -> str | None:
+    """One record's similarity figures in a sentence, beside its verdict (None without figures).
+
+    >>> record_similarity_text(0.04, 0.31, "at risk")  # doctest: +NORMALIZE_WHITESPACE
+    "The release's closest row to this record is at Gower distance 0.04; 31% of non-members have
+    one at least as close (DCR p-value 0.31), so the similarity test does not see this record,
+    while the attack finds it at risk."
+    """
+    if not (math.isfinite(dcr) and math.isfinite(p_value)):
+        return None
+    lead = (
+        f"The release's closest row to this record is at Gower distance {dcr:.3g}; {_pct(p_value)} of "
+        f"non-members have one at least as close (DCR p-value {p_value:.2g}), so the similarity test "
+    )
+    close = p_value <= alpha
+    if verdict == "at risk":
+        return lead + (
+            "flags this record too, and the attack finds it at risk."
+            if close
+            else "does not see this record, while the attack finds it at risk."
+        )
+    if close:
+        return lead + f"flags this record, although the attack's verdict is {verdict}."
+    return lead + f"does not flag this record either (the attack's verdict: {verdict})."
+
+
 VERDICT_COLUMNS: dict[str, str] = {
     "verdict_model_seeded": "risk_model_seeded",
     "verdict_traditional": "risk_traditional",
@@ -547,5 +644,6 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     if isinstance(training, int | float):
         summary["attack_training_sd_at_t"] = training_sd_at(float(training), t)
     summary["passes"] = list(folder.status().get("extensions") or [])
+    summary["similarity"] = similarity_answer(records, stored.get("similarity"), spec, t)
     summary["run_id"] = folder.run_id
     return summary

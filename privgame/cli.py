@@ -18,9 +18,11 @@ from types import ModuleType
 
 from privgame import __version__
 from privgame.commands import (
+    check_file,
     compare,
     export,
     extend,
+    plan,
     release,
     remedy,
     report,
@@ -40,6 +42,7 @@ COMMANDS: list[ModuleType] = [
     schema,
     synth,
     run,
+    plan,
     extend,
     remedy,
     compare,
@@ -48,6 +51,7 @@ COMMANDS: list[ModuleType] = [
     export,
     study,
     utility,
+    check_file,
 ]
 
 EXIT_BAD_INPUT = 2
@@ -92,6 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # e.g. for `plan` to print a `run` command
     try:
         with _plugin_time_limit(getattr(args, "plugin_time_limit", None)):
             return int(args.handler(args))

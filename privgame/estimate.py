@@ -7,7 +7,8 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``fit`` and ``sample``: one generator fit and one sample of ``|D|`` rows, on a dataset drawn
   from D_eval and on a shadow dataset drawn from D_aux (the median of a few, after an untimed
   warm-up fit that absorbs one-off costs such as numba's compilation, which the run itself then
-  finds in the on-disk cache);
+  finds in the on-disk cache); an external generator command counts with the wall-clock seconds
+  waited for it, as its work runs in a process of its own;
 - ``refit_sample``: for a generator with ``refit_swap``, one exact one-row refit of the model on
   D plus a sample: each dataset that is D with one row swapped (the model-seeded 'out' runs, the
   leave-one-out attacker's own shadow datasets) costs this instead of a fresh fit;
@@ -164,6 +165,15 @@ class Calibration:
         return min(1.0, self.cores / (others + max(1, processes)))
 
 
+def _work_clock() -> float:
+    """CPU seconds of this process, plus the wall-clock seconds it waited for an external
+    generator command (:mod:`privgame.generators.external`): that work runs in another process,
+    which :func:`time.process_time` does not count, while the worker waits for it all the same."""
+    from privgame.generators.external import command_seconds
+
+    return time.process_time() + command_seconds()
+
+
 def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
     """In a fresh worker: import and first use of what a run's units use (the generator and its
     compiled kernels, the query features, the meta-classifier), on a few rows; returns the wall
@@ -185,10 +195,10 @@ def _worker_fits(generator: str, params: dict, rows: np.ndarray, schema: object,
     from privgame.generators import create
 
     rng = stream(seed, 2, _CALIBRATION_STREAM)
-    wall0, cpu0 = time.perf_counter(), time.process_time()
+    wall0, cpu0 = time.perf_counter(), _work_clock()
     while time.perf_counter() - wall0 < _SHARE_SECONDS:
         create(generator, **params).fit_sample(rows, schema, len(rows), rng=rng)
-    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    wall, cpu = time.perf_counter() - wall0, _work_clock() - cpu0
     return min(1.0, cpu / wall) if wall > 0 else 1.0
 
 
@@ -279,7 +289,7 @@ def calibrate(
     sample_times: list[float] = []
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
-    clock = time.process_time  # CPU seconds: the same on a busy machine
+    clock = _work_clock  # CPU seconds: the same on a busy machine
     wall0 = cpu0 = 0.0
     # The first round is a warm-up, not timed: it absorbs one-off costs (compiling or loading
     # kernels for the data's shapes, first-call caches, the first touch of memory) the run will

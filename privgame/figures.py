@@ -50,6 +50,7 @@ __all__ = [
     "risk_scatter",
     "roc_curves",
     "score_distributions",
+    "similarity_chart",
 ]
 
 OKABE_ITO: dict[str, str] = {
@@ -344,6 +345,123 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
         f"the traditional game says{_left_out(excluded)}."
     )
     return Chart(figure=figure, data=data, caption=caption, title="Risk per record (Fig. 1a)")
+
+
+# --------------------------------------------------------------------------------------------
+# The similarity test against the attack: per record, DCR p-value and model-seeded risk
+# --------------------------------------------------------------------------------------------
+
+
+def similarity_chart(records: pd.DataFrame, threshold: float, *, alpha: float = 0.05) -> Chart:
+    """Each audited record's DCR p-value against its model-seeded risk.
+
+    Parameters
+    ----------
+    records : DataFrame
+        The run's per-record results with ``dcr_p_value`` (see :mod:`privgame.games.closeness`),
+        ``risk_model_seeded`` and, optionally, ``verdict_model_seeded`` at ``threshold``.
+    threshold : float
+        The high-risk threshold ``t``.
+    alpha : float
+        The p-value at or below which the similarity test calls a record close to the release.
+
+    Returns
+    -------
+    Chart
+        One point per record with both figures, coloured by its verdict; the line ``risk = t`` and
+        the line ``p = alpha`` (log scale). Records right of the first line and above the second
+        are at risk where the similarity test sees nothing. ``customdata[0]`` is the record id.
+
+    Raises
+    ------
+    ParameterError
+        If a column is missing or ``t`` is outside [0, 1].
+    """
+    t = check_threshold(threshold)
+    _require_columns(records, ["record_id", "risk_model_seeded", "dcr_p_value"], "records")
+    ms = pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(np.float64)
+    p = pd.to_numeric(records["dcr_p_value"], errors="coerce").to_numpy(np.float64)
+    keep = ~(np.isnan(ms) | np.isnan(p))
+    verdict = (
+        records["verdict_model_seeded"].astype(str).to_numpy()
+        if "verdict_model_seeded" in records.columns
+        else np.where(ms > t, "at risk", "not at risk")
+    )
+    data = pd.DataFrame(
+        {
+            "record_id": records["record_id"].to_numpy()[keep],
+            "risk_model_seeded": ms[keep],
+            "dcr_p_value": p[keep],
+            "verdict_model_seeded": verdict[keep],
+        }
+    )
+    figure = go.Figure()
+    lowest = float(data["dcr_p_value"].min()) if len(data) else alpha
+    floor = min(lowest, alpha) / 1.5
+    low = _risk_floor(data["risk_model_seeded"].to_numpy(), t)
+    figure.add_shape(
+        type="rect",
+        name="at risk, unseen by the similarity test",
+        x0=t,
+        x1=1.0,
+        y0=alpha,
+        y1=1.0,
+        yref="y",
+        fillcolor=OKABE_ITO["vermillion"],
+        opacity=0.12,
+        line={"width": 0},
+        layer="below",
+    )
+    for name, (x0, y0, x1, y1) in (("threshold", (t, floor, t, 1.0)), ("alpha", (low, alpha, 1.0, alpha))):
+        figure.add_shape(
+            type="line",
+            name=name,
+            x0=x0,
+            y0=y0,
+            x1=x1,
+            y1=y1,
+            line={"color": OKABE_ITO["black"], "width": 1, "dash": "dash"},
+        )
+    for verdict_name, color, symbol in _VERDICT_STYLES:
+        part = data.loc[data["verdict_model_seeded"] == verdict_name]
+        if part.empty:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=part["risk_model_seeded"],
+                y=part["dcr_p_value"],
+                mode="markers",
+                name=f"{verdict_name} ({len(part)})",
+                marker={
+                    "color": color,
+                    "symbol": symbol,
+                    "size": 8,
+                    "line": {"width": 0.5, "color": OKABE_ITO["black"]},
+                },
+                customdata=part[["record_id"]].to_numpy(dtype=object),
+                hovertemplate=(
+                    "record %{customdata[0]}<br>model-seeded risk %{x:.3f}"
+                    "<br>DCR p-value %{y:.3g}<extra></extra>"
+                ),
+            )
+        )
+    _layout(figure, "The similarity test against the attack", _RISK_MS, "DCR p-value (log scale)")
+    ticks = log_ticks(floor)
+    figure.update_xaxes(range=[low, 1.0])
+    figure.update_yaxes(
+        type="log", range=[math.log10(floor), 0.0], tickvals=ticks, ticktext=[f"{v:g}" for v in ticks]
+    )
+    risky = (data["verdict_model_seeded"] == "at risk").to_numpy()
+    unseen = int(np.count_nonzero(risky & (data["dcr_p_value"] > alpha).to_numpy()))
+    at_risk = int(np.count_nonzero(risky))
+    left = int(keep.size - np.count_nonzero(keep))
+    caption = (
+        f"Each point is one audited record: its risk against the attacker (x) and how unusually close "
+        f"the release comes to it among non-members (y, the DCR p-value; low is close). "
+        f"{unseen} of the {at_risk} records at risk sit in the shaded area, where the similarity test "
+        f"(p above {alpha:g}) sees nothing{_left_out(left)}."
+    )
+    return Chart(figure=figure, data=data, caption=caption, title="Similarity test against the attack")
 
 
 # --------------------------------------------------------------------------------------------

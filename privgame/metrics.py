@@ -44,6 +44,7 @@ __all__ = [
     "abs_differences",
     "auc",
     "auc_ci",
+    "auc_half_width",
     "binomial_interval",
     "ecdf",
     "hoeffding_half_width",
@@ -55,6 +56,7 @@ __all__ = [
     "rmsd",
     "roc_points",
     "share_bracket",
+    "share_width",
     "summarize",
     "tpr_at_fpr",
     "training_variance",
@@ -585,6 +587,76 @@ def hoeffding_half_width(n: int, rho: float = 0.05) -> float:
         )
     rho = _probability(rho, "rho", open_low=True, open_high=True)
     return math.sqrt(math.log(2.0 / rho) / (2.0 * int(n)))
+
+
+def auc_half_width(auc: float, n_in: int, n_out: int, *, level: float = 0.95) -> float:
+    """The expected half-width of an AUC's confidence interval before any run is made.
+
+    Hanley and McNeil's (1982) standard error of an AUC ``A`` from ``n_in`` positive and
+    ``n_out`` negative scores, with ``Q1 = A / (2 - A)`` and ``Q2 = 2 A^2 / (1 + A)`` (exact for
+    exponential score distributions, close for others):
+    ``sqrt((A (1 - A) + (n_in - 1)(Q1 - A^2) + (n_out - 1)(Q2 - A^2)) / (n_in n_out))``, times the
+    normal quantile of ``level``. Used to plan N_eval: how precisely a risk near t will be known.
+
+    Parameters
+    ----------
+    auc : float
+        The AUC the interval is planned for (e.g. the threshold t), in [0.5, 1].
+    n_in, n_out : int
+        Runs of each class (N_eval / 2 each), at least 1.
+    level : float, default 0.95
+
+    Returns
+    -------
+    float
+
+    Raises
+    ------
+    ParameterError
+        For an AUC outside [0.5, 1], counts below 1, or a level outside (0, 1).
+    """
+    a = float(auc)
+    if not 0.5 <= a <= 1.0:
+        raise ParameterError(f"auc must lie in [0.5, 1] to plan an interval, got {auc!r}.")
+    for name, value in (("n_in", n_in), ("n_out", n_out)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ParameterError(f"{name} must be a whole number of runs >= 1, got {value!r}.")
+    level = _probability(level, "level", open_low=True, open_high=True)
+    from scipy.stats import norm
+
+    q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
+    variance = (a * (1 - a) + (n_in - 1) * (q1 - a * a) + (n_out - 1) * (q2 - a * a)) / (n_in * n_out)
+    return float(norm.ppf(0.5 + level / 2) * math.sqrt(max(variance, 0.0)))
+
+
+def share_width(sampled: int, *, level: float = 0.95) -> tuple[float, float]:
+    """How wide the share's Clopper-Pearson interval can be with ``sampled`` random records.
+
+    Returns
+    -------
+    (float, float)
+        The widest interval over every count of records at risk (its worst case, near half of
+        them), and the upper end when none is at risk (what a clean sample can show at best).
+        Both are lower bounds on privgame's share bracket, which also allows for the verdicts'
+        own errors and counts undecided records at its high end.
+
+    Raises
+    ------
+    ParameterError
+        For ``sampled`` below 1 or a level outside (0, 1).
+    """
+    if isinstance(sampled, bool) or not isinstance(sampled, int | np.integer) or sampled < 1:
+        raise ParameterError(f"sampled must be a whole number of records >= 1, got {sampled!r}.")
+    level = _probability(level, "level", open_low=True, open_high=True)
+    from scipy.stats import beta
+
+    n = int(sampled)
+    k = np.arange(n + 1)
+    alpha = 1.0 - level
+    with np.errstate(all="ignore"):
+        low = np.where(k == 0, 0.0, beta.ppf(alpha / 2, np.maximum(k, 1), n - k + 1))
+        high = np.where(k == n, 1.0, beta.ppf(1 - alpha / 2, k + 1, np.maximum(n - k, 1)))
+    return float(np.max(high - low)), float(high[0])
 
 
 VERDICTS: tuple[str, ...] = ("at risk", "undecided", "not at risk", "attack failed")

@@ -392,6 +392,8 @@ def release_card(
             "share_at_risk": audit["share_at_risk"],
             "verdicts": audit["answer"]["counts"],
             "traditional_flags": audit["answer"]["traditional_flags"],
+            # The release's similarity checks beside the attack (None: a run from before them).
+            "similarity": _similarity_of_release(summary.get("similarity"), rows=rows, seed=seed),
             # "model-seeded": the traditional game was not run, so its figures above are null.
             "games": spec.attack.games,
             # The records whose verdict is "at risk", as every output counts them.
@@ -413,6 +415,24 @@ def release_card(
             "holds however often more runs were added; records are tested one by one."
         ),
     }
+
+
+def _similarity_of_release(
+    similarity: Mapping[str, Any] | None, *, rows: int, seed: int
+) -> dict[str, Any] | None:
+    """The audit's similarity figures for the card, saying whether they were measured on this
+    very release (the run's seed and rows) or on the release the run audits by default."""
+    if not similarity:
+        return None
+    out = dict(similarity)
+    measured = (similarity.get("seed"), similarity.get("synthetic_rows"))
+    out["measured_on_this_release"] = measured == (seed, rows)
+    if not out["measured_on_this_release"] and similarity.get("table") is not None:
+        out["text"] = (
+            f"{similarity['text']} (measured on the release sampled with the run's seed "
+            f"{measured[0]} and {measured[1]:,} rows, not on this one.)"
+        )
+    return out
 
 
 def card_path(output: str | os.PathLike[str]) -> Path:

@@ -763,6 +763,12 @@ def _missed_cell(value: Any) -> str:
     return value if isinstance(value, str) else _fmt(bool(value))
 
 
+def _similarity_paragraph(similarity: Mapping[str, Any] | None) -> str:
+    if not similarity:
+        return ""
+    return f"<p class='verdict'><strong>Similarity checks.</strong> {_e(similarity['text'])}</p>"
+
+
 def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     """A self-contained HTML page reporting a finished run.
 
@@ -794,7 +800,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     ParameterError
         If ``t`` is outside [0, 1].
     """
-    from privgame.audit import audit_summary
+    from privgame.audit import audit_summary, similarity_answer
 
     folder.require_done(what="a report exists")
     spec = folder.spec()
@@ -836,6 +842,22 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
             f"<section><h2>{_e(chart.title)}</h2><div class='chart'>{div}</div>"
             f"<p class='caption'>{_e(chart.caption)}</p></section>"
         )
+    similarity = similarity_answer(records_at(records, t), stored.get("similarity"), spec, t)
+    similarity_chart = ""
+    if similarity and similarity.get("table") is not None and "dcr_p_value" in records.columns:
+        alpha = float(similarity.get("alpha", 0.05))
+        chart = figures.similarity_chart(records_at(records, t), t, alpha=alpha)
+        div = chart.figure.to_html(
+            full_html=False,
+            include_plotlyjs=not charts,
+            config=config,
+            div_id="chart-similarity",
+            default_height=f"{chart.figure.layout.height or 480}px",
+        )
+        similarity_chart = (
+            f"<section><h2>{_e(chart.title)}</h2><div class='chart'>{div}</div>"
+            f"<p class='caption'>{_e(chart.caption)}</p></section>"
+        )
     meta = stored.get("generator_metadata") or {}
     dp_note = meta.get("dp_note") if isinstance(meta, Mapping) else None
     note_html = f"<p class='note'>{_e(dp_note)}</p>" if dp_note else ""
@@ -847,6 +869,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p class='verdict'><strong>Verdict.</strong> {_e(audit['answer']['text'])}</p>",
+        _similarity_paragraph(similarity),
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",
@@ -863,6 +886,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         else "<p class='note'>The traditional game was not run "
         f"({_e(not_played_reason(str(summary.get('attacker', 'population'))))}), so the figures "
         "comparing the two games are not drawn.</p>",
+        similarity_chart,
         f"<h2>Records at risk (model-seeded interval above t={t:g})</h2>",
         _high_risk_table(records, t),
         _release_card_section(folder, t),

@@ -35,6 +35,7 @@ class Role(IntEnum):
     RELEASE = 12
     POOL = 13
     UTILITY = 14
+    SIMILARITY = 15
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

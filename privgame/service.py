@@ -34,6 +34,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "describe_setup",
         "group_masks",
         "not_played_reason",
+        "record_similarity_text",
         "records_at",
         "run_summary",
     ),
@@ -50,6 +51,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "paired_risks",
     ),
     "privgame.csvsafe": ("csv_safe",),
+    "privgame.planner": (
+        "Plan",
+        "plan_for_budget",
+        "plan_rows",
+    ),
+    "privgame.file_check": (
+        "FileCheck",
+        "check_file",
+        "file_check_lines",
+    ),
     "privgame.data": (
         "BUNDLED_ADULT",
         "DEFAULT_MAX_BYTES",
@@ -85,6 +96,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.estimate": (
         "Calibration",
+        "breakdown",
         "calibrate",
         "check_cost",
         "cost_warning",

@@ -140,9 +140,14 @@ def check_population(data: Dataset, population: pd.DataFrame, name: str = "the p
 
 
 def load_population(
-    source: str | os.PathLike[str] | bytes, data: Dataset, *, filename: str | None = None
+    source: str | os.PathLike[str] | bytes,
+    data: Dataset,
+    *,
+    filename: str | None = None,
+    what: str = "population table",
 ) -> Dataset:
-    """Load a population table with the data table's roles and missing-value policy.
+    """Load a population table (or another table with the data's columns, called ``what`` in
+    messages) with the data table's roles and missing-value policy.
 
     Raises
     ------
@@ -153,8 +158,8 @@ def load_population(
     """
     from privgame.data import load_table
 
-    name = filename or (source if isinstance(source, str | os.PathLike) else "the population table")
-    label = f"the population table {os.path.basename(str(name))}"
+    name = filename or (source if isinstance(source, str | os.PathLike) else f"the {what}")
+    label = f"the {what} {os.path.basename(str(name))}"
     raw = load_table(source, filename=os.path.basename(str(name)))
     check_population(data, raw, label)
     roles = {c.name: c.role for c in data.schema.columns}

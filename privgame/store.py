@@ -106,6 +106,7 @@ CHECKSUMS = "checksums.sha256"
 LOCK = "engine.lock"
 PLAN = "plan.json"
 UTILITY = "utility.json"
+SIMILARITY = "similarity.json"
 _CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
 _SHARED_FILE = re.compile(r"^([a-z_]{1,32})-([0-9]{6,})\.npz$")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -1093,6 +1094,26 @@ class RunFolder(CheckedFolder):
         if not isinstance(utility, dict):
             raise RunError(f"{UTILITY} of run {self.run_id} is unreadable; {self._fix(UTILITY)}")
         return utility
+
+    # -- the release's similarity checks -------------------------------------------------
+    def write_similarity(self, similarity: Mapping[str, Any]) -> None:
+        """Write the audited release's similarity figures (``similarity.json``, checksummed; see
+        :mod:`privgame.games.closeness`)."""
+        write_checked(self.path, SIMILARITY, json_bytes(dict(similarity)))
+
+    def read_similarity(self) -> dict[str, Any] | None:
+        """The stored similarity figures, or None when none were measured (or they are damaged:
+        the engine measures them again).
+        """
+        try:
+            data = self._read_checked(SIMILARITY)
+        except (FileNotFoundError, RunError):
+            return None
+        try:
+            similarity = json.loads(data)
+        except (ValueError, RecursionError):
+            return None
+        return similarity if isinstance(similarity, dict) else None
 
     def damage(self) -> str | None:
         """What is wrong with the run's status or spec (the fix included), or None when both read."""

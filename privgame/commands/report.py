@@ -114,6 +114,9 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"extension {i:<10}N_eval {step['n_eval']}: {len(step['extended'])} records got more runs, "
             f"{len(step['resolved'])} resolved, {step['undecided']} still undecided"
         )
+    similarity = summary.get("similarity")
+    if similarity:
+        lines.append(f"similarity test     {similarity['text']}")
     twins = summary.get("twins")
     if twins:
         lines.append(

@@ -54,6 +54,38 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "traditional and the model-seeded privacy game. Writes a run folder under --out."
         ),
     )
+    add_run_options(parser)
+    parser.set_defaults(handler=run)
+
+    resume = subparsers.add_parser(
+        "resume",
+        help="finish an interrupted or cancelled run",
+        description=(
+            "Resume the run in RUN_DIR from its checkpoints; the results equal an uninterrupted run's."
+        ),
+    )
+    resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder to finish")
+    resume.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(resume)
+    resume.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
+    resume.add_argument(
+        "--resolve-to",
+        type=int,
+        metavar="E",
+        help="once the run is finished, add runs to the records whose verdict is undecided, doubling "
+        "N_eval each pass, until none is undecided or every record has E runs (as run --resolve-to; "
+        "passes already made are kept)",
+    )
+    resume.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
+    resume.set_defaults(handler=run_resume)
+
+
+def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) -> None:
+    """The options of ``run`` (the data, the set-up, the generator, the attack, the records): the
+    ``plan`` command takes the same ones, and plans from them."""
     parser.add_argument(
         "--data", required=True, help="CSV or Parquet file: the table the release is trained on"
     )
@@ -207,32 +239,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "folder's path is printed when the run starts",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=run)
-
-    resume = subparsers.add_parser(
-        "resume",
-        help="finish an interrupted or cancelled run",
-        description=(
-            "Resume the run in RUN_DIR from its checkpoints; the results equal an uninterrupted run's."
-        ),
-    )
-    resume.add_argument("run_dir", metavar="RUN_DIR", help="the run folder to finish")
-    resume.add_argument("--workers", type=int, help="local worker processes (default: every core)")
-    add_plugin_time_limit(resume)
-    resume.add_argument(
-        "--scheduler",
-        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
-    )
-    resume.add_argument(
-        "--resolve-to",
-        type=int,
-        metavar="E",
-        help="once the run is finished, add runs to the records whose verdict is undecided, doubling "
-        "N_eval each pass, until none is undecided or every record has E runs (as run --resolve-to; "
-        "passes already made are kept)",
-    )
-    resume.add_argument("--quiet", action="store_true", help="no progress bar (default: shown)")
-    resume.set_defaults(handler=run_resume)
+    if not planning:
+        parser.add_argument(
+            "--dry-run",
+            action="store_true",
+            help="print what the run would audit, its plan and its estimated time, and stop: nothing "
+            "is written and no run starts",
+        )
 
 
 def _selection(args: argparse.Namespace) -> TargetSelection:
@@ -373,6 +386,8 @@ def run(args: argparse.Namespace) -> int:
     scheduler = scheduler_address(args.scheduler)
     resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
     calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
+    if args.dry_run:
+        return _dry_run(spec, inputs, dataset, args, calibration)
     cost = _check_cost(spec, inputs, args, calibration)  # before anything is written
     folder = create_run(default_runs_root() if args.out is None else args.out, spec, inputs.table)
     print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
@@ -381,6 +396,58 @@ def run(args: argparse.Namespace) -> int:
         return _execute(folder, args, spec, inputs, dataset, scheduler, estimate)
     except KeyboardInterrupt:
         return interrupted("run", folder.path, _resume_command(folder, args))
+
+
+def _dry_run(
+    spec: RunSpec,
+    inputs: AuditInputs,
+    dataset: Dataset,
+    args: argparse.Namespace,
+    calibration: Calibration | None,
+) -> int:
+    """Print what the run would audit, its plan and its estimate by part; write nothing."""
+    from privgame.service import (
+        breakdown,
+        build_context,
+        check_cost,
+        describe_setup,
+        plan_summary,
+        resolve_workers,
+        scheduler_address,
+    )
+
+    workers = resolve_workers(args.workers)
+    cost = check_cost(
+        spec,
+        inputs.table,
+        workers=workers,
+        calibration=calibration,
+        allow_large=True,
+        scheduler=scheduler_address(args.scheduler) is not None,
+    )
+    lines = ["dry run: nothing was written and no run started."]
+    if dataset.dropped_rows:
+        lines.append(f"{dataset.dropped_rows:,} rows with missing values would be dropped.")
+    lines += describe_setup(spec, planned=True)
+    _, targets = build_context(spec, inputs.table)
+    lines.append(plan_summary(spec, len(targets), table=inputs.table)["text"])
+    lines.append(f"estimated time: {cost.text}.")
+    if cost.calibration is not None:
+        parts = breakdown(spec, inputs.table, workers=workers, calibration=cost.calibration)
+        lines.append(
+            f"by part (CPU seconds): set-up {parts.setup:,.1f}, generator {parts.generator:,.1f} "
+            f"({parts.total_fits:,} fits), features {parts.features:,.1f}, classifier "
+            f"{parts.classifier:,.1f}, results {parts.results:,.1f}; worker start-up {parts.startup:,.1f} s "
+            f"wall; the workers get {parts.parallel:.2f} cores."
+        )
+    if cost.over:
+        lines.append(
+            "this is over the limit (30 days of CPU time): a real run needs --i-know-its-large, or "
+            "smaller settings (--n-shadow, --n-eval, fewer records)."
+        )
+    for line in lines:
+        print(textwrap.fill(terminal_safe(line, one_line=True), width=100))
+    return 0
 
 
 def _check_settings(args: argparse.Namespace) -> None:

@@ -45,6 +45,7 @@ from privgame.execution import (
     until_cancelled,
 )
 from privgame.games import pool
+from privgame.games.closeness import similarity_of
 from privgame.games.context import (
     CHUNK,
     build_audit,
@@ -958,7 +959,7 @@ def record_results(
     ``groups`` are the audit groups of :func:`build_audit` (every target counts as chosen when
     they are not given).
     """
-    from privgame.audit import audit_summary, training_sd_at
+    from privgame.audit import audit_summary, similarity_answer, training_sd_at
     from privgame.records import value_column
 
     groups = {"chosen": np.asarray(targets)} if groups is None else groups
@@ -1029,6 +1030,10 @@ def record_results(
         )
     if spec.attack.games == "model-seeded":
         records["verdict_traditional"] = NOT_RUN
+    similarity = _similarity(folder, ctx, spec, targets)
+    figures = similarity.get("records") or {}
+    records["dcr"] = [figures.get(str(int(r)), [nan, nan])[0] for r in records["record_id"]]
+    records["dcr_p_value"] = [figures.get(str(int(r)), [nan, nan])[1] for r in records["record_id"]]
     scores_df = pd.concat(score_frames, ignore_index=True)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(float),
@@ -1050,8 +1055,18 @@ def record_results(
     summary["generator_metadata"] = _generator_metadata(ctx)
     summary["queries"] = ctx.queries().describe()
     summary["twins"] = _twins(ctx, targets)
+    summary["similarity"] = similarity_answer(records, similarity, spec, spec.threshold)
     summary.update(audit_summary(records, spec, spec.threshold))
     return records, scores_df, summary
+
+
+def _similarity(folder: RunFolder, ctx: Context, spec: RunSpec, targets: np.ndarray) -> dict[str, Any]:
+    """The audited release's similarity checks (:mod:`privgame.games.closeness`), or, when the
+    release cannot be sampled, why not: a side check never costs the audit its results."""
+    try:
+        return similarity_of(folder, ctx.X, ctx.schema, spec, ctx.target, np.asarray(targets))
+    except Exception as exc:  # a side check: its reason is shown instead of its figures
+        return {"table": None, "records": {}, "error": f"{type(exc).__name__}: {exc}"}
 
 
 def _training_variance(folder: RunFolder, halves: list[tuple[float, float]]) -> float:

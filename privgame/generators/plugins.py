@@ -39,6 +39,7 @@ from privgame.defaults import PLUGIN_TIME_LIMIT_SECONDS
 from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING as TIME_LIMIT_SETTING
 from privgame.errors import GeneratorContractError, ParameterError
 from privgame.generators.base import SyntheticGenerator
+from privgame.generators.external import ExternalCommand
 from privgame.generators.registry import GENERATORS
 from privgame.seeding import stream
 
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "privgame.generators"
+EXTERNAL = ExternalCommand.name
+"""The name of the generator that runs an external command (taken before any entry point's)."""
 CONTRACT_ROWS = 200
 # Entry-point names resolved so far: the engine creates a generator for every fit, and reading
 # every installed package's metadata each time would cost more than a small fit.
@@ -133,13 +136,15 @@ def _method_problems(cls: type) -> list[str]:
 def resolve(name: str) -> type:
     """The generator class called ``name``.
 
-    Built-in names come first, then ``module.path:ClassName``, then entry points of the group
-    ``privgame.generators``.
+    Built-in names come first, then ``"external"`` (a command run in another environment, see
+    :mod:`privgame.generators.external`), then ``module.path:ClassName``, then entry points of the
+    group ``privgame.generators``.
 
     Parameters
     ----------
     name : str
-        A built-in name (``"synthpop"``), ``"module.path:ClassName"`` or an entry-point name.
+        A built-in name (``"synthpop"``), ``"external"``, ``"module.path:ClassName"`` or an
+        entry-point name.
 
     Returns
     -------
@@ -155,6 +160,8 @@ def resolve(name: str) -> type:
     """
     if name in GENERATORS:
         return GENERATORS[name]
+    if name == EXTERNAL:
+        return ExternalCommand
     if ":" in name:
         cls = _import_class(name, via=f"Generator {name!r}")
     elif name in _resolved:
@@ -165,7 +172,8 @@ def resolve(name: str) -> type:
             installed = ", ".join(sorted(plugins)) or "none installed"
             raise ParameterError(
                 f"Unknown generator {name!r}; choose one of {', '.join(GENERATORS)}, an installed plug-in "
-                f"({installed}), or a plug-in class named module.path:ClassName."
+                f"({installed}), a plug-in class named module.path:ClassName, or {EXTERNAL} (a "
+                "command run in another environment)."
             )
         cls = _import_class(plugins[name], via=f"Generator {name!r} (entry point {plugins[name]})")
     problems = _method_problems(cls)
