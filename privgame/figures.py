@@ -445,7 +445,8 @@ def similarity_chart(records: pd.DataFrame, threshold: float, *, alpha: float = 
                 ),
             )
         )
-    _layout(figure, "The similarity test against the attack", _RISK_MS, "DCR p-value (log scale)")
+    _layout(figure, "DCR p-value against risk, per record", _RISK_MS, "DCR p-value (log scale)")
+    figure.update_layout(showlegend=True)
     ticks = log_ticks(floor)
     figure.update_xaxes(range=[low, 1.0])
     figure.update_yaxes(
@@ -455,13 +456,19 @@ def similarity_chart(records: pd.DataFrame, threshold: float, *, alpha: float = 
     unseen = int(np.count_nonzero(risky & (data["dcr_p_value"] > alpha).to_numpy()))
     at_risk = int(np.count_nonzero(risky))
     left = int(keep.size - np.count_nonzero(keep))
+    where = (
+        f"{unseen} of the {at_risk} records at risk sit in the shaded area, where the similarity test "
+        f"(p above {alpha:g}) sees nothing"
+        if at_risk
+        else f"no record is at risk at t={t:g}, so the shaded area, where the similarity test (p above "
+        f"{alpha:g}) would miss a record at risk, is empty"
+    )
     caption = (
         f"Each point is one audited record: its risk against the attacker (x) and how unusually close "
-        f"the release comes to it among non-members (y, the DCR p-value; low is close). "
-        f"{unseen} of the {at_risk} records at risk sit in the shaded area, where the similarity test "
-        f"(p above {alpha:g}) sees nothing{_left_out(left)}."
+        f"the release comes to it among non-members (y, the DCR p-value; low is close); "
+        f"{where}{_left_out(left)}."
     )
-    return Chart(figure=figure, data=data, caption=caption, title="Similarity test against the attack")
+    return Chart(figure=figure, data=data, caption=caption, title="DCR p-value against risk")
 
 
 # --------------------------------------------------------------------------------------------

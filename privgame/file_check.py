@@ -33,8 +33,8 @@ LIMITS = (
     "out (the DCR delusion): only an attack on the generator that made the file, trained on data "
     "with and without each record, can show that. Without that generator privgame cannot play the "
     "model-seeded game, so no record is called safe here. To audit the generator too, wrap it as a "
-    "plug-in (`--generator module:Class`, or `--generator external` for a command in its own "
-    "environment) and run `python -m privgame run`."
+    "plug-in (--generator module:Class, or --generator external for a command in its own "
+    "environment) and run python -m privgame run."
 )
 """What a similarity check of a file can and cannot show, said with every result."""
 

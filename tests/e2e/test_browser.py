@@ -479,6 +479,34 @@ def test_a_hostile_upload_sends_no_request_off_this_machine(browser, server: str
     assert off == [], off
 
 
+def test_check_a_file_in_the_browser(browser, server: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Three uploads -> the similarity checks, the per-record table and its download."""
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna()
+    paths = []
+    for name, rows in (("d", slice(0, 600)), ("synthetic", slice(0, 600)), ("holdout", slice(600, 1200))):
+        paths.append(tmp_path / f"{name}.csv")
+        table.iloc[rows].to_csv(paths[-1], index=False)
+    with _browser_tab(browser, server) as page:
+        page.get_by_role("heading", name="privgame").wait_for()
+        _go(page, "Check a file")
+        uploads = page.locator('input[type="file"]')
+        for i, path in enumerate(paths):
+            uploads.nth(i).set_input_files(str(path))
+            _settle(page)
+        page.get_by_role("button", name="Check the file").click()
+        page.get_by_text("DCR share test fails", exact=False).wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text("no record is called safe", exact=False).wait_for()
+        page.get_by_role("heading", name="Each record of D").wait_for()
+        _shot(page, "c1-check-file")
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Per-record table (CSV)").click()
+        saved = tmp_path / "file-check.csv"
+        download.value.save_as(saved)
+    written = pd.read_csv(saved)
+    assert list(written.columns) == ["record_id", "dcr", "dcr_p_value"] and len(written) == 600
+    assert (written["dcr"] == 0).all()
+
+
 def test_a_bookmarked_page_opens_inside_the_navigation(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A fresh server whose first visitor opens /Runs still shows the app's navigation."""
     root = tmp_path / "runs"

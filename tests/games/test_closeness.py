@@ -207,3 +207,23 @@ def test_a_record_sentence_reads_its_figures() -> None:
         record_similarity_text(0.0, 0.01, "not at risk")
     )
     assert record_similarity_text(float("nan"), 0.5, "at risk") is None
+
+
+def test_the_chart_plots_each_record_and_counts_the_ones_the_test_cannot_see(synthpop_run: RunFolder) -> None:
+    from privgame.audit import records_at
+    from privgame.figures import similarity_chart
+
+    records = records_at(synthpop_run.records(), 0.6).assign(
+        risk_model_seeded_low=[0.9, 0.9, 0.1, 0.1, 0.1], risk_model_seeded_high=[1.0, 1.0, 0.55, 0.55, 0.55]
+    )
+    records = records_at(records, 0.6)
+    records.loc[records.index[0], "dcr_p_value"] = 0.01
+    records.loc[records.index[1], "dcr_p_value"] = 0.5
+    chart = similarity_chart(records, 0.6)
+    assert len(chart.data) == len(records)
+    assert sorted(int(p[0]) for trace in chart.figure.data for p in trace.customdata) == sorted(
+        records["record_id"].tolist()
+    )
+    assert "1 of the 2 records at risk sit in the shaded area" in chart.caption
+    none = similarity_chart(records.assign(verdict_model_seeded="not at risk"), 0.6)
+    assert "no record is at risk at t=0.6" in none.caption
