@@ -54,6 +54,7 @@ from privgame.service import (
     AuditInputs,
     Calibration,
     Dataset,
+    PlanStep,
     RunSpec,
     TargetSelection,
     build_context,
@@ -65,12 +66,15 @@ from privgame.service import (
     default_workers,
     describe_setup,
     estimate_seconds,
+    for_n_shadow,
     generator_params,
     installed_plugins,
     launch,
     offered,
     open_run,
     parse_row_numbers,
+    plan_for_budget,
+    plan_rows,
     plan_summary,
     record_ids_for_rows,
     record_ids_for_values,
@@ -403,7 +407,7 @@ def _ms(seconds: float) -> str:
 
 def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
     """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
-    cost, for this session."""
+    cost, for this session (N_shadow aside: see :func:`privgame.planner.for_n_shadow`)."""
     key = json.dumps(
         [
             spec.data_fingerprint,
@@ -411,18 +415,19 @@ def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
             spec.to_dict()["generator_params"],
             spec.sizes,
             dataclasses.asdict(spec.setup),
-            spec.attack.n_shadow,
             spec.attack.classifier,
             spec.seed,
             workers,
         ],
         sort_keys=True,
     )
-    memo: dict[str, Calibration] = st.session_state.setdefault("_calibrations", {})
+    memo: dict[str, tuple[Calibration, int]] = st.session_state.setdefault("_calibrations", {})
     if key not in memo:
         with st.spinner("Timing the generator on this machine…"):
-            memo[key] = calibrate(spec, table, workers=workers)
-    return memo[key]
+            memo[key] = (calibrate(spec, table, workers=workers), spec.attack.n_shadow)
+    # A changed N_shadow changes only the meta-classifier's cost: scaled, not timed again.
+    calibration, measured = memo[key]
+    return for_n_shadow(calibration, measured, spec.attack.n_shadow)
 
 
 def _contract(spec: RunSpec, inputs: AuditInputs) -> bool:
@@ -664,6 +669,8 @@ def _form() -> None:
     clicked = slot.button("Launch the audit", type="primary", key="launch", disabled=going is not None)
     with cost:
         allowed, seconds = _cost(spec, inputs, workers=workers, scheduler=scheduler)
+        if spec.targets.mode == "plan" and not scheduler:
+            _budget(spec, inputs, workers)
     if not allowed:
         slot.empty()
         return
@@ -674,6 +681,56 @@ def _form() -> None:
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _use_plan(step: PlanStep) -> None:
+    """Put a proposed plan's settings into the form (a callback: before the widgets are drawn)."""
+    st.session_state["plan_outliers"] = step.outliers
+    st.session_state["plan_random"] = step.random
+    st.session_state["n_shadow"] = step.n_shadow
+    st.session_state["n_eval"] = step.n_eval
+
+
+def _budget(spec: RunSpec, inputs: AuditInputs, workers: int) -> None:
+    """The planner (``python -m privgame plan``): cut the plan above to fit a time budget."""
+    with st.expander("Fit a time budget", icon=":material/timer:"):
+        keep("budget_minutes", 30, low=1)
+        minutes = st.number_input("Time budget (minutes)", min_value=1, step=5, key="budget_minutes")
+        key = (spec.to_dict(), workers, int(minutes))
+        kept = st.session_state.get("_proposed_plan")
+        if st.button("Propose a plan", key="propose_plan"):
+            calibration = _calibration(spec, inputs.table, workers)
+            with st.spinner("Estimating each plan…"):
+                plan = plan_for_budget(
+                    spec,
+                    inputs.table,
+                    workers=workers,
+                    budget_seconds=60.0 * minutes,
+                    calibration=calibration,
+                )
+            kept = st.session_state["_proposed_plan"] = (key, plan)
+        if kept is None or kept[0] != key:
+            st.caption(
+                "privgame cuts one setting at a time until the estimate fits: the shadow datasets first, "
+                "then the evaluation runs, then the outlying and random records, and says what each cut "
+                "gives up (as python -m privgame plan --budget MINUTES does)."
+            )
+            return
+        plan = kept[1]
+        st.dataframe(pd.DataFrame(plan_rows(plan)), hide_index=True)
+        st.caption(
+            "risk ±: half-width of a record's 95% interval for a risk at t; share interval up to: the "
+            "widest 95% interval of the share of D at risk that the random sample can give."
+        )
+        (st.success if plan.chosen is not None else st.warning)(plain(plan.text))
+        if plan.chosen not in (None, 0):
+            st.button(
+                "Use this plan",
+                key="use_plan",
+                on_click=_use_plan,
+                args=(plan.steps[plan.chosen],),
+                type="primary",
+            )
 
 
 def _launched_run_going() -> str | None:

@@ -32,7 +32,16 @@ from privgame.errors import ParameterError
 from privgame.estimate import Calibration, calibrate, estimate_seconds, in_words
 from privgame.spec import RunSpec, TargetSelection
 
-__all__ = ["CUTS", "MAX_RANDOM", "Plan", "PlanStep", "plan_for_budget", "plan_rows", "random_for_width"]
+__all__ = [
+    "CUTS",
+    "MAX_RANDOM",
+    "Plan",
+    "PlanStep",
+    "for_n_shadow",
+    "plan_for_budget",
+    "plan_rows",
+    "random_for_width",
+]
 
 CUTS: tuple[tuple[str, int, str], ...] = (
     ("n_shadow", 500, "a weaker attacker: risks read lower, and 'not at risk' means less"),
@@ -175,13 +184,19 @@ def random_for_width(width: float, *, most: int = MAX_RANDOM) -> int:
     return low
 
 
-def _classifier_seconds(calibration: Calibration, measured_n_shadow: int, n_shadow: int) -> float:
-    """The meta-classifier's cost at ``n_shadow``, scaled as a random forest's ``n log n``."""
+def for_n_shadow(calibration: Calibration, measured_n_shadow: int, n_shadow: int) -> Calibration:
+    """``calibration``, measured with ``measured_n_shadow`` shadow datasets, for ``n_shadow``.
+
+    Only the meta-classifier's cost depends on N_shadow; it is scaled as a random forest's
+    ``n log n``, so that a changed N_shadow is estimated at once, without timing anything again.
+    """
 
     def cost(n: int) -> float:
-        return n * math.log2(max(n, 2))
+        return max(n, 2) * math.log2(max(n, 2))
 
-    return calibration.classifier * cost(n_shadow) / cost(measured_n_shadow)
+    if n_shadow == measured_n_shadow:
+        return calibration
+    return replace(calibration, classifier=calibration.classifier * cost(n_shadow) / cost(measured_n_shadow))
 
 
 def _settings(spec: RunSpec) -> dict[str, int]:
@@ -251,7 +266,7 @@ def plan_for_budget(
 
     def step(values: dict[str, int], change: str = "", cost: str = "") -> PlanStep:
         candidate = _with(spec, values)
-        scaled = replace(cal, classifier=_classifier_seconds(cal, measured, values["n_shadow"]))
+        scaled = for_n_shadow(cal, measured, values["n_shadow"])
         seconds = estimate_seconds(candidate, table, workers=workers, calibration=scaled)
         widths = metrics.share_width(values["random"]) if values["random"] else (None, None)
         half = values["n_eval"] // 2

@@ -53,6 +53,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.csvsafe": ("csv_safe",),
     "privgame.planner": (
         "Plan",
+        "PlanStep",
+        "for_n_shadow",
         "plan_for_budget",
         "plan_rows",
     ),
