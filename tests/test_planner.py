@@ -97,7 +97,8 @@ def test_the_plan_command_prints_the_run_to_make_and_writes_nothing(
 ) -> None:
     out = tmp_path / "runs"
     args = ["plan", "--data", str(small_adult), "--generator", "baynet", "--workers", "1", "--budget", "0.2"]
-    assert main([*args, "--out", str(out), "--n-eval", "40"]) == 0
+    small = ["--n-shadow", "40", "--n-eval", "20", "--outliers", "2", "--random", "2"]
+    assert main([*args, "--out", str(out), *small]) == 0
     printed = capsys.readouterr().out
     assert "run it with:" in printed or "No plan fits" in printed
     if "run it with:" in printed:
