@@ -43,6 +43,7 @@ from pages import (
     runs_root,
     show_error,
     show_setup,
+    show_threshold_guide,
 )
 from privgame.errors import PrivgameError
 from privgame.service import (
@@ -572,6 +573,7 @@ def _form() -> None:
         key="classifier",
         format_func=lambda c: c.replace("_", " "),
     )
+    show_threshold_guide(float(threshold))
     keep("target_mode", next(iter(TARGET_MODES)), options=list(TARGET_MODES))
     mode = st.radio(
         "Which records of D to evaluate",

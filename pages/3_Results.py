@@ -28,6 +28,7 @@ from pages import (
     runs_root,
     select_run,
     show_setup,
+    show_threshold_guide,
     show_verdict,
     threshold_slider,
     utility_inputs,
@@ -635,6 +636,7 @@ def body() -> None:
             "recomputes everything below."
         ),
     )
+    show_threshold_guide(t)
     summary = run_summary(folder, t)
     _audited(folder, summary, t)
     _summary(folder, summary, t)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import streamlit as st
 
 from privgame.errors import PrivgameError
@@ -32,6 +33,7 @@ from privgame.service import (
     open_run,
     paper_inputs,
     release_inputs,
+    threshold_guide,
 )
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
     "show_error",
     "show_problems",
     "show_setup",
+    "show_threshold_guide",
     "show_verdict",
     "threshold_slider",
     "utility_inputs",
@@ -458,6 +461,34 @@ def threshold_slider(folder: RunFolder, *, key: str, help: str | None = None) ->
     )
     st.query_params["t"] = f"{float(value):g}"
     return float(value)
+
+
+def show_threshold_guide(t: float) -> None:
+    """What the threshold t means for an attacker (:func:`privgame.audit.threshold_guide`), folded."""
+    guide = threshold_guide(t)
+    with st.expander(f"What does t = {t:g} mean?", icon=":material/help:"):
+        st.markdown(plain(guide["text"]))
+        st.dataframe(
+            pd.DataFrame(guide["rows"]),
+            hide_index=True,
+            column_config={
+                "t": st.column_config.NumberColumn("t (risk, AUC)", format="%.2f"),
+                "tpr_at_fpr_0.01": st.column_config.NumberColumn(
+                    "picked out at 1% false alarms", format="percent"
+                ),
+                "tpr_at_fpr_0.1": st.column_config.NumberColumn(
+                    "picked out at 10% false alarms", format="percent"
+                ),
+                "precision_at_fpr_0.01": st.column_config.NumberColumn(
+                    "right when it acts, at 1% false alarms", format="percent"
+                ),
+            },
+        )
+        st.caption(
+            "For a record whose risk is exactly t, in the equal-variance binormal model of the attack's "
+            "scores; each audited record's own rates at 1% and 10% false alarms are in its row of the "
+            "records table."
+        )
 
 
 def open_run_page(page: str, run_id: str) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "share_at_risk",
     "share_text",
     "similarity_answer",
+    "threshold_guide",
     "traditional_text",
     "training_sd_at",
 ]
@@ -439,6 +440,54 @@ def similarity_answer(
         f"{_knows(spec)} (t = {threshold:g}); {tail}."
     )
     return out
+
+
+def threshold_guide(
+    threshold: float = 0.8, thresholds: tuple[float, ...] = (0.6, 0.7, 0.8, 0.9)
+) -> dict[str, Any]:
+    """What a high-risk threshold t means in terms a data owner can judge.
+
+    For each t, the attacker's true-positive rate at a false-positive rate of 1% and 10% for a
+    record whose risk is exactly t (:func:`privgame.metrics.binormal_tpr`), and the attacker's
+    precision at 1% false positives when half of its guesses concern members (the game's own
+    balance): ``TPR / (TPR + FPR)``.
+
+    Parameters
+    ----------
+    threshold : float
+        The t the paragraph speaks of (in [0.5, 1)).
+    thresholds : tuple of float
+        The other t of the table.
+
+    Returns
+    -------
+    dict
+        ``rows`` (one dict per t, ``threshold`` among them: ``t``, ``tpr_at_fpr_0.01``,
+        ``tpr_at_fpr_0.1``, ``precision_at_fpr_0.01``) and ``text``, a paragraph.
+    """
+    rows = []
+    for t in sorted({*thresholds, float(threshold)}):
+        low, high = metrics.binormal_tpr(t, 0.01), metrics.binormal_tpr(t, 0.1)
+        rows.append(
+            {
+                "t": t,
+                "tpr_at_fpr_0.01": low,
+                "tpr_at_fpr_0.1": high,
+                "precision_at_fpr_0.01": low / (low + 0.01),
+            }
+        )
+    example = next(row for row in rows if row["t"] == float(threshold))
+    text = (
+        "A record's risk is the attack's AUC: how often, given one release trained with the record and "
+        "one without, the attack ranks the one with it higher (0.5 is a coin toss). A record at "
+        f"t = {example['t']:g} is one the attack can pick out in about "
+        f"{example['tpr_at_fpr_0.01']:.0%} of the releases that hold it while raising a false alarm in "
+        f"1% of those that do not (in {example['tpr_at_fpr_0.1']:.0%} at 10% false alarms): an attacker "
+        f"who acts only on its surest guesses is right about {example['precision_at_fpr_0.01']:.0%} of "
+        "them. Choose as t the highest risk your office accepts for one person: a lower t calls more "
+        "records at risk."
+    )
+    return {"rows": rows, "text": text}
 
 
 def record_similarity_text(dcr: float, p_value: float, verdict: str, *, alpha: float = 0.05) -> str | None:

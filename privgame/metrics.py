@@ -46,6 +46,7 @@ __all__ = [
     "auc_ci",
     "auc_half_width",
     "binomial_interval",
+    "binormal_tpr",
     "ecdf",
     "hoeffding_half_width",
     "kept_sample_share",
@@ -627,6 +628,40 @@ def auc_half_width(auc: float, n_in: int, n_out: int, *, level: float = 0.95) ->
     q1, q2 = a / (2 - a), 2 * a * a / (1 + a)
     variance = (a * (1 - a) + (n_in - 1) * (q1 - a * a) + (n_out - 1) * (q2 - a * a)) / (n_in * n_out)
     return float(norm.ppf(0.5 + level / 2) * math.sqrt(max(variance, 0.0)))
+
+
+def binormal_tpr(auc: float, fpr: float) -> float:
+    """The attack's true-positive rate at false-positive rate ``fpr``, for a risk (AUC) of ``auc``,
+    in the equal-variance binormal model.
+
+    With the 'in' and 'out' scores normal with equal variance and means ``d`` apart,
+    ``AUC = Phi(d / sqrt 2)``, so ``d = sqrt 2 * Phi^-1(AUC)`` and ``TPR(fpr) = Phi(d + Phi^-1(fpr))``.
+    It turns a threshold on the AUC into what a data owner can judge: how often an attacker who
+    accepts ``fpr`` false alarms is right about the record. A run's own records have their measured
+    TPR at FPR 1% and 10% (``risk_model_seeded_tpr_at_fpr_0.01``, ``_0.1``); this is the planning
+    figure, before any run.
+
+    Parameters
+    ----------
+    auc : float
+        In [0.5, 1]; an AUC of 1 separates the scores completely (TPR 1).
+    fpr : float
+        In (0, 1).
+
+    Raises
+    ------
+    ParameterError
+        For an AUC outside [0.5, 1] or an FPR outside (0, 1).
+    """
+    a = float(auc)
+    if not 0.5 <= a <= 1.0:
+        raise ParameterError(f"auc must lie in [0.5, 1], got {auc!r}.")
+    f = _probability(fpr, "fpr", open_low=True, open_high=True)
+    if a == 1.0:
+        return 1.0
+    from scipy.stats import norm
+
+    return float(norm.cdf(math.sqrt(2.0) * norm.ppf(a) + norm.ppf(f)))
 
 
 def share_width(sampled: int, *, level: float = 0.95) -> tuple[float, float]:

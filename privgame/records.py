@@ -49,6 +49,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "attack_shadow_auc",
     "difference",
     "outlier_score",
+    "dcr",
+    "dcr_p_value",
     "verdict_model_seeded",
     "verdict_traditional",
     "missed_by_traditional",

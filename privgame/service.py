@@ -37,6 +37,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "record_similarity_text",
         "records_at",
         "run_summary",
+        "threshold_guide",
     ),
     "privgame.background": (
         "dismiss_extension",

@@ -126,3 +126,28 @@ def test_a_kept_sample_is_the_random_group_and_must_come_from_d(table: pd.DataFr
     assert groups["random"].tolist() == [3, 7, 11] and len(groups["outlier"]) == 2
     with pytest.raises(ParameterError, match=r"\[3\] of the fixed random sample are not in the target"):
         audit_groups(plan, ids[ids != 3], X, schema, seed=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_outlier_scores_equal_the_mean_of_the_k_nearest_by_brute_force(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 120
+    table = pd.DataFrame(
+        {
+            "colour": rng.choice(["red", "green", "blue"], n),
+            "size": rng.integers(0, 6, n).astype(float),  # few values: ties and exact twins
+            "weight": rng.normal(0, 1, n).round(1),
+            "kind": rng.choice(["a", "b"], n),
+        }
+    )
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    full = gower_distances(X, X, schema)
+    np.fill_diagonal(full, np.inf)
+    for k in (1, 5):
+        expected = np.sort(full, axis=1)[:, :k].mean(axis=1)
+        assert np.allclose(outlier_scores(X, schema, k=k), expected, rtol=0, atol=1e-12)
+        positions = np.array([3, 0, 77])
+        assert np.allclose(
+            outlier_scores(X, schema, k=k, positions=positions), expected[positions], atol=1e-12
+        )

@@ -114,6 +114,11 @@ def format_summary(summary: dict[str, Any]) -> str:
             f"extension {i:<10}N_eval {step['n_eval']}: {len(step['extended'])} records got more runs, "
             f"{len(step['resolved'])} resolved, {step['undecided']} still undecided"
         )
+    threshold = summary.get("threshold")
+    if isinstance(threshold, int | float) and 0.5 <= threshold <= 1:
+        from privgame.service import threshold_guide
+
+        lines.append(f"what t means        {threshold_guide(float(threshold))['text']}")
     similarity = summary.get("similarity")
     if similarity:
         lines.append(f"similarity test     {similarity['text']}")
