@@ -419,7 +419,8 @@ class Breakdown:
     classifier : float
         Every meta-classifier fit.
     results : float
-        Assembling and writing the results.
+        Assembling and writing the results, and the release's similarity checks (one more fit and
+        sample, and the distances).
     share : float
         The share of a core the engine's own process gets (for ``setup`` and ``results``).
     parallel : float
@@ -541,11 +542,28 @@ def breakdown(
         generator=generator,
         features=n_targets * (n_shadow + 2 * n_eval) * cal.features,
         classifier=n_targets * cal.classifier,
-        results=cal.fit_sample + cal.setup,
+        results=cal.fit_sample + cal.setup + _similarity_seconds(spec, len(table), cal),
         share=share,
         parallel=throughput * at_once / workers,
         total_fits=int(plan["total_fits"]),
     )
+
+
+# Seconds per pair of rows the release's similarity checks compare (privgame.similarity's search
+# with its early exits; benchmarks/similarity.py: about 2.3e9 pairs in 1.8 s on Adult).
+_SIMILARITY_PAIR_SECONDS = 1e-9
+
+
+def _similarity_seconds(spec: RunSpec, n_rows: int, cal: Calibration) -> float:
+    """The release's similarity checks at the end of the run (:mod:`privgame.games.closeness`):
+    one more fit and sample of the release, and its distances to the non-members and to D."""
+    from privgame.games.closeness import MAX_HOLDOUT_ROWS
+
+    d = int(spec.sizes["target"])
+    holdout = min(max(n_rows - d, 0), MAX_HOLDOUT_ROWS)
+    synthetic = spec.setup.synthetic_rows or d
+    pairs = synthetic * (holdout + 2 * min(d, holdout))
+    return cal.fit_sample + pairs * _SIMILARITY_PAIR_SECONDS
 
 
 def estimate_seconds(
