@@ -729,8 +729,10 @@ def test_results_show_the_summary_figures_and_table(with_runs: Path) -> None:
         "At risk on average",
     ]
     assert at.metric[0].value == "2"
-    assert len(at.get("plotly_chart")) == 4
-    assert len(at.get("download_button")) == 4
+    # The four figures of the paper, and the similarity test against the attack.
+    assert [c.key for c in at.get("plotly_chart")][-1] == "chart-similarity"
+    assert len(at.get("plotly_chart")) == 5
+    assert len(at.get("download_button")) == 5
     table = at.dataframe[-1].value
     assert list(table["record_id"]) and "risk_model_seeded" in table.columns
 
@@ -808,7 +810,7 @@ def test_results_say_what_was_audited_and_keep_the_groups_apart(with_release_run
     assert "not a random sample and are not in the estimate" in outliers
     assert "worst case" not in outliers
     assert at.metric[0].label == "Records evaluated"
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 5  # the four figures, and the similarity chart
 
     table = at.dataframe[-1].value
     assert set(table["audit_group"]) <= {
