@@ -429,7 +429,8 @@ def similarity_answer(
         return out
     are = "is" if k == 1 else "are"
     tail = (
-        f"{'it is' if k == 1 else f'{m:,} of them are'} no closer to the release than a typical "
+        f"{'it is no' if k == 1 else 'none of them is' if m == k else f'{m:,} of them are no'} closer to "
+        "the release than a typical "
         f"non-member (DCR p-value above {alpha:g}), so the similarity test cannot see "
         f"{'it' if k == 1 else 'them'}"
         if m
