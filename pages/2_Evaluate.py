@@ -71,6 +71,7 @@ from privgame.service import (
     generator_params,
     installed_plugins,
     launch,
+    load_note,
     offered,
     open_run,
     parse_row_numbers,
@@ -781,6 +782,9 @@ def _cost(
         f"{plain(plan['text'])}  \nEstimated time: **about {duration(seconds)}** {where} (one fit and "
         f"sample of {spec.sizes['target']:,} rows takes {_ms(calibration.fit_sample)} of CPU time here)."
     )
+    note = None if scheduler else load_note(calibration, workers)
+    if note:
+        st.caption(plain(note[0].upper() + note[1:] + "."))
     warning = cost_warning(seconds)
     if warning:
         st.warning(plain(warning))

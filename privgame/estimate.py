@@ -71,6 +71,7 @@ __all__ = [
     "calibrate",
     "cost_warning",
     "estimate_seconds",
+    "load_note",
     "time_left",
 ]
 
@@ -736,6 +737,27 @@ def in_words(seconds: float) -> str:
     return f"about {seconds / (365.25 * DAY_SECONDS):,.1f} years"
 
 
+def load_note(calibration: Calibration, workers: int) -> str | None:
+    """What the machine's load does to the estimate, in words; None when the machine is idle.
+
+    The estimate already allows for the load measured when the generator was timed (the share of a
+    core this process got, and the last minute's load average): this says so, and which way the
+    time moves when the load changes.
+    """
+    expected = calibration.load_share(max(1, workers))
+    busy = min(calibration.share, expected)
+    if busy >= 0.85:
+        return None
+    load = calibration.load
+    measured = (
+        f"load average {load:.1f} on {calibration.cores} cores" if load is not None else "a busy machine"
+    )
+    return (
+        f"the machine is busy ({measured}: each worker can expect about {busy:.0%} of a core), which "
+        "the estimate allows for; the run takes less if the load drops, more if it grows"
+    )
+
+
 def check_cost(
     spec: RunSpec,
     table: pd.DataFrame,
@@ -811,6 +833,9 @@ def check_cost(
     wall = estimate_seconds(spec, table, workers=workers, calibration=cal, scheduler=scheduler)
     noun = "process" if workers == 1 else "processes"
     text = f"{in_words(wall)} with {workers} worker {noun} ({in_words(cpu)} of CPU time)"
+    note = load_note(cal, workers)
+    if note and not scheduler:
+        text += f"; {note}"
     over = not cpu <= limit  # NaN or inf counts as over
     if over and not allow_large:
         raise ParameterError(

@@ -104,6 +104,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_cost",
         "cost_warning",
         "estimate_seconds",
+        "load_note",
     ),
     "privgame.execution": (
         "default_workers",

@@ -246,3 +246,20 @@ def test_an_estimate_made_in_a_cold_process_agrees_with_a_warm_one(generator: st
     cold, warm = cpu_days
     assert 1 / 1.5 <= cold / warm <= 1.5, (cold, warm)
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
+
+
+def test_a_busy_machine_is_named_in_the_estimate(dataset) -> None:
+    from privgame.estimate import check_cost, load_note
+
+    idle = replace(_CAL, load=0.5, cores=2, share=1.0)
+    busy = replace(_CAL, load=7.0, cores=2, share=0.9)
+    assert load_note(idle, 2) is None
+    note = load_note(busy, 2)
+    assert note is not None and "load average 7.0 on 2 cores" in note and "25% of a core" in note
+    spec = _spec(dataset, generator="marginals", attack=AttackSettings(n_shadow=8, n_eval=8))
+    assert "the machine is busy" in check_cost(spec, dataset.table, workers=2, calibration=busy).text
+    assert "busy" not in check_cost(spec, dataset.table, workers=2, calibration=idle).text
+    # The busier machine gets the longer estimate.
+    assert estimate_seconds(spec, dataset.table, workers=2, calibration=busy) > estimate_seconds(
+        spec, dataset.table, workers=2, calibration=idle
+    )
