@@ -409,7 +409,8 @@ def _ms(seconds: float) -> str:
 
 def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
     """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
-    cost, for this session (N_shadow aside: see :func:`privgame.planner.for_n_shadow`)."""
+    cost, for this session (N_shadow aside: see :func:`privgame.planner.for_n_shadow`; the seed
+    aside too: it draws other rows of the same sizes)."""
     key = json.dumps(
         [
             spec.data_fingerprint,
@@ -418,7 +419,6 @@ def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
             spec.sizes,
             dataclasses.asdict(spec.setup),
             spec.attack.classifier,
-            spec.seed,
             workers,
         ],
         sort_keys=True,
