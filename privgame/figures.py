@@ -172,6 +172,11 @@ def _layout(figure: go.Figure, title: str, x_title: str, y_title: str) -> None:
     )
 
 
+def _point_marker(color: str, symbol: str) -> dict[str, object]:
+    """The marker of one record's point: its group's colour and shape, outlined in black."""
+    return {"color": color, "symbol": symbol, "size": 8, "line": {"width": 0.5, "color": OKABE_ITO["black"]}}
+
+
 def _auc_text(value: float) -> str:
     return "undefined" if math.isnan(value) else f"{value:.3f}"
 
@@ -310,12 +315,7 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
                 y=part["risk_traditional"],
                 mode="markers",
                 name=f"{label} ({len(part)})",
-                marker={
-                    "color": color,
-                    "symbol": symbol,
-                    "size": 8,
-                    "line": {"width": 0.5, "color": OKABE_ITO["black"]},
-                },
+                marker=_point_marker(color, symbol),
                 customdata=part[custom_cols].to_numpy(dtype=object),
                 hovertemplate=(
                     "record %{customdata[0]}<br>model-seeded risk %{x:.3f}"
@@ -432,12 +432,7 @@ def similarity_chart(records: pd.DataFrame, threshold: float, *, alpha: float = 
                 y=part["dcr_p_value"],
                 mode="markers",
                 name=f"{verdict_name} ({len(part)})",
-                marker={
-                    "color": color,
-                    "symbol": symbol,
-                    "size": 8,
-                    "line": {"width": 0.5, "color": OKABE_ITO["black"]},
-                },
+                marker=_point_marker(color, symbol),
                 customdata=part[["record_id"]].to_numpy(dtype=object),
                 hovertemplate=(
                     "record %{customdata[0]}<br>model-seeded risk %{x:.3f}"

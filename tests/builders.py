@@ -8,7 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from privgame.data import load_dataset
+from privgame.games.engine import start_run
+from privgame.setups import release_inputs
 from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store import RunFolder
 
 SIZES = {"aux": 700, "eval": 600, "target": 60}
 """|D_aux|, |D_eval| and |D| of :func:`small_spec`: fit for the 1,500-row ``small_adult`` table."""
@@ -36,3 +39,30 @@ def small_spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tup
         **options,  # type: ignore[arg-type]
     ).validate()
     return spec, dataset.table
+
+
+def release_audit(
+    data_csv: Path,
+    root: Path,
+    generator: str,
+    *,
+    attack: AttackSettings | None = None,
+    **params: object,
+) -> RunFolder:
+    """A finished release set-up audit of the table at ``data_csv`` (holdout 0.3, seed 4, the
+    audit plan 2 + 3, N_shadow = N_eval = 8 unless ``attack`` says otherwise), one worker."""
+    data = load_dataset(data_csv)
+    inputs = release_inputs(data, seed=4, holdout=0.3)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator=generator,
+        generator_params=dict(params),
+        attack=attack or AttackSettings(n_shadow=8, n_eval=8),
+        targets=TargetSelection.plan(outliers=2, random=3),
+        seed=4,
+        setup=inputs.setup,
+    )
+    return start_run(root, spec, inputs.table, workers=1)

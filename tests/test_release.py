@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import release_audit
 
 from privgame import metrics
 from privgame.audit import share_at_risk, share_text
@@ -17,13 +18,10 @@ from privgame.cli import main
 from privgame.data import BUNDLED_ADULT, decode, encode, fingerprint_table, load_dataset
 from privgame.data.schema import Schema
 from privgame.errors import ParameterError, ReleaseError
-from privgame.games.engine import start_run
 from privgame.games.plan import run_split
 from privgame.generators import create
 from privgame.release import card_path, make_release, write_release
 from privgame.seeding import Role, stream
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
 from privgame.store import RunFolder
 
 
@@ -35,27 +33,9 @@ def data_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _audit(data_csv: Path, root: Path, generator: str, **params: object) -> RunFolder:
-    data = load_dataset(data_csv)
-    inputs = release_inputs(data, seed=4, holdout=0.3)
-    spec = RunSpec(
-        data_name=data.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator=generator,
-        generator_params=dict(params),
-        attack=AttackSettings(n_shadow=8, n_eval=8),
-        targets=TargetSelection.plan(outliers=2, random=3),
-        seed=4,
-        setup=inputs.setup,
-    )
-    return start_run(root, spec, inputs.table, workers=1)
-
-
 @pytest.fixture(scope="module")
 def synthpop_run(data_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
-    return _audit(data_csv, tmp_path_factory.mktemp("runs"), "synthpop")
+    return release_audit(data_csv, tmp_path_factory.mktemp("runs"), "synthpop")
 
 
 def test_a_release_equals_a_fresh_fit_of_the_audited_generator_on_d(synthpop_run: RunFolder) -> None:
@@ -96,7 +76,7 @@ def test_the_card_fingerprints_match_the_audited_parts(synthpop_run: RunFolder, 
 
 def test_no_holdout_row_is_ever_released(data_csv: Path, tmp_path: Path) -> None:
     # The identity generator releases its training rows verbatim: exactly D, never the holdout.
-    folder = _audit(data_csv, tmp_path, "identity")
+    folder = release_audit(data_csv, tmp_path, "identity")
     released = make_release(folder, accept_risk=True).table
     spec = folder.spec()
     table = folder.load_table()

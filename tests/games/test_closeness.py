@@ -9,21 +9,20 @@ from types import SimpleNamespace
 import numpy as np
 import pandas as pd
 import pytest
+from builders import release_audit
 
 from privgame.audit import record_similarity_text, run_summary, similarity_answer
 from privgame.cli import main
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data import BUNDLED_ADULT
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.games.closeness import MAX_HOLDOUT_ROWS, holdout_rows
-from privgame.games.engine import start_run
 from privgame.games.plan import run_split
 from privgame.generators import create
 from privgame.release import make_release
 from privgame.seeding import Role, stream
-from privgame.setups import release_inputs
 from privgame.similarity import GowerEncoding, record_similarity
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.spec import AttackSettings
 from privgame.store import RunFolder
 
 
@@ -36,20 +35,12 @@ def data_csv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _audit(data_csv: Path, root: Path, generator: str) -> RunFolder:
-    data = load_dataset(data_csv)
-    inputs = release_inputs(data, seed=4, holdout=0.3)
-    spec = RunSpec(
-        data_name=data.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator=generator,
+    return release_audit(
+        data_csv,
+        root,
+        generator,
         attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
-        targets=TargetSelection.plan(outliers=2, random=3),
-        seed=4,
-        setup=inputs.setup,
     )
-    return start_run(root, spec, inputs.table, workers=1)
 
 
 @pytest.fixture(scope="module")
