@@ -11,7 +11,8 @@ shows the plan (:func:`privgame.games.context.plan_summary`) and the time
 :func:`privgame.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
 run once on a few rows of D (:func:`privgame.service.check_plugin`, as the command line does).
 Launch writes the run folder (:func:`privgame.games.preflight.create_run`, with the set-up's
-table) and starts the engine in a background process (:func:`privgame.background.launch`), so
+table) and starts the engine in a background process (:func:`privgame.background.launch_once`:
+once, however often it is clicked, the same unfinished run being followed rather than doubled), so
 closing the browser does not stop it; the page follows every unfinished run through its
 ``status.json``.
 """
@@ -63,7 +64,6 @@ from privgame.service import (
     check_cost,
     check_plugin,
     cost_warning,
-    create_run,
     default_workers,
     describe_setup,
     estimate_seconds,
@@ -71,6 +71,7 @@ from privgame.service import (
     generator_params,
     installed_plugins,
     launch,
+    launch_once,
     load_note,
     offered,
     open_run,
@@ -678,8 +679,10 @@ def _form() -> None:
         slot.empty()
         return
     if clicked and going is None:
-        folder = create_run(runs_root(), spec, inputs.table)
-        launch(folder, workers=workers, scheduler=scheduler, estimate=seconds)
+        # Once, however often it is clicked: a second click runs on another thread at once.
+        folder, _ = launch_once(
+            runs_root(), spec, inputs.table, workers=workers, scheduler=scheduler, estimate=seconds
+        )
         st.session_state["run_id"] = folder.run_id
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint

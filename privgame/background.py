@@ -7,27 +7,40 @@ the dashboard finds it again through the folder's ``status.json``.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privgame.store import RunFolder
+from privgame.store import RunFolder, iter_run_folders
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    fcntl = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from privgame.remedy import Remedy
+    from privgame.spec import RunSpec
 
 __all__ = [
     "dismiss_extension",
     "extension_state",
     "launch",
     "launch_extend",
+    "launch_once",
     "launch_remedy",
+    "launching",
     "start_detached",
 ]
+
 
 
 def launch(
@@ -49,6 +62,84 @@ def launch(
     pid = start_detached(folder.path / "engine.log", command + _executor(workers, scheduler))
     folder.write_status(state="queued", pid=pid)
     return pid
+
+
+@contextlib.contextmanager
+def launching(root: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the launch lock of the runs folder ``root`` (made if missing) for the ``with`` block:
+    an exclusive ``flock`` on the folder itself, so that no lock file is left among the runs.
+
+    The dashboard answers a second click at once, on a new thread, while the first click's launch
+    is still checking the generator; a reload or a second tab does the same from another session.
+    Under this lock, looking for a run with the same settings and making it when there is none is
+    one step for every thread and process, so a launch is made once however often it is asked for.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _same_settings(spec: RunSpec) -> dict[str, object]:
+    return {**spec.to_dict(), "versions": None}
+
+
+def _resume_unless_active(found: RunFolder, workers: int | None, scheduler: str | None = None) -> None:
+    active = found.is_running() or (found.status().get("state") == "queued" and not found.status_is_stale())
+    if not active and not found.is_done() and found.damage() is None:
+        launch(found, workers=workers, scheduler=scheduler)
+
+
+def launch_once(
+    root: str | os.PathLike[str],
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    estimate: float | None = None,
+) -> tuple[RunFolder, bool]:
+    """Create a run under ``root`` and start it in a detached process, unless it is under way.
+
+    A run under ``root`` with the same settings (package versions aside) that is not finished
+    (created, queued or running) is that launch asked for again, by a second click or a reload:
+    it is returned, and resumed if no engine holds it, instead of starting a duplicate that would
+    compete for the cores and give the same results. A finished run with the same settings does
+    not stop a new launch.
+
+    Returns
+    -------
+    folder : RunFolder
+    new : bool
+        Whether it was made now (False: the same run was under way).
+
+    Raises
+    ------
+    ParameterError, SizeError, DataError
+        From :func:`privgame.games.preflight.create_run`, before anything is written.
+    """
+    from privgame.games.preflight import create_run
+
+    wanted = _same_settings(spec)
+    with launching(root):
+        for other in iter_run_folders(root):
+            try:
+                same = other.status().get("state") in ("created", "queued", "running") and (
+                    _same_settings(other.spec()) == wanted
+                )
+            except ValueError:  # a damaged run is never the one asked for
+                continue
+            if same:
+                _resume_unless_active(other, workers, scheduler)
+                return other, False
+        folder = create_run(root, spec, table)
+        launch(folder, workers=workers, scheduler=scheduler, estimate=estimate)
+        return folder, True
 
 
 def launch_extend(
@@ -109,7 +200,8 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
     ``python -m privgame resume`` on it, like any launched run, so its progress is the new run's
     ``status.json``. When the same remedy of the same parent was made before
     (:func:`privgame.remedy.find_remedy`), no second run is made: that run is returned, and
-    resumed if it is neither running nor done.
+    resumed if it is neither running nor done. Looking for it and making it hold the runs
+    folder's launch lock (:func:`launching`), so clicks answered on concurrent threads make one run.
 
     Returns
     -------
@@ -126,15 +218,14 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
     from privgame.remedy import create_remedy, find_remedy, plan_remedy
 
     planned = plan_remedy(parent, remedy)
-    found = find_remedy(parent, planned[0])
-    if found is not None:
-        active = found.is_running() or found.status().get("state") == "queued"
-        if not active and not found.is_done() and found.damage() is None:
-            launch(found, workers=workers)
-        return found, False
-    folder, _ = create_remedy(parent, remedy, planned=planned)
-    launch(folder, workers=workers)
-    return folder, True
+    with launching(parent.path.parent):
+        found = find_remedy(parent, planned[0])
+        if found is not None:
+            _resume_unless_active(found, workers)
+            return found, False
+        folder, _ = create_remedy(parent, remedy, planned=planned)
+        launch(folder, workers=workers)
+        return folder, True
 
 
 def extension_state(folder: RunFolder) -> str:

@@ -44,6 +44,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "extension_state",
         "launch",
         "launch_extend",
+        "launch_once",
         "launch_remedy",
     ),
     "privgame.compare": (

@@ -399,6 +399,43 @@ def test_a_remedy_asked_for_twice_is_made_once(
     assert new_other and other.path != first.path  # another remedy is another run
 
 
+def test_clicks_answered_on_concurrent_threads_make_one_remedy(
+    parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard answers a second click on a new thread while the first is still making the
+    run (Streamlit's fast reruns): both threads find or make the same one run."""
+    import shutil
+    import threading
+    import time
+
+    import privgame.background as background
+
+    shutil.copytree(parent.path, tmp_path / parent.run_id)
+    copy = RunFolder(tmp_path / parent.run_id)
+    monkeypatch.setattr(background, "launch", lambda folder, **kw: None)
+    slow = remedy_module.create_remedy
+
+    def create_slowly(*args: object, **kwargs: object) -> object:
+        time.sleep(0.3)  # the window a second click fell into: checking the generator on the new D
+        return slow(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(remedy_module, "create_remedy", create_slowly)
+    made: list[tuple[str, bool]] = []
+
+    def click() -> None:
+        folder, new = background.launch_remedy(copy, Remedy(generalise=("min-leaf", 20)))
+        made.append((folder.run_id, new))
+
+    threads = [threading.Thread(target=click) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(made) == 3 and len({run_id for run_id, _ in made}) == 1
+    assert sorted(new for _, new in made) == [False, False, True]
+    assert len([p for p in tmp_path.iterdir() if p.name != copy.run_id]) == 1
+
+
 def test_the_remedies_page_follows_a_remedy_under_way_after_a_reload(
     parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
