@@ -26,8 +26,8 @@ from privgame.service import (
     StudyFolder,
     StudyInfo,
     build_study_spec,
-    create_study,
     launch_study,
+    launch_study_once,
     list_studies,
     offered,
     open_study,
@@ -151,8 +151,8 @@ def _start() -> None:
         )
         if st.button("Start the study", type="primary", key="study-start"):
             spec, _ = build_study_spec(study_arguments(argv), dataset)
-            folder = create_study(runs_root(), spec, dataset.table)
-            launch_study(folder)
+            # Once, however often it is clicked: a second click runs on another thread at once.
+            folder, _ = launch_study_once(runs_root(), spec, dataset.table)
             st.session_state[STUDY_KEY] = folder.study_id
             st.query_params["study"] = folder.study_id
             st.rerun()

@@ -7,22 +7,15 @@ the dashboard finds it again through the folder's ``status.json``.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from privgame.store import RunFolder, iter_run_folders
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX
-    fcntl = None  # type: ignore[assignment]
+from privgame.store import RunFolder, iter_run_folders, launching
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -37,10 +30,8 @@ __all__ = [
     "launch_extend",
     "launch_once",
     "launch_remedy",
-    "launching",
     "start_detached",
 ]
-
 
 
 def launch(
@@ -62,27 +53,6 @@ def launch(
     pid = start_detached(folder.path / "engine.log", command + _executor(workers, scheduler))
     folder.write_status(state="queued", pid=pid)
     return pid
-
-
-@contextlib.contextmanager
-def launching(root: str | os.PathLike[str]) -> Iterator[None]:
-    """Hold the launch lock of the runs folder ``root`` (made if missing) for the ``with`` block:
-    an exclusive ``flock`` on the folder itself, so that no lock file is left among the runs.
-
-    The dashboard answers a second click at once, on a new thread, while the first click's launch
-    is still checking the generator; a reload or a second tab does the same from another session.
-    Under this lock, looking for a run with the same settings and making it when there is none is
-    one step for every thread and process, so a launch is made once however often it is asked for.
-    """
-    root = Path(root)
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def _same_settings(spec: RunSpec) -> dict[str, object]:
@@ -201,7 +171,8 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
     ``status.json``. When the same remedy of the same parent was made before
     (:func:`privgame.remedy.find_remedy`), no second run is made: that run is returned, and
     resumed if it is neither running nor done. Looking for it and making it hold the runs
-    folder's launch lock (:func:`launching`), so clicks answered on concurrent threads make one run.
+    folder's launch lock (:func:`privgame.store.launching`), so that clicks answered on
+    concurrent threads make one run.
 
     Returns
     -------

@@ -229,6 +229,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "StudyInfo",
         "create_study",
         "launch_study",
+        "launch_study_once",
         "list_studies",
         "open_study",
         "study_results",

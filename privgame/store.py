@@ -82,6 +82,7 @@ __all__ = [
     "append_checksum",
     "atomic_write",
     "default_runs_root",
+    "launching",
     "list_runs",
     "new_run_folder",
     "real_folders",
@@ -1288,6 +1289,27 @@ def new_run_folder(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFr
             raise write_error(path, error) from None
         raise
     return folder
+
+
+@contextlib.contextmanager
+def launching(root: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the launch lock of the runs folder ``root`` (made if missing) for the ``with`` block:
+    an exclusive ``flock`` on the folder itself, so that no lock file is left among the runs.
+
+    The dashboard answers a second click at once, on a new thread, while the first click's launch
+    is still checking the generator; a reload or a second tab does the same from another session.
+    Under this lock, looking for a run with the same settings and making it when there is none is
+    one step for every thread and process, so a launch is made once however often it is asked for.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True, mode=0o700)
+    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def real_folders(root: Path) -> Iterator[Path]:

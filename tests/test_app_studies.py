@@ -126,7 +126,7 @@ def test_a_study_starts_from_the_page_as_the_command_would(
 
     monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
     launched: list[Path] = []
-    monkeypatch.setattr("privgame.studies.launch_study", lambda f, **_: launched.append(f.path) or 1)
+    monkeypatch.setattr("privgame.studies.folder.launch_study", lambda f, **_: launched.append(f.path) or 1)
     at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
     at.session_state["dataset"] = dataset
     at.run()

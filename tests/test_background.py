@@ -42,6 +42,7 @@ def slow_creation(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(preflight, "create_run", create_slowly)
+
     def launch(folder: RunFolder, **kwargs: object) -> None:
         folder.write_status(state="queued")  # as the real launch does before its engine starts
         started.append(folder.run_id)

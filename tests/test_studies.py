@@ -262,6 +262,49 @@ def test_study_json_round_trips_and_describes_itself(dataset, tmp_path: Path) ->
     assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
 
 
+def test_a_study_started_by_clicks_on_concurrent_threads_is_made_once(
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second click on "Start the study" runs on another thread while the first is still
+    resolving the records: both find or make the same one study, and a finished one does not count."""
+    import threading
+    import time
+
+    import privgame.studies.folder as study_folder
+
+    started: list[str] = []
+
+    def launch(folder: StudyFolder, **kwargs: object) -> None:
+        folder.write_status(state="queued")
+        started.append(folder.study_id)
+
+    real = study_folder.create_study
+
+    def create_slowly(*args: object, **kwargs: object) -> StudyFolder:
+        time.sleep(0.3)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(study_folder, "launch_study", launch)
+    monkeypatch.setattr(study_folder, "create_study", create_slowly)
+    spec = StudySpec("size", _base(dataset), sizes=(40,))
+    made: list[tuple[str, bool]] = []
+
+    def click() -> None:
+        folder, new = study_folder.launch_study_once(tmp_path, spec, dataset.table)
+        made.append((folder.study_id, new))
+
+    threads = [threading.Thread(target=click) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len({study_id for study_id, _ in made}) == 1 and sorted(n for _, n in made) == [False, False, True]
+    assert started == [made[0][0]] and len(list_studies(tmp_path)) == 1
+    open_study(tmp_path, made[0][0]).write_status(state="done")
+    again, new = study_folder.launch_study_once(tmp_path, spec, dataset.table)
+    assert new and again.study_id != made[0][0]
+
+
 # -- errors ------------------------------------------------------------------------------------
 
 

@@ -24,6 +24,7 @@ from privgame.store import (
     append_checksum,
     atomic_write,
     json_bytes,
+    launching,
     real_folders,
     refuse_link,
     remove_folder,
@@ -39,6 +40,7 @@ __all__ = [
     "StudyResult",
     "create_study",
     "launch_study",
+    "launch_study_once",
     "list_studies",
     "open_study",
     "studies_dir",
@@ -310,3 +312,41 @@ def launch_study(folder: StudyFolder, *, workers: int | None = None) -> int:
     pid = start_detached(folder.path / "engine.log", command)
     folder.write_status(state="queued", pid=pid)
     return pid
+
+
+def launch_study_once(
+    runs_root: str | os.PathLike[str], spec: StudySpec, table: pd.DataFrame, *, workers: int | None = None
+) -> tuple[StudyFolder, bool]:
+    """Create a study (:func:`create_study`) and start it (:func:`launch_study`), once.
+
+    A study under ``runs_root`` made from the same request (the same settings on the same table)
+    that is not finished is that start asked for again, by a second click answered on another
+    thread or by a reload: it is returned instead of a duplicate, and resumed if it was never
+    started. Looking for it and making it hold the studies folder's launch lock
+    (:func:`privgame.store.launching`).
+
+    Returns
+    -------
+    folder : StudyFolder
+    new : bool
+        Whether it was made now.
+    """
+    from privgame.data import fingerprint_table
+
+    request = sha256_hex(spec.to_json().encode() + fingerprint_table(table).encode())
+    root = studies_dir(runs_root)
+    with launching(root):
+        for path in real_folders(root):
+            if not (_STUDY_ID.match(path.name) and (path / "study.json").is_file()):
+                continue
+            other = StudyFolder(path)
+            status = other.status()
+            state = status.get("state")
+            if status.get("request") == request and state in ("created", "queued", "running"):
+                if state == "created" or (state == "queued" and other.status_is_stale()):
+                    launch_study(other, workers=workers)
+                return other, False
+        folder = create_study(runs_root, spec, table)
+        folder.write_status(request=request)
+        launch_study(folder, workers=workers)
+        return folder, True
