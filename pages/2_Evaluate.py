@@ -25,6 +25,7 @@ import inspect
 import json
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -418,7 +419,8 @@ def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
             spec.generator,
             spec.to_dict()["generator_params"],
             spec.sizes,
-            dataclasses.asdict(spec.setup),
+            # Which rows the seed puts in D and the population changes their fingerprints, not the cost.
+            dataclasses.asdict(replace(spec.setup, data_fingerprint=None, population_fingerprint=None)),
             spec.attack.classifier,
             workers,
         ],

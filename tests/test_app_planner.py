@@ -54,3 +54,34 @@ def test_a_plan_cut_to_the_budget_fills_the_form(
     assert at.number_input(key="n_shadow").value == 200
     assert at.number_input(key="n_eval").value == 200
     assert at.number_input(key="plan_outliers").value == 2
+
+
+def test_the_generator_is_timed_again_only_for_a_change_that_changes_its_cost(
+    dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """In the release set-up a new seed puts other rows in D (other fingerprints, the same sizes):
+    re-estimated at once, without timing the generator again (benchmarks/evaluate_page.py)."""
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
+    from privgame import estimate
+
+    timed: list[str] = []
+
+    def calibrate(spec, *args, **kwargs):  # type: ignore[no-untyped-def]
+        timed.append(spec.generator)
+        return estimate.Calibration(fit_sample=0.01, features=0.001, classifier=0.1)
+
+    monkeypatch.setattr(estimate, "calibrate", calibrate)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60).run()
+    at.session_state["dataset"] = dataset
+    at.session_state["setup"] = {"kind": "release", "population": None, "holdout": 0.3}
+    at.switch_page("pages/2_Evaluate.py").run()
+    at.selectbox(key="generator").set_value("marginals")
+    at.number_input(key="workers").set_value(1).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert timed[-1] == "marginals"
+    timed.clear()
+    at.number_input(key="seed").set_value(5).run()
+    at.number_input(key="n_shadow").set_value(200).run()
+    assert not at.exception and timed == []
+    at.selectbox(key="generator").set_value("synthpop").run()
+    assert timed == ["synthpop"]
