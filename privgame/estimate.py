@@ -16,14 +16,17 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``classifier``: one meta-classifier fit on ``N_shadow`` feature rows, its scoring of the
   ``2 N_eval`` evaluation runs and its checkpoint;
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
-  wall-clock second; below 1 on a busy machine), averaged with what the last minute's load
-  average leaves to it (``cores / load``): a second's measurement catches a moment, the load
-  average the trend;
+  wall-clock second; below 1 on a busy machine), averaged with what the machine's other busy
+  processes leave to it (``cores / (others + 1)``). ``others`` is counted while the generator is
+  timed (the runnable processes the kernel reports, this one aside, averaged over the timed
+  rounds); the last minute's load average stands in where that count cannot be read. The load
+  average alone lagged: two busy processes started 5 s before a run read as a load of 0.5, and
+  the run took twice its estimate;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of
   their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), averaged
-  likewise with ``workers * cores / (load - 1 + workers)``. Timing fresh workers costs seconds
+  likewise with ``workers * cores / (others + workers)``. Timing fresh workers costs seconds
   of its own, so it is done only for a run whose work is a minute of CPU time or more
   (:data:`WORKER_TIMING_WORK`); a smaller run is estimated with a fixed start-up allowance.
 
@@ -128,6 +131,9 @@ class Calibration:
         The worker processes ``startup`` and ``throughput`` were measured with.
     load : float or None
         The machine's load average over the last minute, when timed (None: not known).
+    others : float or None
+        Other processes runnable at once while the generator was timed, on average (None: not
+        known); preferred to ``load`` by :meth:`load_share`, as it is not a minute behind.
     cores : int
         The cores this process may use.
     refit_sample : float or None
@@ -151,10 +157,20 @@ class Calibration:
     load: float | None = None
     cores: int = 1
     refit_sample: float | None = None
+    others: float | None = None
+
+    def busy_others(self) -> float | None:
+        """How many other processes keep the machine busy: ``others`` when counted, else the load
+        average less this process (busy while timed); None when neither is known."""
+        if self.others is not None and math.isfinite(self.others):
+            return max(0.0, self.others)
+        if self.load is None or not math.isfinite(self.load):
+            return None
+        return max(0.0, self.load - 1.0)
 
     def load_share(self, processes: int) -> float:
-        """The share of a core each of ``processes`` busy processes can expect from the load
-        average (the other processes that keep the machine busy share its cores with them).
+        """The share of a core each of ``processes`` busy processes can expect beside the other
+        processes that keep the machine busy (:meth:`busy_others`), which share its cores.
 
         Parameters
         ----------
@@ -165,10 +181,23 @@ class Calibration:
         float
             In (0, 1]; 1 when the load is not known.
         """
-        if self.load is None or not math.isfinite(self.load):
+        others = self.busy_others()
+        if others is None:
             return 1.0
-        others = max(0.0, self.load - 1.0)  # the load counts this process, busy while timed
         return min(1.0, self.cores / (others + max(1, processes)))
+
+
+def runnable_others() -> float | None:
+    """Processes (threads) runnable on the machine right now, this one aside; None where the
+    kernel does not say (``procs_running`` of Linux's ``/proc/stat``, read in microseconds)."""
+    try:
+        with open("/proc/stat", "rb") as stat:
+            for line in stat:
+                if line.startswith(b"procs_running "):
+                    return max(0.0, float(line.split()[1]) - 1.0)  # this process is running
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _work_clock() -> float:
@@ -297,6 +326,7 @@ def calibrate(
     feature_rows: list[np.ndarray] = []
     clock = _work_clock  # CPU seconds: the same on a busy machine
     wall0 = cpu0 = 0.0
+    others: list[float] = []
     # The first round is a warm-up, not timed: it absorbs one-off costs (compiling or loading
     # kernels for the data's shapes, first-call caches, the first touch of memory) the run will
     # not pay. A warm-up on a few rows left some of them to the first timed fit, and a cold process
@@ -316,6 +346,9 @@ def calibrate(
             fit_times, shadow_times, sample_times, feature_times, feature_rows = [], [], [], [], []
             wall0, cpu0 = time.perf_counter(), clock()
         round_ += 1
+        counted = runnable_others()
+        if counted is not None:
+            others.append(counted)
         t0 = clock()
         ctx.new_generator().fit_sample(training, ctx.schema, ctx.n, rng=rng)
         shadow_times.append(clock() - t0)
@@ -373,6 +406,7 @@ def calibrate(
         load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         cores=default_workers(),
         refit_sample=statistics.median(refit_times) if refit_times else None,
+        others=statistics.fmean(others) if others else None,
     )
 
 
@@ -526,8 +560,8 @@ def breakdown(
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
     at_once = max(1, min(workers, max(n_targets, shared_chunks)))
-    # A second's measurement catches a moment, the minute's load average the trend: both count.
-    known = cal.load is not None and math.isfinite(cal.load)
+    # The share measured while timed and the one the other busy processes leave: both count.
+    known = cal.busy_others() is not None
     share = min(1.0, max(0.05, (cal.share + cal.load_share(1)) / 2 if known else cal.share))
     if workers == 1:
         throughput, startup = share, 0.0
@@ -744,17 +778,19 @@ def load_note(calibration: Calibration, workers: int) -> str | None:
     """What the machine's load does to the estimate, in words; None when the machine is idle.
 
     The estimate already allows for the load measured when the generator was timed (the share of a
-    core this process got, and the last minute's load average): this says so, and which way the
-    time moves when the load changes.
+    core this process got, and the other busy processes): this says so, and which way the time
+    moves when the load changes.
     """
     expected = calibration.load_share(max(1, workers))
     busy = min(calibration.share, expected)
     if busy >= 0.85:
         return None
-    load = calibration.load
-    measured = (
-        f"load average {load:.1f} on {calibration.cores} cores" if load is not None else "a busy machine"
-    )
+    if calibration.others is not None:
+        measured = f"about {calibration.others:.1f} other busy processes on {calibration.cores} cores"
+    elif calibration.load is not None:
+        measured = f"load average {calibration.load:.1f} on {calibration.cores} cores"
+    else:
+        measured = "a busy machine"
     return (
         f"the machine is busy ({measured}: each worker can expect about {busy:.0%} of a core), which "
         "the estimate allows for; the run takes less if the load drops, more if it grows"

@@ -248,6 +248,51 @@ def test_an_estimate_made_in_a_cold_process_agrees_with_a_warm_one(generator: st
     assert not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir())
 
 
+def test_busy_processes_counted_while_timing_outweigh_a_lagging_load_average(dataset) -> None:
+    """Two busy processes started a moment ago: the minute's load average still reads 0.5, the
+    count of runnable processes 2, and it is the count that sizes the workers' share."""
+    spec = _spec(dataset, generator="marginals")
+    lagging = replace(_CAL, load=0.5, cores=2, others=2.0)
+    assert lagging.load_share(2) == pytest.approx(0.5) and lagging.load_share(1) == pytest.approx(2 / 3)
+    two = breakdown(spec, dataset.table, workers=2, calibration=lagging)
+    # The share measured (1) and the count's (2/3) make this process's; each worker's averages it
+    # with the count's share for two workers (1/2).
+    assert two.share == pytest.approx((1.0 + 2 / 3) / 2)
+    assert two.parallel == pytest.approx(2 * ((1.0 + 2 / 3) / 2 + 0.5) / 2)
+    # Load ended a moment ago: the load average still reads 3, no other process is counted.
+    ended = replace(_CAL, load=3.0, cores=2, others=0.0)
+    assert ended.load_share(2) == 1.0
+    from privgame.estimate import load_note
+
+    note = load_note(replace(lagging, share=0.6), 2)
+    assert note is not None and "about 2.0 other busy processes on 2 cores" in note
+
+
+def test_runnable_processes_are_counted(dataset) -> None:
+    """A simulation: with two busy processes started, the count read over a second is near 2 or
+    above (more on a busy test machine), never the 0 a lagging load average would suggest."""
+    import subprocess
+    import sys
+    import time
+
+    from privgame.estimate import runnable_others
+
+    if runnable_others() is None:
+        pytest.fail("this Linux machine should report procs_running in /proc/stat")
+    busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        time.sleep(0.2)
+        counts = []
+        for _ in range(20):
+            counts.append(runnable_others() or 0.0)
+            time.sleep(0.05)
+    finally:
+        for process in busy:
+            process.kill()
+            process.wait()
+    assert sum(counts) / len(counts) >= 1.5, counts
+
+
 def test_a_busy_machine_is_named_in_the_estimate(dataset) -> None:
     from privgame.estimate import check_cost, load_note
 
