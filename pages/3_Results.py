@@ -58,6 +58,7 @@ from privgame.service import (
     launch_extend,
     measure_utility,
     not_played_reason,
+    number_text,
     open_run,
     per_column_table,
     records_at,
@@ -117,10 +118,6 @@ GROUPS = {
     "random": "the random sample (share estimate)",
     "chosen": "records chosen by you",
 }
-
-
-def _number(value: Any, digits: int = 3) -> str:
-    return "undefined" if value is None else f"{value:.{digits}f}"
 
 
 def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
@@ -283,13 +280,13 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     cols[0].metric("Records evaluated", f"{summary['records']:,}")
     cols[1].metric(
         "Gap between the games",
-        _number(summary.get("rmsd")),
+        number_text(summary.get("rmsd")),
         help="How far a record's risk in this dataset typically lies from its average risk: the root "
         "mean squared difference of the two risks (RMSD, Eq. 10 of the paper).",
     )
     cols[2].metric(
         "Missed by the traditional game",
-        _number(summary.get("miss_rate"), 2),
+        number_text(summary.get("miss_rate"), 2),
         help=(
             "The miss rate (Eq. 9 of the paper), as the paper counts it on point estimates: of the "
             "records whose risk in this dataset is above t, the share whose average risk is at or "
@@ -324,10 +321,10 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
         rows.append(
             {
                 "": label,
-                "mean": _number(summary.get(f"mean_{key}")),
-                "10th percentile": _number(pct.get("p10")),
-                "median": _number(pct.get("p50")),
-                "90th percentile": _number(pct.get("p90")),
+                "mean": number_text(summary.get(f"mean_{key}")),
+                "10th percentile": number_text(pct.get("p10")),
+                "median": number_text(pct.get("p50")),
+                "90th percentile": number_text(pct.get("p90")),
             }
         )
     rows[-1]["mean"] = "—"  # the summary gives RMSD for the differences, above

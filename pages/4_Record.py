@@ -20,6 +20,7 @@ from privgame.service import (
     identifier_columns,
     metrics,
     not_played_reason,
+    number_text,
     record_profile,
     record_similarity_text,
     to_bytes,
@@ -47,7 +48,7 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
         ids,
         index=index,
         key=f"record-{folder.run_id}",
-        format_func=lambda i: f"record {i} · model-seeded risk {_fmt(risk[i])}",
+        format_func=lambda i: f"record {i} · model-seeded risk {number_text(risk[i])}",
     )
     st.session_state[RECORD_KEY] = int(record_id)
     st.query_params["record"] = str(int(record_id))
@@ -57,12 +58,6 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
 def _rows_height(rows: int) -> int:
     """Pixels that show every row of a table (Streamlit shows about 10 by default), up to 40."""
     return 38 + 35 * min(max(rows, 1), 40)
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "undefined"
-    return f"{float(value):.{digits}f}"
 
 
 VERDICT_SENTENCES = {
@@ -121,15 +116,19 @@ def _risks(row: pd.Series, t: float, attacker: str) -> None:
             reason = not_played_reason(attacker)
             col.caption(reason[0].upper() + reason[1:] + ".")
             continue
-        col.metric(label, _fmt(row.get(prefix)), help=help)
-        col.caption(f"95% interval {_fmt(row.get(f'{prefix}_low'))} – {_fmt(row.get(f'{prefix}_high'))}")
+        col.metric(label, number_text(row.get(prefix)), help=help)
+        col.caption(
+            f"95% interval {number_text(row.get(f'{prefix}_low'))} – {number_text(row.get(f'{prefix}_high'))}"
+        )
         if _float(row.get(prefix)) < 0.5:
             col.caption(
                 "Below 0.5: the attack scored this record's 'out' runs above its 'in' runs, worse than "
                 "a guess. That is no evidence that the record is safe; the verdict below says what the "
                 "runs show."
             )
-    cols[2].metric("Difference", _fmt(row.get("difference")) if played else "not run", help="R_MS − R_T")
+    cols[2].metric(
+        "Difference", number_text(row.get("difference")) if played else "not run", help="R_MS − R_T"
+    )
     sentence = VERDICT_SENTENCES[verdict].format(t=t)
     if verdict == "at risk" and played and traditional != "at risk":
         sentence += f" The traditional game would not flag it (its verdict: {traditional})."
@@ -147,7 +146,7 @@ def _risks(row: pd.Series, t: float, attacker: str) -> None:
     if not math.isnan(shadow):
         st.caption(
             f"On its own shadow datasets (out of bag) the attack scored an AUC of {shadow:.3f}, against "
-            f"{_fmt(row.get('risk_model_seeded'))} on the real evaluation runs"
+            f"{number_text(row.get('risk_model_seeded'))} on the real evaluation runs"
             + (
                 ": a large gap means the shadow datasets differ from the real ones."
                 if shadow - _float(row.get("risk_model_seeded")) > 0.1

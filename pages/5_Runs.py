@@ -21,6 +21,7 @@ from privgame.service import (
     NOT_RUN,
     RunFolder,
     launch,
+    number_text,
     open_run,
     run_summary,
     symlinked_entries,
@@ -163,21 +164,15 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
         ),
         "seed": spec_dict["seed"],
         "records evaluated": summary.get("records"),
-        "gap between the games (RMSD)": _fmt(summary.get("rmsd")),
-        "miss rate": _fmt(summary.get("miss_rate"), 2),
+        "gap between the games (RMSD)": number_text(summary.get("rmsd")),
+        "miss rate": number_text(summary.get("miss_rate"), 2),
         "at risk, model-seeded": summary.get("at_risk_model_seeded"),
         "at risk, traditional": summary.get("at_risk_traditional"),
-        "mean risk, model-seeded": _fmt(summary.get("mean_model_seeded")),
-        "mean risk, traditional": _fmt(summary.get("mean_traditional")),
-        "90th percentile of risk, model-seeded": _fmt(pct_ms.get("p90")),
-        "90th percentile of risk, traditional": _fmt(pct_t.get("p90")),
+        "mean risk, model-seeded": number_text(summary.get("mean_model_seeded")),
+        "mean risk, traditional": number_text(summary.get("mean_traditional")),
+        "90th percentile of risk, model-seeded": number_text(pct_ms.get("p90")),
+        "90th percentile of risk, traditional": number_text(pct_t.get("p90")),
     }
-
-
-def _fmt(value: Any, digits: int = 3) -> str:
-    if isinstance(value, str):
-        return value
-    return "undefined" if value is None else f"{value:.{digits}f}"
 
 
 def _compare() -> None:

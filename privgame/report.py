@@ -32,6 +32,7 @@ from privgame.data.schema import CATEGORICAL, Schema
 from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError
 from privgame.games.plan import run_split
+from privgame.numbers import number_text
 from privgame.parameters import check_threshold
 from privgame.records import normalise_records, value_columns, value_name
 from privgame.store import RunFolder
@@ -409,16 +410,6 @@ def _e(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "undefined"
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float | np.floating):
-        return "undefined" if math.isnan(value) else f"{float(value):.{digits}f}"
-    return str(value)
-
-
 def _value_text(value: Any) -> str:
     value = _plain(value)
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -615,7 +606,7 @@ def _miss_rate_cell(summary: Mapping[str, Any]) -> str:
 
 def _pct(p: Mapping[str, Any] | None) -> str:
     p = p or {}
-    return "  ".join(f"{k} {_fmt(p.get(k))}" for k in ("p10", "p50", "p90"))
+    return "  ".join(f"{k} {number_text(p.get(k))}" for k in ("p10", "p50", "p90"))
 
 
 def _summary_rows(
@@ -628,15 +619,15 @@ def _summary_rows(
             ("high-risk threshold t", f"{t:g}"),
             ("records at risk (their verdict), model-seeded game", summary.get("at_risk_model_seeded")),
             (f"risk above t={t:g} (point estimates), model-seeded game", summary.get("above_t_model_seeded")),
-            ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
+            ("mean risk, model-seeded game", number_text(summary.get("mean_model_seeded"))),
             ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
             (
                 "attack's training noise at t (sd, from two half attacks)",
-                _fmt(summary.get("attack_training_sd_at_t")),
+                number_text(summary.get("attack_training_sd_at_t")),
             ),
             (
                 "attack's AUC on its own shadow datasets (mean, out of bag)",
-                _fmt(summary.get("attack_shadow_auc_mean")),
+                number_text(summary.get("attack_shadow_auc_mean")),
             ),
             (
                 "traditional game, RMSD and miss rate",
@@ -650,26 +641,26 @@ def _summary_rows(
         rows.append(("records with an undefined risk (left out)", summary["records_excluded"]))
     rows += [
         ("high-risk threshold t", f"{t:g}"),
-        ("RMSD between the risks", _fmt(summary.get("rmsd"))),
+        ("RMSD between the risks", number_text(summary.get("rmsd"))),
         (f"miss rate at t={t:g}", _miss_rate_cell(summary)),
         ("records at risk (their verdict), model-seeded game", summary.get("at_risk_model_seeded")),
         ("records at risk (their verdict), traditional game", summary.get("at_risk_traditional")),
         (f"risk above t={t:g} (point estimates), model-seeded game", summary.get("above_t_model_seeded")),
         (f"risk above t={t:g} (point estimates), traditional game", summary.get("above_t_traditional")),
-        ("mean risk, model-seeded game", _fmt(summary.get("mean_model_seeded"))),
-        ("mean risk, traditional game", _fmt(summary.get("mean_traditional"))),
+        ("mean risk, model-seeded game", number_text(summary.get("mean_model_seeded"))),
+        ("mean risk, traditional game", number_text(summary.get("mean_traditional"))),
         ("risk percentiles, model-seeded game", _pct(summary.get("percentiles_model_seeded"))),
         ("risk percentiles, traditional game", _pct(summary.get("percentiles_traditional"))),
         (
             "attack's training noise at t (sd, from two half attacks)",
-            _fmt(summary.get("attack_training_sd_at_t")),
+            number_text(summary.get("attack_training_sd_at_t")),
         ),
         (
             "attack's AUC on its own shadow datasets (mean, out of bag)",
-            _fmt(summary.get("attack_shadow_auc_mean")),
+            number_text(summary.get("attack_shadow_auc_mean")),
         ),
         ("percentiles of |R_MS − R_T|", _pct(summary.get("percentiles_abs_difference"))),
-        ("largest |R_MS − R_T|", _fmt(summary.get("max_abs_difference"))),
+        ("largest |R_MS − R_T|", number_text(summary.get("max_abs_difference"))),
     ]
     share = summary.get("share_abs_difference_above")
     rows.append(
@@ -680,7 +671,7 @@ def _summary_rows(
     )
     half = stored.get("hoeffding_half_width_rho_0.05")
     if half is not None:
-        rows.append(("Hoeffding half-width of a risk (95%)", _fmt(half)))
+        rows.append(("Hoeffding half-width of a risk (95%)", number_text(half)))
     twins = stored.get("twins")
     if isinstance(twins, Mapping):
         rows.append(
@@ -716,9 +707,9 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
         if prefix == "risk_traditional" and row.get("verdict_traditional") == "not run":
             return "not run"
         low, high = row.get(f"{prefix}_low"), row.get(f"{prefix}_high")
-        text = _fmt(row[prefix])
+        text = number_text(row[prefix])
         if low is not None and high is not None:
-            text += f" [{_fmt(low)}, {_fmt(high)}]"
+            text += f" [{number_text(low)}, {number_text(high)}]"
         return text
 
     body = []
@@ -760,7 +751,7 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
 
 
 def _missed_cell(value: Any) -> str:
-    return value if isinstance(value, str) else _fmt(bool(value))
+    return value if isinstance(value, str) else number_text(bool(value))
 
 
 def _similarity_paragraph(similarity: Mapping[str, Any] | None) -> str:

@@ -28,6 +28,7 @@ from plotly.subplots import make_subplots
 
 from privgame.errors import ParameterError
 from privgame.figures import GAME_STYLES, OKABE_ITO, Chart
+from privgame.numbers import number_text
 from privgame.outputs import check_output_path, write_output
 from privgame.studies import STUDY_TITLES, StudyResult, StudySpec
 
@@ -100,14 +101,6 @@ def _empty(title: str, result: StudyResult, columns: list[str]) -> Chart:
     figure.update_yaxes(visible=False)
     caption = f"{_partial(result)}The chart appears as soon as the first run is done."
     return Chart(figure=figure, data=pd.DataFrame(columns=columns), caption=caption, title=title)
-
-
-def _fmt(value: float, digits: int = 3) -> str:
-    return (
-        "undefined"
-        if value is None or (isinstance(value, float) and math.isnan(value))
-        else f"{value:.{digits}f}"
-    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -211,9 +204,10 @@ def size_chart(spec: StudySpec, result: StudyResult) -> Chart:
     first, last = data.iloc[0], data.iloc[-1]
     caption = (
         f"{_partial(result)}Left: root mean squared difference between each record's model-seeded and "
-        f"traditional risk over {k} records, from {_fmt(first['rmsd'])} at |D| = {int(first['size']):,} to "
-        f"{_fmt(last['rmsd'])} at |D| = {int(last['size']):,}, beside the RMSD that two games with equal "
-        "risks would show from their finite evaluation runs alone (grey); right: each game's mean risk "
+        f"traditional risk over {k} records, from {number_text(first['rmsd'])} at |D| = "
+        f"{int(first['size']):,} to {number_text(last['rmsd'])} at |D| = {int(last['size']):,}, beside the "
+        "RMSD that two games with equal risks would show from their finite evaluation runs alone (grey); "
+        "right: each game's mean risk "
         "over the same records, bars showing one standard deviation across records (0.5 is a random "
         "guess)."
     )
@@ -278,7 +272,7 @@ def epsilon_chart(spec: StudySpec, result: StudyResult) -> Chart:
     figure.update_yaxes(title_text=_RISK_AXIS)
     table = result.table.set_index("epsilon")
     spread = ", ".join(
-        f"{_epsilon_label(e)}: {_fmt(table.loc[e, 'rmsd'])}" for e in spec.epsilons if e in table.index
+        f"{_epsilon_label(e)}: {number_text(table.loc[e, 'rmsd'])}" for e in spec.epsilons if e in table.index
     )
     caption = (
         f"{_partial(result)}Each point is one of {data['record_id'].nunique()} records, boxes span the "
@@ -320,7 +314,7 @@ def datasets_chart(spec: StudySpec, result: StudyResult) -> Chart:
             x=names,
             y=np.full(len(names), r_t),
             mode="lines",
-            name=f"traditional risk R_T = {_fmt(r_t)} (band: 95% interval)",
+            name=f"traditional risk R_T = {number_text(r_t)} (band: 95% interval)",
             line={"color": t["color"], "dash": t["dash"], "width": 2},
             hovertemplate="traditional risk %{y:.3f}<extra></extra>",
         )
@@ -468,9 +462,9 @@ def convergence_chart(spec: StudySpec, result: StudyResult) -> Chart:
     caption = (
         f"{_partial(result)}Left: how much a record's risk moves between {result.jobs_done} full "
         f"evaluations with fresh seeds, attack training included (mean over {int(first['records'])} "
-        f"records), from {_fmt(first['sd_model_seeded'])} (model-seeded) and "
-        f"{_fmt(first['sd_traditional'])} (traditional) at N_eval = {int(first['n_eval'])} to "
-        f"{_fmt(last['sd_model_seeded'])} and {_fmt(last['sd_traditional'])} at N_eval = "
+        f"records), from {number_text(first['sd_model_seeded'])} (model-seeded) and "
+        f"{number_text(first['sd_traditional'])} (traditional) at N_eval = {int(first['n_eval'])} to "
+        f"{number_text(last['sd_model_seeded'])} and {number_text(last['sd_traditional'])} at N_eval = "
         f"{int(last['n_eval'])}{same_note}; right: the distance within which an empirical error rate "
         f"lies of the true one with probability {1 - spec.rho:g} for a fixed attack (Proposition 1)."
     )

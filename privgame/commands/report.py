@@ -7,6 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from privgame.defaults import NOT_RUN
+from privgame.numbers import number_text
 from privgame.terminal import json_text, terminal_safe
 
 if TYPE_CHECKING:
@@ -27,14 +28,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.set_defaults(handler=run)
 
 
-def _fmt(value: Any, digits: int = 3) -> str:
-    if value is None:
-        return "undefined"
-    if isinstance(value, float):
-        return f"{value:.{digits}f}"
-    return str(value)
-
-
 def _attack_lines(summary: dict[str, Any]) -> list[str]:
     """How much the attack's own training moves a risk, and how it did on its own shadow datasets."""
     lines = []
@@ -48,7 +41,7 @@ def _attack_lines(summary: dict[str, Any]) -> list[str]:
     if isinstance(shadow, int | float):
         lines.append(
             f"attack on shadows   mean AUC {shadow:.3f} on its own shadow datasets (out of bag), "
-            f"{_fmt(summary.get('mean_model_seeded'))} on the real evaluation runs"
+            f"{number_text(summary.get('mean_model_seeded'))} on the real evaluation runs"
         )
     return lines
 
@@ -73,7 +66,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"generator           {summary.get('generator')} {summary.get('generator_params') or ''}".rstrip(),
         f"records evaluated   {summary.get('records')}",
         *_attack_lines(summary),
-        f"RMSD                {_fmt(summary.get('rmsd')) if both else NOT_RUN}",
+        f"RMSD                {number_text(summary.get('rmsd')) if both else NOT_RUN}",
         f"miss rate (t={t})   {summary.get('miss_rate_text')}{_interval(summary.get('miss_rate_interval'))}",
         f"at risk (verdict)   model-seeded {summary.get('at_risk_model_seeded')}, "
         f"traditional {summary.get('at_risk_traditional') if both else NOT_RUN}",
@@ -94,7 +87,7 @@ def format_summary(summary: dict[str, Any]) -> str:
             lines.append(f"{label:<20}{NOT_RUN} ({reason})")
         elif p:
             lines.append(
-                f"{label:<20}p10 {_fmt(p.get('p10'))}  p50 {_fmt(p.get('p50'))}  p90 {_fmt(p.get('p90'))}"
+                f"{label:<20}" + "  ".join(f"{k} {number_text(p.get(k))}" for k in ("p10", "p50", "p90"))
             )
     caveat = (summary.get("miss_rate_interval") or {}).get("caveat")
     if caveat:
