@@ -24,6 +24,7 @@ import pandas as pd
 
 from privgame import metrics
 from privgame.defaults import NOT_RUN
+from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, Game, played
 from privgame.parameters import check_threshold
 from privgame.spec import RunSpec
 
@@ -127,7 +128,7 @@ def describe_setup(spec: RunSpec, *, planned: bool = False) -> list[str]:
             "leave-one-out), who knows every other record of D, is the worst case a release should be "
             "judged against."
         )
-    if reference < n_d and spec.attack.games != "model-seeded":
+    if reference < n_d and TRADITIONAL in played(spec.attack.games):
         overlap = n_d / eval_
         lines.append(
             f"The traditional game draws its datasets of {_n(n_d)} rows from D plus the "
@@ -158,7 +159,7 @@ def traditional_text(spec: RunSpec, *, planned: bool = False) -> str:
     """How the run played the traditional game (pooled, per target, or not at all), in one sentence;
     with ``planned``, how it will play it (before the run starts)."""
     was, drew, was_not = ("will be", "will draw", "will not be") if planned else ("was", "drew", "was not")
-    if spec.attack.games == "model-seeded":
+    if TRADITIONAL not in played(spec.attack.games):
         return f"The traditional game {was_not} played: {not_played_reason(spec.attack.attacker)}."
     if spec.attack.traditional == "pooled":
         return (
@@ -189,11 +190,11 @@ def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:
     }
 
 
-def _verdicts(records: pd.DataFrame, threshold: float, prefix: str = "risk_model_seeded") -> np.ndarray:
-    """The verdict of every record at ``threshold``, read from its stored interval."""
+def _verdicts(records: pd.DataFrame, threshold: float, game: Game = MODEL_SEEDED) -> np.ndarray:
+    """The verdict of every record in ``game`` at ``threshold``, read from its stored interval."""
     return metrics.verdicts(
-        pd.to_numeric(records[f"{prefix}_low"], errors="coerce").to_numpy(float),
-        pd.to_numeric(records[f"{prefix}_high"], errors="coerce").to_numpy(float),
+        pd.to_numeric(records[game.column("low")], errors="coerce").to_numpy(float),
+        pd.to_numeric(records[game.column("high")], errors="coerce").to_numpy(float),
         threshold,
     )
 
@@ -350,7 +351,7 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
         other record (t = 0.8); between 1% and 21% of all 31,655 records are at risk (95%).").
     """
     ms = _verdicts(records, threshold)
-    tr = _verdicts(records, threshold, "risk_traditional")
+    tr = _verdicts(records, threshold, TRADITIONAL)
     counts = {v: int(np.count_nonzero(ms == v)) for v in metrics.VERDICTS}
     at_risk = ms == "at risk"
     flagged = int(np.count_nonzero(at_risk & (tr == "at risk")))
@@ -365,7 +366,7 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
         text += f"; {_share_clause(share)}"
     text += "."
     n = counts["at risk"]
-    if spec.attack.games == "model-seeded":
+    if TRADITIONAL not in played(spec.attack.games):
         text += f" The traditional game was not run ({not_played_reason(spec.attack.attacker)})."
         return {"counts": counts, "audited": len(records), "traditional_flags": None, "text": text}
     if n:
@@ -517,13 +518,6 @@ def record_similarity_text(dcr: float, p_value: float, verdict: str, *, alpha: f
     return lead + f"does not flag this record either (the attack's verdict: {verdict})."
 
 
-VERDICT_COLUMNS: dict[str, str] = {
-    "verdict_model_seeded": "risk_model_seeded",
-    "verdict_traditional": "risk_traditional",
-}
-"""The verdict columns of ``records`` and the risk whose 95% interval each one reads."""
-
-
 def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """A copy of a run's per-record results with the verdicts recomputed at ``threshold``.
 
@@ -539,12 +533,12 @@ def records_at(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     """
     check_threshold(threshold)
     out = records.copy()
-    for column, risk in VERDICT_COLUMNS.items():
-        low, high = f"{risk}_low", f"{risk}_high"
+    for game in GAMES:
+        column, low, high = game.verdict_column, game.column("low"), game.column("high")
         if column in out.columns and (out[column].astype(str) == "not run").all():
             continue  # a game the run did not play has no verdict at any t
         if low in out.columns and high in out.columns:
-            out[column] = _verdicts(out, float(threshold), risk)
+            out[column] = _verdicts(out, float(threshold), game)
     return out
 
 
@@ -583,8 +577,8 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     masks = group_masks(records, spec)
     verdict = _verdicts(records, threshold)
     high, safe = verdict == "at risk", verdict == "not at risk"
-    played = spec.attack.games == "both"
-    traditional = int(np.count_nonzero(_verdicts(records, threshold, "risk_traditional") == "at risk"))
+    plays_traditional = TRADITIONAL in played(spec.attack.games)
+    traditional = int(np.count_nonzero(_verdicts(records, threshold, TRADITIONAL) == "at risk"))
     setup = spec.setup
     targets = spec.targets
     return {
@@ -617,7 +611,7 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
         "attack_shadow_auc_mean": _mean_of(records, "attack_shadow_auc"),
         # At risk = the verdict, in both games (the paper's point counts are above_t_*).
         "at_risk_model_seeded": int(np.count_nonzero(high)),
-        "at_risk_traditional": traditional if played else None,
+        "at_risk_traditional": traditional if plays_traditional else None,
         "answer": answer(records, spec, threshold),
         "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
@@ -686,7 +680,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
         records["risk_model_seeded"].to_numpy(float),
         records["risk_traditional"].to_numpy(float),
         threshold=t,
-        traditional=spec.attack.games == "both",
+        traditional=TRADITIONAL in played(spec.attack.games),
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
     summary.update(audit_summary(records, spec, t))

@@ -15,6 +15,7 @@ import pandas as pd
 
 from privgame.audit import NOT_RUN, records_at, run_summary
 from privgame.errors import ParameterError
+from privgame.games.game import TRADITIONAL, played
 from privgame.store import RunFolder
 
 __all__ = ["COMPARE_LABELS", "NOT_MEASURED", "NOT_RUN", "compare_runs", "paired_risks", "utility_of"]
@@ -98,7 +99,7 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
         summary = run_summary(folder, threshold)
         counts = summary["answer"]["counts"]
         share = summary.get("share_at_risk")
-        both = spec.attack.games == "both"
+        both = TRADITIONAL in played(spec.attack.games)
         miss = summary.get("miss_rate")
         rows.append(
             {

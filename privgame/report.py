@@ -31,6 +31,7 @@ from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.defaults import EXPORT_FORMATS
 from privgame.errors import ParameterError
+from privgame.games.game import TRADITIONAL, played
 from privgame.games.plan import run_split
 from privgame.numbers import number_text
 from privgame.parameters import check_threshold
@@ -801,7 +802,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     records = folder.records()
     stored = folder.summary()
     audit = audit_summary(records, spec, t)
-    both = spec.attack.games == "both"
+    both = TRADITIONAL in played(spec.attack.games)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(np.float64),
         records["risk_traditional"].to_numpy(np.float64),

@@ -53,6 +53,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "paired_risks",
     ),
     "privgame.csvsafe": ("csv_safe",),
+    "privgame.games.game": ("GAMES", "MODEL_SEEDED", "TRADITIONAL", "Game", "played"),
     "privgame.numbers": ("number_text",),
     "privgame.planner": (
         "Plan",

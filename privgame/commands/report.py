@@ -7,7 +7,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from privgame.defaults import NOT_RUN
-from privgame.numbers import number_text
+from privgame.service import number_text
 from privgame.terminal import json_text, terminal_safe
 
 if TYPE_CHECKING:

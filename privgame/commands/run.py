@@ -26,7 +26,7 @@ from privgame.parameters import (
     seed_problem,
     threshold_problem,
 )
-from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.service import MAX_N_EVAL, MODEL_SEEDED, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -627,7 +627,7 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
     target = args.resolve_to
     while n < target and (undecided := undecided_records(folder)):
         n = min(2 * n, target)
-        if all(len(folder.load_target(r)["ms_scores"]) >= n for r in undecided):
+        if all(len(folder.load_target(r)[MODEL_SEEDED.array("scores")]) >= n for r in undecided):
             continue  # a pass made before an interruption
         result = extend(
             folder, n, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)

@@ -16,6 +16,7 @@ import pandas as pd
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.games import pool
+from privgame.games.game import TRADITIONAL, played
 from privgame.games.plan import count_fits, run_split
 from privgame.games.work import Context
 from privgame.spec import RunSpec
@@ -134,7 +135,7 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
     pool_fits: int | None = None
     extra_fits = 0
     exact = True
-    if spec.attack.traditional == "pooled" and spec.attack.games == "both":
+    if spec.attack.traditional == "pooled" and TRADITIONAL in played(spec.attack.games):
         known = _POOL_INPUTS.get(spec.to_json()) if table is None else None
         if table is not None or known is not None:
             ctx, targets = known if known is not None else build_context(spec, table)
@@ -156,7 +157,7 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         pool_fits=pool_fits,
         extra_fits=extra_fits,
         exact=exact,
-        traditional=spec.attack.games == "both",
+        traditional=TRADITIONAL in played(spec.attack.games),
         shadows_on_d=spec.attack.attacker == "leave-one-out",
     )
     return {

@@ -53,6 +53,8 @@ from privgame.games.context import (
     plan_summary,
     union_of_groups,
 )
+from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL
+from privgame.games.game import played as played_games
 from privgame.games.work import (
     Context,
     evaluate_target,
@@ -80,8 +82,11 @@ __all__ = [
 ]
 
 
-_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, "ms_in": Role.MS_IN}
-_ON_D = ("shadow_in", "ms_in")
+# The model-seeded game's shared 'in' datasets (the generator on D) and a target's scores in it.
+_MS_IN = MODEL_SEEDED.array("in")
+_MS_SCORES = MODEL_SEEDED.array("scores")
+_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, _MS_IN: MODEL_SEEDED.in_role}
+_ON_D = ("shadow_in", _MS_IN)
 """Shared roles whose datasets are the generator on D (one deterministic fit serves them all)."""
 _MAX_CHUNK_BYTES = 64 * 2**20
 _PROBE_SECONDS = 1.0
@@ -256,7 +261,7 @@ def _execute(
     waiting = [int(r) for r in targets if not folder.target_done(int(r))]
     try:
         sizes = _unit_plan(folder, ctx, len(targets))
-        on_d = [("ms_in", start) for start in range(0, half_eval, sizes["ms_in"])]
+        on_d = [(_MS_IN, start) for start in range(0, half_eval, sizes[_MS_IN])]
         if ctx.threat.shared_on_d:
             on_d += [(shadow_name, start) for start in range(0, half_shadow, sizes["shadow_out"])]
         model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, on_d, folder)
@@ -276,7 +281,7 @@ def _execute(
     # threat model's they are.
     for name, count, size in (
         (shadow_name, half_shadow, sizes["shadow_out"]),
-        ("ms_in", half_eval, sizes["ms_in"]),
+        (_MS_IN, half_eval, sizes[_MS_IN]),
     ):
         for start in range(0, count, size):
             stop = min(start + size, count)
@@ -374,7 +379,7 @@ def _execute(
 
         shadow_out = folder.load_shared(shadow_name)[:half_shadow]
         # An extended run holds more model-seeded 'in' datasets than this spec plays.
-        ms_in = folder.load_shared("ms_in")[:half_eval]
+        ms_in = folder.load_shared(_MS_IN)[:half_eval]
         waiting_set = set(waiting)
         for record_id in targets:
             if int(record_id) not in waiting_set:
@@ -525,7 +530,7 @@ def extend(
         raise ParameterError(
             f"Records {unknown[:10]} were not audited in run {folder.run_id}; extend audited records only."
         )
-    todo = [r for r in chosen if len(folder.load_target(r)["ms_scores"]) < n_eval]
+    todo = [r for r in chosen if len(folder.load_target(r)[_MS_SCORES]) < n_eval]
     result: dict[str, Any] = {"n_eval": n_eval, "extended": todo, "undecided_before": before}
     completed = True
     try:
@@ -583,12 +588,12 @@ def _extend_runs(
         groups = {k: np.asarray(v, dtype=np.int64) for k, v in recorded.items()}
     targets = np.asarray(folder.records()["record_id"], dtype=np.int64)
     half = n_eval // 2
-    made = len(folder.load_shared("ms_in"))
-    chunk = int((folder.unit_plan() or folder.status().get("unit_plan") or {}).get("ms_in") or CHUNK)
+    made = len(folder.load_shared(_MS_IN))
+    chunk = int((folder.unit_plan() or folder.status().get("unit_plan") or {}).get(_MS_IN) or CHUNK)
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
     previous = {r: folder.load_target(r) for r in todo}
-    done_runs = {r: len(previous[r]["ms_scores"]) // 2 for r in todo}
+    done_runs = {r: len(previous[r][_MS_SCORES]) // 2 for r in todo}
     pooled = spec.attack.traditional == "pooled" and ctx.plays_traditional
     pool_plan = pool.plan_pool(ctx, todo, n_eval) if pooled else None
 
@@ -610,9 +615,7 @@ def _extend_runs(
         )
         for block in _pool_blocks(folder, ctx, pool.missing_pairs(needed, catalogue)):
             pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
-    model, model_fits, chunk_fits = _ms_in_model(
-        ctx, deterministic, [("ms_in", a) for a, _ in shared], folder
-    )
+    model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, [(_MS_IN, a) for a, _ in shared], folder)
     fits_total = (
         model_fits
         + sum(chunk_fits(a, b) for a, b in shared)
@@ -648,9 +651,9 @@ def _extend_runs(
     )
     try:
         calls: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = [
-            (("ms_in", a, chunk_fits(a, b)), shared_chunk, (ctx, Role.MS_IN, a, b, model))
+            ((_MS_IN, a, chunk_fits(a, b)), shared_chunk, (ctx, MODEL_SEEDED.in_role, a, b, model))
             for a, b in shared
-            if not folder.shared_done("ms_in", a)
+            if not folder.shared_done(_MS_IN, a)
         ]
         calls += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
         report("shared")
@@ -662,11 +665,11 @@ def _extend_runs(
                 folder.save_pool(a, result)
                 catalogue[a] = pool.catalogue_entry(result)
             else:
-                folder.save_shared("ms_in", a, result)
+                folder.save_shared(_MS_IN, a, result)
             done_units += 1
             fits_done += fits
             report("shared")
-        ms_in = folder.load_shared("ms_in")[:half]
+        ms_in = folder.load_shared(_MS_IN)[:half]
         requests = {r: (done_runs[r], half) for r in todo}
         target_waves = [todo] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
         report("targets")
@@ -694,7 +697,7 @@ def _extend_runs(
         raise
     try:
         report("results")
-        runs = {int(r): len(folder.load_target(int(r))["ms_scores"]) for r in targets}
+        runs = {int(r): len(folder.load_target(int(r))[_MS_SCORES]) for r in targets}
         final = wider if all(n == n_eval for n in runs.values()) else spec
         if final is wider:
             folder.write_spec(wider)
@@ -809,8 +812,8 @@ def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int
     RunError
         When ``plan.json`` is damaged, or the checkpoints do not fit the plan.
     """
-    keys = ("shadow_out", "ms_in", "targets")
-    half = {"shadow_out": ctx.n_shadow // 2, "ms_in": ctx.n_eval // 2}
+    keys = ("shadow_out", _MS_IN, "targets")
+    half = {"shadow_out": ctx.n_shadow // 2, _MS_IN: ctx.n_eval // 2}
     plan = folder.unit_plan()
     if plan is None:
         recorded = folder.status().get("unit_plan")
@@ -859,7 +862,7 @@ def _new_unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str,
             half_shadow,
             max_items=max_datasets,
         ),
-        "ms_in": batch_size(sample_seconds if deterministic else one_fit, half_eval, max_items=max_datasets),
+        _MS_IN: batch_size(sample_seconds if deterministic else one_fit, half_eval, max_items=max_datasets),
         # Counting only the generator fits underestimates a target (features and the classifier
         # come on top), so targets share a unit only in runs with many of them.
         "targets": batch_size((half_shadow + 3 * half_eval) * one_fit, n_targets, floor_seconds=0.0),
@@ -979,67 +982,69 @@ def record_results(
         looks = looks_of(data)
         played: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         games.append(played)
-        half = data.get("ms_half_scores")
+        ms_labels = data[MODEL_SEEDED.array("labels")]
+        half = data.get(MODEL_SEEDED.array("half_scores"))
         halves.append(
-            (metrics.auc(half[0], data["ms_labels"]), metrics.auc(half[1], data["ms_labels"]))
-            if half is not None and len(half[0]) == len(data["ms_labels"])
+            (metrics.auc(half[0], ms_labels), metrics.auc(half[1], ms_labels))
+            if half is not None and len(half[0]) == len(ms_labels)
             else (nan, nan)
         )
         # The record's own values, each under value:<name>, so no data column can replace a result.
         row.update({value_column(name): value for name, value in table.iloc[rid].to_dict().items()})
-        for game, prefix in (("ms", "risk_model_seeded"), ("t", "risk_traditional")):
-            scores, labels = data[f"{game}_scores"], data[f"{game}_labels"]
+        for game in GAMES:
+            scores, labels = data[game.array("scores")], data[game.array("labels")]
             if len(labels) == 0:  # the traditional game was not played (a remedy's re-audit)
-                row.update({prefix: nan, f"{prefix}_low": nan, f"{prefix}_high": nan})
-                row.update({f"{prefix}_tpr_at_fpr_0.01": nan, f"{prefix}_tpr_at_fpr_0.1": nan})
+                row.update({game.column(): nan, game.column("low"): nan, game.column("high"): nan})
+                row.update({game.column("tpr_at_fpr_0.01"): nan, game.column("tpr_at_fpr_0.1"): nan})
                 continue
-            played[prefix] = (scores, labels)
-            row[prefix] = metrics.auc(scores, labels)
-            row[f"{prefix}_tpr_at_fpr_0.01"] = metrics.tpr_at_fpr(scores, labels, 0.01)
-            row[f"{prefix}_tpr_at_fpr_0.1"] = metrics.tpr_at_fpr(scores, labels, 0.1)
+            played[game.key] = (scores, labels)
+            row[game.column()] = metrics.auc(scores, labels)
+            row[game.column("tpr_at_fpr_0.01")] = metrics.tpr_at_fpr(scores, labels, 0.01)
+            row[game.column("tpr_at_fpr_0.1")] = metrics.tpr_at_fpr(scores, labels, 0.1)
             n_runs = len(labels)
             score_frames.append(
                 pd.DataFrame(
                     {
                         "record_id": np.full(n_runs, rid, dtype=np.int64),
-                        "game": "model_seeded" if game == "ms" else "traditional",
+                        "game": game.key,
                         "label": labels.astype(np.int8),
                         "index": np.arange(n_runs, dtype=np.int64),
                         "score": scores.astype(np.float64),
                     }
                 )
             )
-        row["n_eval"] = len(data["ms_labels"])
+        row["n_eval"] = len(ms_labels)
         row["looks"] = looks
         row["attack_shadow_auc"] = float(data.get("shadow_auc", nan))
-        row["difference"] = row["risk_model_seeded"] - row["risk_traditional"]
+        row["difference"] = row[MODEL_SEEDED.column()] - row[TRADITIONAL.column()]
         row["outlier_score"] = float(outlier[position])
         rows.append(row)
     training = _training_variance(folder, halves)
+    by_key = {game.key: game for game in GAMES}
     for row, played in zip(rows, games, strict=True):
         level = metrics.look_level(int(row["looks"]))
-        for prefix, (scores, labels) in played.items():
+        for key, (scores, labels) in played.items():
             bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=training)
-            row[f"{prefix}_low"], row[f"{prefix}_high"] = bounds
+            row[by_key[key].column("low")], row[by_key[key].column("high")] = bounds
     records = pd.DataFrame(rows)
-    for prefix in ("risk_model_seeded", "risk_traditional"):
-        records[prefix.replace("risk_", "verdict_")] = metrics.verdicts(
-            records[f"{prefix}_low"].to_numpy(float),
-            records[f"{prefix}_high"].to_numpy(float),
+    for game in GAMES:
+        records[game.verdict_column] = metrics.verdicts(
+            records[game.column("low")].to_numpy(float),
+            records[game.column("high")].to_numpy(float),
             spec.threshold,
         )
-    if spec.attack.games == "model-seeded":
-        records["verdict_traditional"] = NOT_RUN
+        if game not in played_games(spec.attack.games):
+            records[game.verdict_column] = NOT_RUN
     similarity = _similarity(folder, ctx, spec, targets)
     figures = similarity.get("records") or {}
     records["dcr"] = [figures.get(str(int(r)), [nan, nan])[0] for r in records["record_id"]]
     records["dcr_p_value"] = [figures.get(str(int(r)), [nan, nan])[1] for r in records["record_id"]]
     scores_df = pd.concat(score_frames, ignore_index=True)
     summary = metrics.summarize(
-        records["risk_model_seeded"].to_numpy(float),
-        records["risk_traditional"].to_numpy(float),
+        records[MODEL_SEEDED.column()].to_numpy(float),
+        records[TRADITIONAL.column()].to_numpy(float),
         threshold=spec.threshold,
-        traditional=spec.attack.games == "both",
+        traditional=TRADITIONAL in played_games(spec.attack.games),
     )
     summary["hoeffding_half_width_rho_0.05"] = metrics.hoeffding_half_width(spec.attack.n_eval // 2, 0.05)
     summary["verdict_rule"] = metrics.VERDICT_RULE

@@ -32,6 +32,7 @@ import numpy as np
 from privgame.attack import MetaClassifier, QuerySet
 from privgame.data.schema import Schema
 from privgame.games import plan, threat
+from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, played
 from privgame.games.threat import ThreatModel
 from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
@@ -124,7 +125,7 @@ class Context:
     @property
     def plays_traditional(self) -> bool:
         """Whether the target units play the traditional game too."""
-        return self.games == "both"
+        return TRADITIONAL in played(self.games)
 
     @property
     def n_shadow_rows(self) -> int:
@@ -389,8 +390,8 @@ def play_games(
     references = np.empty(len(indices), dtype=np.int64)
     ms_out = []
     for k, i in enumerate(indices):
-        rng = stream(ctx.seed, key, Role.MS_OUT, i)
-        rows, references[k] = plan.ms_out_rows(rng, ctx.target, ctx.reference, record_id)
+        rng = stream(ctx.seed, key, MODEL_SEEDED.out_role, i)
+        rows, references[k] = MODEL_SEEDED.out_rows(ctx, rng, record_id)
         swap = (int(record_id), int(references[k]))
         ms_out.append(_features(ctx, queries, x, rows, rng, clock, swap))
     t_in: list[np.ndarray]
@@ -398,8 +399,8 @@ def play_games(
     if not ctx.plays_traditional:
         t_in = t_out = []
     elif traditional is None:
-        t_in = _traditional_runs(ctx, queries, record_id, Role.T_IN, indices, clock)
-        t_out = _traditional_runs(ctx, queries, record_id, Role.T_OUT, indices, clock)
+        t_in = _traditional_runs(ctx, queries, record_id, True, indices, clock)
+        t_out = _traditional_runs(ctx, queries, record_id, False, indices, clock)
     else:
         if (traditional.start, traditional.stop) != (start, stop):
             raise ValueError(
@@ -412,8 +413,8 @@ def play_games(
         n_extra_out = int((traditional.out_ids < 0).sum())
         extra_in = range(traditional.in_extra, traditional.in_extra + n_extra_in)
         extra_out = range(traditional.out_extra, traditional.out_extra + n_extra_out)
-        t_in = [*pool_in, *_traditional_runs(ctx, queries, record_id, Role.T_IN, extra_in, clock)]
-        t_out = [*pool_out, *_traditional_runs(ctx, queries, record_id, Role.T_OUT, extra_out, clock)]
+        t_in = [*pool_in, *_traditional_runs(ctx, queries, record_id, True, extra_in, clock)]
+        t_out = [*pool_out, *_traditional_runs(ctx, queries, record_id, False, extra_out, clock)]
     parts = [_features_of(queries, x, ms_in, clock), np.stack(ms_out)]
     if t_in:
         parts += [np.stack(t_in), np.stack(t_out)]
@@ -423,41 +424,39 @@ def play_games(
     m = len(indices)
     halves = classifier.score_halves(features[: 2 * m])
     clock.classifier += time.perf_counter() - t0
+    ms, t = MODEL_SEEDED.array, TRADITIONAL.array
     block = {
-        "ms_in": scores[:m],
-        "ms_out": scores[m : 2 * m],
+        ms("in"): scores[:m],
+        ms("out"): scores[m : 2 * m],
         # Empty when the traditional game is not played.
-        "t_in": scores[2 * m : 3 * m],
-        "t_out": scores[3 * m :],
-        "ms_reference_ids": references,
+        t("in"): scores[2 * m : 3 * m],
+        t("out"): scores[3 * m :],
+        ms("reference_ids"): references,
     }
     if halves is not None:
         # The half attacks' scores of the model-seeded runs (privgame.metrics.training_variance).
-        block["ms_half_in"], block["ms_half_out"] = halves[:, :m], halves[:, m:]
+        block[ms("half_in")], block[ms("half_out")] = halves[:, :m], halves[:, m:]
     if traditional is not None:
-        block["t_in_ids"] = np.asarray(traditional.in_ids, dtype=np.int64)
-        block["t_out_ids"] = np.asarray(traditional.out_ids, dtype=np.int64)
+        block[t("in_ids")] = np.asarray(traditional.in_ids, dtype=np.int64)
+        block[t("out_ids")] = np.asarray(traditional.out_ids, dtype=np.int64)
     return block
 
 
 def _traditional_runs(
-    ctx: Context, queries: QuerySet, record_id: int, role: Role, indices: range, clock: _Clock
+    ctx: Context, queries: QuerySet, record_id: int, member: bool, indices: range, clock: _Clock
 ) -> list[np.ndarray]:
-    """The features of the target's own traditional runs ``indices`` of ``role`` (per-target draws)."""
-    draw = plan.t_in_rows if role == Role.T_IN else plan.t_out_rows
+    """The features of the target's own traditional runs ``indices``, 'in' runs when ``member``
+    (per-target draws)."""
+    game = TRADITIONAL
+    role = game.in_role if member else game.out_role
     key = int(record_id) + 1
     x = ctx.X[record_id]
-    return [
-        _features(
-            ctx,
-            queries,
-            x,
-            draw(rng := stream(ctx.seed, key, role, i), ctx.eval_pool, record_id, ctx.n),
-            rng,
-            clock,
-        )
-        for i in indices
-    ]
+    features = []
+    for i in indices:
+        rng = stream(ctx.seed, key, role, i)
+        rows = game.in_rows(ctx, rng, record_id) if member else game.out_rows(ctx, rng, record_id)[0]
+        features.append(_features(ctx, queries, x, rows, rng, clock))
+    return features
 
 
 def _checkpoint(
@@ -471,45 +470,44 @@ def _checkpoint(
     def joined(name: str) -> np.ndarray:
         return np.concatenate([b[name] for b in blocks])
 
-    ms_in, ms_out, t_in, t_out = (joined(k) for k in ("ms_in", "ms_out", "t_in", "t_out"))
-    out = {
-        "ms_scores": np.concatenate([ms_in, ms_out]),
-        "ms_labels": np.repeat(np.array([1, 0], dtype=np.int8), len(ms_in)),
-        "t_scores": np.concatenate([t_in, t_out]),
-        "t_labels": np.repeat(np.array([1, 0], dtype=np.int8), len(t_in)),
-        "ms_reference_ids": joined("ms_reference_ids"),
+    out: dict[str, np.ndarray] = {}
+    for game in GAMES:
+        runs_in, runs_out = joined(game.array("in")), joined(game.array("out"))
+        out[game.array("scores")] = np.concatenate([runs_in, runs_out])
+        out[game.array("labels")] = np.repeat(np.array([1, 0], dtype=np.int8), len(runs_in))
+    ms, t = MODEL_SEEDED.array, TRADITIONAL.array
+    out |= {
+        ms("reference_ids"): joined(ms("reference_ids")),
         "classifier": classifier,
         "timings": timings,
         # How many times the record's verdict has been read (see privgame.metrics.look_level).
         "looks": np.array(looks, dtype=np.int64),
         "shadow_auc": np.array(shadow_auc, dtype=np.float64),
     }
-    if all("ms_half_in" in b for b in blocks):
+    if all(ms("half_in") in b for b in blocks):
         # The two half attacks' scores of the model-seeded runs, each row ordered like ms_scores.
-        half_in = np.concatenate([b["ms_half_in"] for b in blocks], axis=1)
-        half_out = np.concatenate([b["ms_half_out"] for b in blocks], axis=1)
-        out["ms_half_scores"] = np.concatenate([half_in, half_out], axis=1)
-    if all("t_in_ids" in b for b in blocks):
+        half_in = np.concatenate([b[ms("half_in")] for b in blocks], axis=1)
+        half_out = np.concatenate([b[ms("half_out")] for b in blocks], axis=1)
+        out[ms("half_scores")] = np.concatenate([half_in, half_out], axis=1)
+    if all(t("in_ids") in b for b in blocks):
         # Which pool dataset each traditional run used (-1: the target's own draw), like t_scores.
-        out["t_pool_index"] = np.concatenate([joined("t_in_ids"), joined("t_out_ids")])
+        out[t("pool_index")] = np.concatenate([joined(t("in_ids")), joined(t("out_ids"))])
     return out
 
 
 def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """A checkpoint's runs by role (the inverse of :func:`_checkpoint`)."""
-    ms, t = data["ms_scores"], data["t_scores"]
-    h = len(ms) // 2
-    out = {
-        "ms_in": ms[:h],
-        "ms_out": ms[h:],
-        "t_in": t[:h],
-        "t_out": t[h:],
-        "ms_reference_ids": data["ms_reference_ids"],
-    }
-    if "t_pool_index" in data:
-        out["t_in_ids"], out["t_out_ids"] = data["t_pool_index"][:h], data["t_pool_index"][h:]
-    if "ms_half_scores" in data:
-        out["ms_half_in"], out["ms_half_out"] = data["ms_half_scores"][:, :h], data["ms_half_scores"][:, h:]
+    ms, t = MODEL_SEEDED.array, TRADITIONAL.array
+    h = len(data[ms("scores")]) // 2
+    out = {ms("reference_ids"): data[ms("reference_ids")]}
+    for game in GAMES:
+        scores = data[game.array("scores")]
+        out[game.array("in")], out[game.array("out")] = scores[:h], scores[h:]
+    if t("pool_index") in data:
+        out[t("in_ids")], out[t("out_ids")] = data[t("pool_index")][:h], data[t("pool_index")][h:]
+    if ms("half_scores") in data:
+        halves = data[ms("half_scores")]
+        out[ms("half_in")], out[ms("half_out")] = halves[:, :h], halves[:, h:]
     return out
 
 
@@ -588,7 +586,7 @@ def extend_target(
     """
     started = time.perf_counter()
     clock = _Clock()
-    done = len(previous["ms_scores"]) // 2
+    done = len(previous[MODEL_SEEDED.array("scores")]) // 2
     classifier = pickle.loads(previous["classifier"].tobytes())
     block = play_games(ctx, record_id, classifier, ms_in, done, ctx.n_eval // 2, clock, traditional)
     timings = previous["timings"] + np.array(

@@ -14,6 +14,7 @@ import pandas as pd
 
 from privgame.execution import Cancelled, resolve_workers, run_calls, until_cancelled
 from privgame.games.engine import CHUNK, Progress, record_results
+from privgame.games.game import MODEL_SEEDED
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.store import (
     RunFolder,
@@ -66,8 +67,9 @@ def _prepare(study: StudyFolder, spec: StudySpec, job: Job, table: pd.DataFrame)
         write_checked(folder.path, "context.json", json_bytes(extra))
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = []
-    on_d = {"ms_in", "shadow_in"}  # trained on D: one fit per chunk when the fit is deterministic
-    for name, count in ((ctx.threat.shared_name, ctx.n_shadow // 2), ("ms_in", ctx.n_eval // 2)):
+    ms_in = MODEL_SEEDED.array("in")
+    on_d = {ms_in, "shadow_in"}  # trained on D: one fit per chunk when the fit is deterministic
+    for name, count in ((ctx.threat.shared_name, ctx.n_shadow // 2), (ms_in, ctx.n_eval // 2)):
         for start in range(0, count, CHUNK):
             stop = min(start + CHUNK, count)
             shared.append((name, start, stop, 1 if (name in on_d and deterministic) else stop - start))
@@ -257,7 +259,7 @@ def _run_batch(
     todo = []
     for i, item in enumerate(batch):
         shadow_out = item.folder.load_shared(item.ctx.threat.shared_name)
-        ms_in = item.folder.load_shared("ms_in")
+        ms_in = item.folder.load_shared(MODEL_SEEDED.array("in"))
         for record_id in item.targets:
             if item.folder.target_done(int(record_id)):
                 counter.units_done += 1

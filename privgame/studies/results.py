@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
+from privgame.games.game import GAMES, TRADITIONAL, played
 from privgame.store import RunFolder, write_checked
 from privgame.studies.folder import StudyFolder, StudyResult
 from privgame.studies.jobs import Job, plan_jobs
@@ -133,7 +134,7 @@ def study_results(folder: StudyFolder) -> StudyResult:
         for job in done:
             records = runs[job.key].records()
             value: float | int = int(job.value) if spec.study == "size" else job.value
-            risks = _risk_row(records, t, played=spec.base.attack.games == "both")
+            risks = _risk_row(records, t, played=TRADITIONAL in played(spec.base.attack.games))
             rows.append({column: value, **risks, **_noise_row(runs[job.key], records)})
             part = records[["record_id", "risk_model_seeded", "risk_traditional", "difference"]].copy()
             part.insert(0, column, value)
@@ -218,8 +219,8 @@ def _convergence_results(
         run = runs[job.key]
         for record_id in spec.target_ids:
             data = run.load_target(record_id)
-            for game, prefix in (("model_seeded", "ms"), ("traditional", "t")):
-                scores, labels = data[f"{prefix}_scores"], data[f"{prefix}_labels"]
+            for game in GAMES:
+                scores, labels = data[game.array("scores")], data[game.array("labels")]
                 for n in spec.n_evals:
                     blocks = _block_aucs(scores, labels, n)
                     points.append(
@@ -227,23 +228,23 @@ def _convergence_results(
                             "n_eval": n,
                             "record_id": int(record_id),
                             "repeat": job.index,
-                            "game": game,
+                            "game": game.key,
                             "risk": blocks[0],
                         }
                     )
                     if len(blocks) > 1:
-                        within.setdefault((n, game), []).append(float(np.std(blocks, ddof=1)))
+                        within.setdefault((n, game.key), []).append(float(np.std(blocks, ddof=1)))
     point_frame = pd.DataFrame(points, columns=["n_eval", "record_id", "repeat", "game", "risk"])
     rows = []
     for n in sorted(spec.n_evals):
         row: dict[str, Any] = {"n_eval": n, "repeats": len(done), "records": len(spec.target_ids)}
         part = point_frame.loc[point_frame["n_eval"] == n]
-        for game in ("model_seeded", "traditional"):
-            mine = part.loc[part["game"] == game]
+        for key in (game.key for game in GAMES):
+            mine = part.loc[part["game"] == key]
             sds = mine.groupby("record_id")["risk"].std(ddof=1).tolist() if len(done) > 1 else []
-            row[f"sd_{game}"], row[f"max_sd_{game}"] = _mean_max(sds)
-            row[f"sd_same_attack_{game}"], _ = _mean_max(within.get((n, game), []))
-            row[f"mean_{game}"] = float(mine["risk"].mean()) if len(mine) else math.nan
+            row[f"sd_{key}"], row[f"max_sd_{key}"] = _mean_max(sds)
+            row[f"sd_same_attack_{key}"], _ = _mean_max(within.get((n, key), []))
+            row[f"mean_{key}"] = float(mine["risk"].mean()) if len(mine) else math.nan
         row["hoeffding_half_width"] = metrics.hoeffding_half_width(n // 2, spec.rho)
         rows.append(row)
     columns = ["n_eval", "repeats", "records"]

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from privgame.defaults import STUDIES
 from privgame.errors import ParameterError
+from privgame.games.game import MODEL_SEEDED
 from privgame.seeding import Role
 from privgame.spec import RunSpec, TargetSelection
 
@@ -20,7 +21,11 @@ StudyName = Literal["size", "epsilon", "datasets", "convergence"]
 
 _STUDY_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-(size|epsilon|datasets|convergence)-[0-9a-f]{6}$")
 _ALL = TargetSelection(mode="all", k=None)
-_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, "ms_in": Role.MS_IN}
+_SHARED_ROLES = {
+    "shadow_out": Role.SHADOW_OUT,
+    "shadow_in": Role.SHADOW_IN,
+    MODEL_SEEDED.array("in"): MODEL_SEEDED.in_role,
+}
 
 
 # --------------------------------------------------------------------------------------------
