@@ -33,6 +33,7 @@ from plotly.subplots import make_subplots
 
 from privgame import metrics
 from privgame.errors import ParameterError
+from privgame.games.game import GAMES
 from privgame.parameters import check_threshold
 
 __all__ = [
@@ -837,13 +838,10 @@ def risk_cdfs(records: pd.DataFrame) -> Chart:
     defined, excluded = _risks(records)
     frames = []
     figure = go.Figure()
-    for game, column in (
-        ("model_seeded", "risk_model_seeded"),
-        ("traditional", "risk_traditional"),
-    ):
-        x, f = metrics.ecdf(defined[column].to_numpy(np.float64))
-        frames.append(pd.DataFrame({"game": game, "risk": x, "share_at_or_below": f}))
-        style = GAME_STYLES[game]
+    for game in GAMES:
+        x, f = metrics.ecdf(defined[game.column()].to_numpy(np.float64))
+        frames.append(pd.DataFrame({"game": game.key, "risk": x, "share_at_or_below": f}))
+        style = GAME_STYLES[game.key]
         figure.add_trace(
             go.Scatter(
                 x=x,

@@ -29,9 +29,9 @@ from privgame.audit import not_played_reason, records_at
 from privgame.csvsafe import csv_safe, neutralise_cell
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.defaults import EXPORT_FORMATS
+from privgame.defaults import EXPORT_FORMATS, NOT_RUN
 from privgame.errors import ParameterError
-from privgame.games.game import TRADITIONAL, played
+from privgame.games.game import GAMES, TRADITIONAL, Game, played
 from privgame.games.plan import run_split
 from privgame.numbers import number_text
 from privgame.parameters import check_threshold
@@ -53,7 +53,7 @@ __all__ = [
     "to_bytes",
 ]
 
-_GAME_PREFIXES = ("risk_model_seeded", "risk_traditional")
+_GAME_PREFIXES = tuple(game.column() for game in GAMES)
 _RISK_SUFFIXES = ("", "_low", "_high", "_tpr_at_fpr_0.01", "_tpr_at_fpr_0.1")
 RESULT_COLUMNS: tuple[str, ...] = (
     "record_id",
@@ -704,11 +704,11 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
     ]
     head = "".join(f"<th scope='col'>{_e(h)}</th>" for h in headers)
 
-    def risk(row: pd.Series, prefix: str) -> str:
-        if prefix == "risk_traditional" and row.get("verdict_traditional") == "not run":
-            return "not run"
-        low, high = row.get(f"{prefix}_low"), row.get(f"{prefix}_high")
-        text = number_text(row[prefix])
+    def risk(row: pd.Series, game: Game) -> str:
+        if row.get(game.verdict_column) == NOT_RUN:
+            return NOT_RUN
+        low, high = row.get(game.column("low")), row.get(game.column("high"))
+        text = number_text(row[game.column()])
         if low is not None and high is not None:
             text += f" [{number_text(low)}, {number_text(high)}]"
         return text
@@ -722,8 +722,7 @@ def _high_risk_table(records: pd.DataFrame, t: float) -> str:
                 if with_group
                 else []
             ),
-            f"<td class='num'>{_e(risk(row, 'risk_model_seeded'))}</td>",
-            f"<td class='num'>{_e(risk(row, 'risk_traditional'))}</td>",
+            *(f"<td class='num'>{_e(risk(row, game))}</td>" for game in GAMES),
             f"<td>{_e(_missed_cell(row['missed_by_traditional']))}</td>",
             # One cell for the record's values, name: value per line, so that a wide table fits
             # the page (a column per value ran off its right edge).
