@@ -33,7 +33,7 @@ from plotly.subplots import make_subplots
 
 from privgame import metrics
 from privgame.errors import ParameterError
-from privgame.games.game import GAMES
+from privgame.games.game import GAME_KEYS, GAMES
 from privgame.parameters import check_threshold
 
 __all__ = [
@@ -929,7 +929,7 @@ def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Ch
     figure = go.Figure()
     frames = []
     aucs: dict[str, float] = {}
-    for game in ("model_seeded", "traditional"):
+    for game in GAME_KEYS:
         part = mine.loc[mine["game"] == game]
         s = part["score"].to_numpy(np.float64)
         lab = part["label"].to_numpy(np.float64)
@@ -1040,7 +1040,7 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
     mine = _record_scores(scores, record_id)
     all_scores = mine["score"].to_numpy(np.float64)
     edges = np.histogram_bin_edges(all_scores, bins=int(bins))
-    games = ("model_seeded", "traditional")
+    games = GAME_KEYS
     aucs = {}
     for game in games:
         part = mine.loc[mine["game"] == game]

@@ -28,6 +28,7 @@ from plotly.subplots import make_subplots
 
 from privgame.errors import ParameterError
 from privgame.figures import GAME_STYLES, OKABE_ITO, Chart
+from privgame.games.game import GAME_KEYS
 from privgame.numbers import number_text
 from privgame.outputs import check_output_path, write_output
 from privgame.studies import STUDY_TITLES, StudyResult, StudySpec
@@ -45,7 +46,6 @@ __all__ = [
 _TEMPLATE = "plotly_white"
 _GREY = "#999999"
 _OTHER = {"color": OKABE_ITO["black"], "symbol": "diamond", "dash": "solid"}
-_GAMES = ("model_seeded", "traditional")
 _RISK_AXIS = "risk (ROC AUC of the attack)"
 
 
@@ -165,7 +165,7 @@ def size_chart(spec: StudySpec, result: StudyResult) -> Chart:
         row=1,
         col=1,
     )
-    for game in _GAMES:
+    for game in GAME_KEYS:
         style = GAME_STYLES[game]
         figure.add_trace(
             go.Scatter(
@@ -241,7 +241,7 @@ def epsilon_chart(spec: StudySpec, result: StudyResult) -> Chart:
     order = [_epsilon_label(e) for e in spec.epsilons if e in set(data["epsilon"])]
     labels = data["epsilon"].map(_epsilon_label)
     figure = go.Figure()
-    for game in _GAMES:
+    for game in GAME_KEYS:
         style = GAME_STYLES[game]
         figure.add_trace(
             go.Box(
@@ -391,7 +391,7 @@ def convergence_chart(spec: StudySpec, result: StudyResult) -> Chart:
             f"(b) Hoeffding bound on an error rate (ρ = {spec.rho:g})",
         ),
     )
-    for game in _GAMES:
+    for game in GAME_KEYS:
         style = GAME_STYLES[game]
         figure.add_trace(
             go.Scatter(
@@ -408,7 +408,7 @@ def convergence_chart(spec: StudySpec, result: StudyResult) -> Chart:
             row=1,
             col=1,
         )
-    for game in _GAMES:
+    for game in GAME_KEYS:
         style = GAME_STYLES[game]
         same = data.dropna(subset=[f"sd_same_attack_{game}"])
         if same.empty:

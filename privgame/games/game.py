@@ -34,7 +34,16 @@ from privgame.seeding import Role
 if TYPE_CHECKING:
     from privgame.games.work import Context
 
-__all__ = ["GAMES", "MODEL_SEEDED", "TRADITIONAL", "Game", "ModelSeeded", "Traditional", "played"]
+__all__ = [
+    "GAMES",
+    "GAME_KEYS",
+    "MODEL_SEEDED",
+    "TRADITIONAL",
+    "Game",
+    "ModelSeeded",
+    "Traditional",
+    "played",
+]
 
 
 class Game(ABC):
@@ -122,6 +131,9 @@ MODEL_SEEDED = ModelSeeded()
 TRADITIONAL = Traditional()
 GAMES: tuple[Game, ...] = (MODEL_SEEDED, TRADITIONAL)
 """Both games, the model-seeded one first (its verdict is the audit's)."""
+
+GAME_KEYS: tuple[str, ...] = tuple(game.key for game in GAMES)
+"""The games as the results tables name them (``game`` columns, ``risk_<key>``), in that order."""
 
 
 def played(games: str) -> tuple[Game, ...]:

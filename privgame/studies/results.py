@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from privgame import metrics
-from privgame.games.game import GAMES, TRADITIONAL, played
+from privgame.games.game import GAME_KEYS, GAMES, TRADITIONAL, played
 from privgame.store import RunFolder, write_checked
 from privgame.studies.folder import StudyFolder, StudyResult
 from privgame.studies.jobs import Job, plan_jobs
@@ -71,7 +71,7 @@ def estimation_noise(scores: pd.DataFrame) -> dict[str, float]:
         ``rmsd_noise``; nan when no record has both classes in both halves.
     """
     out: dict[str, float] = {}
-    for game in ("model_seeded", "traditional"):
+    for game in GAME_KEYS:
         squares = []
         for _, part in scores.loc[scores["game"] == game].groupby("record_id"):
             s, lab = part["score"].to_numpy(np.float64), part["label"].to_numpy(np.float64)
@@ -248,7 +248,7 @@ def _convergence_results(
         row["hoeffding_half_width"] = metrics.hoeffding_half_width(n // 2, spec.rho)
         rows.append(row)
     columns = ["n_eval", "repeats", "records"]
-    for game in ("model_seeded", "traditional"):
+    for game in GAME_KEYS:
         columns += [f"sd_{game}", f"max_sd_{game}", f"sd_same_attack_{game}", f"mean_{game}"]
     table = pd.DataFrame(rows, columns=[*columns, "hoeffding_half_width"])
     return StudyResult(table, point_frame, len(done), n_jobs)
