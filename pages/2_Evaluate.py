@@ -725,7 +725,8 @@ def _budget(spec: RunSpec, inputs: AuditInputs, workers: int) -> None:
             )
             return
         plan = kept[1]
-        st.dataframe(pd.DataFrame(plan_rows(plan)), hide_index=True)
+        # A static table wraps the long "gives up" sentences, which a data grid cuts at its edge.
+        st.table(pd.DataFrame(plan_rows(plan)).set_index("step"))
         st.caption(
             "risk ±: half-width of a record's 95% interval for a risk at t; share interval up to: the "
             "widest 95% interval of the share of D at risk that the random sample can give."

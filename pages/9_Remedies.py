@@ -2,10 +2,11 @@
 
 The remedy is :class:`privgame.remedy.Remedy`, made and started by
 :func:`privgame.background.launch_remedy` (the folder as ``python -m privgame remedy --no-run``
-makes it, then ``python -m privgame resume`` in the background). The comparison is
-:func:`privgame.compare.compare_runs` (as ``python -m privgame compare`` prints it), and the
-charts :func:`privgame.figures.paired_risk_chart` and :func:`privgame.figures.privacy_utility_chart`.
-Any run of the family is released on the Release page.
+makes it, then ``python -m privgame resume`` in the background), on a thread of its own
+(:func:`privgame.background.start_remedy_launch`) so that a second click or a reload cannot stop
+it. The comparison is :func:`privgame.compare.compare_runs` (as ``python -m privgame compare``
+prints it), and the charts :func:`privgame.figures.paired_risk_chart` and
+:func:`privgame.figures.privacy_utility_chart`. Any run of the family is released on the Release page.
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.errors import PrivgameError
 from privgame.figures import paired_risk_chart, privacy_utility_chart
 from privgame.service import (
     CATEGORICAL,
@@ -42,15 +42,17 @@ from privgame.service import (
     draws_sample,
     family,
     family_target_column,
+    forget_remedy_launch,
     generalise_choices,
     kept_sample_ids,
-    launch_remedy,
     leave_out_ids,
     measure_utility,
     open_run,
     paired_risks,
     record_names,
+    remedy_launches,
     run_summary,
+    start_remedy_launch,
     threat,
     unmeasured,
 )
@@ -297,31 +299,70 @@ def body() -> None:
     t = threshold_slider(folder, key="remedy-t", help="The verdicts that choose the records to leave out.")
     summary: dict[str, Any] = run_summary(folder, t)
     show_verdict(summary)
-    # The re-audit started from this page, or one of this run's remedies still going (started in
-    # another session, or before a reload): followed until it ends.
-    started = st.session_state.get(STARTED_KEY) or _remedy_in_progress(folder)
-    if started:
+    failed = _launch_outcome(folder)
+    # A remedy run being made (from this session or another, before a reload), the re-audit
+    # started from this page, or one of this run's remedies still going: followed until it ends.
+    making = any(launch.making() for launch in remedy_launches(folder))
+    started = None if making else st.session_state.get(STARTED_KEY) or _remedy_in_progress(folder)
+    if making:
+        _follow_making(folder.run_id)
+    elif started:
         _follow(started)
+    if failed is not None:
+        show_error(failed)
     notice = st.session_state.pop(NOTICE_KEY, None)
     if notice:
         st.info(plain(notice))
     st.subheader("Choose a remedy")
     remedy = _form(folder, t)
-    if st.button("Start the remedy", type="primary", key="start-remedy", disabled=bool(started)):
-        try:
-            with st.spinner("Making the remedy run: checking its settings and the generator on the new D…"):
-                made, new = launch_remedy(folder, remedy)
-        except PrivgameError as error:
-            show_error(error)
-        else:
-            st.session_state[STARTED_KEY] = made.run_id
-            if not new:
+    # The click is acted on by its callback, on a thread of its own: the next click or a reload
+    # may stop this script run before it gets here, never the launch.
+    st.button(
+        "Start the remedy",
+        type="primary",
+        key="start-remedy",
+        disabled=bool(started or making),
+        on_click=_start,
+        args=(folder.run_id, remedy),
+    )
+    _compare(folder, t, remedying=bool(started or making))
+
+
+def _start(run_id: str, remedy: Remedy) -> None:
+    """The click on "Start the remedy": make and start the run (once, however often clicked)."""
+    start_remedy_launch(open_run(runs_root(), run_id), remedy)
+
+
+def _launch_outcome(folder: RunFolder) -> BaseException | None:
+    """Take in the remedy launches of ``folder`` that ended: follow the run each made, and
+    return the error of one that failed (to be shown once)."""
+    failed = None
+    for launch in remedy_launches(folder):
+        if launch.making():
+            continue
+        forget_remedy_launch(launch)
+        if launch.error is not None:
+            failed = launch.error
+        elif launch.folder is not None:
+            st.session_state[STARTED_KEY] = launch.folder.run_id
+            if not launch.new:
                 st.session_state[NOTICE_KEY] = (
-                    f"This remedy was made before, as {made.run_id}: following that run rather than "
-                    "starting a second one."
+                    f"This remedy was made before, as {launch.folder.run_id}: following that run "
+                    "rather than starting a second one."
                 )
-            st.rerun()
-    _compare(folder, t, remedying=bool(started))
+    return failed
+
+
+def _making_body(run_id: str) -> None:
+    folder = open_run(runs_root(), run_id)
+    if any(launch.making() for launch in remedy_launches(folder)):
+        st.info("Making the remedy run: checking its settings and the generator on the new D…")
+    else:
+        st.rerun()  # made (or refused): the whole page follows the run, or says why
+
+
+# The remedy run being made, checked every second (it reruns the whole page once made).
+_follow_making = st.fragment(_making_body, run_every=1)
 
 
 guarded(body)

@@ -11,7 +11,9 @@ import math
 import os
 import subprocess
 import sys
+import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,13 +26,17 @@ if TYPE_CHECKING:
     from privgame.spec import RunSpec
 
 __all__ = [
+    "RemedyLaunch",
     "dismiss_extension",
     "extension_state",
+    "forget_remedy_launch",
     "launch",
     "launch_extend",
     "launch_once",
     "launch_remedy",
+    "remedy_launches",
     "start_detached",
+    "start_remedy_launch",
 ]
 
 
@@ -197,6 +203,69 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
         folder, _ = create_remedy(parent, remedy, planned=planned)
         launch(folder, workers=workers)
         return folder, True
+
+
+@dataclass
+class RemedyLaunch:
+    """A :func:`launch_remedy` made on a thread of its own (:func:`start_remedy_launch`).
+
+    ``folder`` and ``new`` are what :func:`launch_remedy` returned, ``error`` what it raised;
+    all None while the launch is being made (:meth:`making`).
+    """
+
+    parent: str
+    remedy: Remedy
+    folder: RunFolder | None = None
+    new: bool | None = None
+    error: Exception | None = None
+    thread: threading.Thread | None = field(default=None, repr=False)
+
+    def making(self) -> bool:
+        """Whether the remedy run is still being made."""
+        return self.thread is not None and self.thread.is_alive()
+
+
+_LAUNCHES: dict[tuple[str, str], RemedyLaunch] = {}
+_LAUNCHES_LOCK = threading.Lock()
+
+
+def start_remedy_launch(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> RemedyLaunch:
+    """Make and start the remedy run (:func:`launch_remedy`) on a thread of this process; return
+    at once.
+
+    A click in the dashboard answers on a script run that the next click or a reload may stop
+    before it reaches the launch; a thread of its own makes the run whatever the page does. The
+    same remedy of the same parent asked for while it is being made gets the launch under way.
+    """
+    key = (str(parent.path), repr(remedy))
+    with _LAUNCHES_LOCK:
+        under_way = _LAUNCHES.get(key)
+        if under_way is not None and under_way.making():
+            return under_way
+        launch = RemedyLaunch(parent=str(parent.path), remedy=remedy)
+
+        def make() -> None:
+            try:
+                launch.folder, launch.new = launch_remedy(parent, remedy, workers=workers)
+            except Exception as error:  # reported to the page that follows the launch
+                launch.error = error
+
+        launch.thread = threading.Thread(target=make, name=f"remedy of {parent.run_id}", daemon=True)
+        _LAUNCHES[key] = launch
+        launch.thread.start()
+    return launch
+
+
+def remedy_launches(parent: RunFolder) -> list[RemedyLaunch]:
+    """The launches of remedies of ``parent`` this process has made or is making, oldest first."""
+    with _LAUNCHES_LOCK:
+        return [launch for launch in _LAUNCHES.values() if launch.parent == str(parent.path)]
+
+
+def forget_remedy_launch(launch: RemedyLaunch) -> None:
+    """Forget an ended launch once its outcome has been shown."""
+    with _LAUNCHES_LOCK:
+        _LAUNCHES.pop((launch.parent, repr(launch.remedy)), None)
 
 
 def extension_state(folder: RunFolder) -> str:

@@ -18,8 +18,9 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
   wall-clock second; below 1 on a busy machine), averaged with what the machine's other busy
   processes leave to it (``cores / (others + 1)``). ``others`` is counted while the generator is
-  timed (the runnable processes the kernel reports, this one aside, averaged over the timed
-  rounds); the last minute's load average stands in where that count cannot be read. The load
+  timed (the runnable processes the kernel reports, this one aside: the median over the timed
+  rounds, so that a burst, such as the browser drawing the page that asked for the estimate, does
+  not read as load); the last minute's load average stands in where that count cannot be read. The load
   average alone lagged: two busy processes started 5 s before a run read as a load of 0.5, and
   the run took twice its estimate;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
@@ -132,8 +133,9 @@ class Calibration:
     load : float or None
         The machine's load average over the last minute, when timed (None: not known).
     others : float or None
-        Other processes runnable at once while the generator was timed, on average (None: not
-        known); preferred to ``load`` by :meth:`load_share`, as it is not a minute behind.
+        Other processes runnable at once while the generator was timed, the median over its timed
+        rounds (None: not known); preferred to ``load`` by :meth:`load_share`, as it is not a
+        minute behind.
     cores : int
         The cores this process may use.
     refit_sample : float or None
@@ -406,7 +408,7 @@ def calibrate(
         load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         cores=default_workers(),
         refit_sample=statistics.median(refit_times) if refit_times else None,
-        others=statistics.fmean(others) if others else None,
+        others=statistics.median(others) if others else None,
     )
 
 

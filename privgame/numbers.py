@@ -8,10 +8,9 @@ whose evaluation runs all fell in one class) reads "undefined" everywhere; it us
 from __future__ import annotations
 
 import math
+import sys
 from numbers import Integral, Real
 from typing import Any
-
-import numpy as np
 
 __all__ = ["UNDEFINED", "number_text"]
 
@@ -35,7 +34,7 @@ def number_text(value: Any, digits: int = 3) -> str:
     """
     if value is None:
         return UNDEFINED
-    if isinstance(value, bool | np.bool_):
+    if _is_bool(value):
         return "yes" if value else "no"
     if isinstance(value, Integral):
         return str(int(value))
@@ -43,3 +42,10 @@ def number_text(value: Any, digits: int = 3) -> str:
         number = float(value)
         return UNDEFINED if math.isnan(number) else f"{number:.{digits}f}"
     return str(value)
+
+
+def _is_bool(value: Any) -> bool:
+    # numpy's bool is no Integral; numpy is not imported for it (the command line's help must
+    # start without it): a numpy value exists only once numpy is.
+    numpy = sys.modules.get("numpy")
+    return isinstance(value, bool) or (numpy is not None and isinstance(value, numpy.bool_))

@@ -46,6 +46,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "launch_extend",
         "launch_once",
         "launch_remedy",
+        "RemedyLaunch",
+        "forget_remedy_launch",
+        "remedy_launches",
+        "start_remedy_launch",
     ),
     "privgame.compare": (
         "COMPARE_LABELS",

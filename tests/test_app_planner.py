@@ -46,7 +46,7 @@ def test_a_plan_cut_to_the_budget_fills_the_form(
     at.button(key="propose_plan").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert "This plan takes about" in "\n".join(s.value for s in at.success)
-    (table,) = [d for d in at.dataframe if "gives up" in d.value.columns]
+    (table,) = [d for d in at.table if "gives up" in d.value.columns]
     assert table.value["N_shadow"].tolist() == [1000, 500, 200]
     assert table.value["chosen"].tolist() == [False, False, True]
     at.button(key="use_plan").click().run()

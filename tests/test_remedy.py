@@ -436,6 +436,42 @@ def test_clicks_answered_on_concurrent_threads_make_one_remedy(
     assert len([p for p in tmp_path.iterdir() if p.name != copy.run_id]) == 1
 
 
+def test_a_remedy_launched_on_its_own_thread_is_made_once_and_reports_its_error(
+    parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's click starts the launch on a thread of its own, which a later click or a
+    reload cannot stop: asked for again while it is being made, the same launch is returned; a
+    remedy that cannot be made keeps its error for the page to show."""
+    import shutil
+
+    import privgame.background as background
+
+    shutil.copytree(parent.path, tmp_path / parent.run_id)
+    copy = RunFolder(tmp_path / parent.run_id)
+    monkeypatch.setattr(background, "launch", lambda folder, **kw: folder.write_status(state="queued"))
+    remedy = Remedy(generalise=("min-leaf", 20))
+    first = background.start_remedy_launch(copy, remedy)
+    again = background.start_remedy_launch(copy, remedy)
+    assert first.thread is not None
+    first.thread.join(timeout=120)
+    if again is not first:  # the first ended before the second asked: that one finds its run
+        assert again.thread is not None
+        again.thread.join(timeout=120)
+        assert again.folder is not None and again.folder.path == first.folder.path and not again.new
+    assert first.error is None and first.new and first.folder is not None
+    assert len([p for p in tmp_path.iterdir() if p.name != copy.run_id]) == 1
+    assert first in background.remedy_launches(copy) and not first.making()
+    background.forget_remedy_launch(first)
+    background.forget_remedy_launch(again)
+    assert background.remedy_launches(copy) == []
+    weaker = background.start_remedy_launch(copy, Remedy(generalise=("min-leaf", 1)))
+    assert weaker.thread is not None
+    weaker.thread.join(timeout=120)
+    assert weaker.folder is None and isinstance(weaker.error, ParameterError)
+    assert "min-leaf" in str(weaker.error) or "min-leaf" in " ".join(weaker.error.problems)
+    background.forget_remedy_launch(weaker)
+
+
 def test_the_remedies_page_follows_a_remedy_under_way_after_a_reload(
     parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -26,7 +26,7 @@ from privgame.parameters import (
     seed_problem,
     threshold_problem,
 )
-from privgame.service import MAX_N_EVAL, MODEL_SEEDED, AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
 from privgame.terminal import terminal_safe
 
 if TYPE_CHECKING:
@@ -621,13 +621,14 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
         False when a pass was cancelled.
     """
     from privgame.commands.extend import describe_pass
-    from privgame.service import extend, undecided_records
+    from privgame.service import MODEL_SEEDED, extend, undecided_records
 
+    scores = MODEL_SEEDED.array("scores")
     n = folder.spec().attack.n_eval
     target = args.resolve_to
     while n < target and (undecided := undecided_records(folder)):
         n = min(2 * n, target)
-        if all(len(folder.load_target(r)[MODEL_SEEDED.array("scores")]) >= n for r in undecided):
+        if all(len(folder.load_target(r)[scores]) >= n for r in undecided):
             continue  # a pass made before an interruption
         result = extend(
             folder, n, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)
