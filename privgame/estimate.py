@@ -19,10 +19,10 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
   wall-clock second; below 1 on a busy machine), averaged with what the machine's other busy
   processes leave to it (``cores / (others + 1)``). ``others`` is counted while the generator is
   timed (the runnable processes the kernel reports, this one aside: the median over the timed
-  rounds, so that a burst, such as the browser drawing the page that asked for the estimate, does
-  not read as load); the last minute's load average stands in where that count cannot be read. The load
-  average alone lagged: two busy processes started 5 s before a run read as a load of 0.5, and
-  the run took twice its estimate;
+  rounds, so that a burst, such as the browser drawing the page that asked for the estimate,
+  does not read as load); the last minute's load average stands in where that count cannot be
+  read. The load average alone lagged: two busy processes started 5 s before a run read as a
+  load of 0.5, and the run took twice its estimate;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of

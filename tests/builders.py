@@ -3,7 +3,10 @@ on the import path)."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -66,3 +69,15 @@ def release_audit(
         setup=inputs.setup,
     )
     return start_run(root, spec, inputs.table, workers=1)
+
+
+def at_once(click: Callable[[], tuple[Any, bool]], times: int = 3) -> list[tuple[Any, bool]]:
+    """Call ``click`` on ``times`` threads started together (the dashboard answers each click of
+    an impatient user on a thread of its own); what each call returned, in the order they ended."""
+    made: list[tuple[Any, bool]] = []
+    threads = [threading.Thread(target=lambda: made.append(click())) for _ in range(times)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    return made

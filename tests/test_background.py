@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from pathlib import Path
 
 import pytest
-from builders import small_spec
+from builders import at_once, small_spec
 
 import privgame.background as background
 import privgame.games.preflight as preflight
@@ -16,18 +15,11 @@ from privgame.store import RunFolder, iter_run_folders
 
 
 def _launch_concurrently(root: Path, spec: object, table: object, clicks: int) -> list[tuple[str, bool]]:
-    made: list[tuple[str, bool]] = []
-
-    def click() -> None:
+    def click() -> tuple[str, bool]:
         folder, new = background.launch_once(root, spec, table)  # type: ignore[arg-type]
-        made.append((folder.run_id, new))
+        return folder.run_id, new
 
-    threads = [threading.Thread(target=click) for _ in range(clicks)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return made
+    return at_once(click, clicks)
 
 
 @pytest.fixture

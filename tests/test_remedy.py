@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import at_once
 
 import privgame.remedy as remedy_module
 from privgame.audit import group_masks, share_at_risk
@@ -405,7 +406,6 @@ def test_clicks_answered_on_concurrent_threads_make_one_remedy(
     """The dashboard answers a second click on a new thread while the first is still making the
     run (Streamlit's fast reruns): both threads find or make the same one run."""
     import shutil
-    import threading
     import time
 
     import privgame.background as background
@@ -420,17 +420,12 @@ def test_clicks_answered_on_concurrent_threads_make_one_remedy(
         return slow(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(remedy_module, "create_remedy", create_slowly)
-    made: list[tuple[str, bool]] = []
 
-    def click() -> None:
+    def click() -> tuple[str, bool]:
         folder, new = background.launch_remedy(copy, Remedy(generalise=("min-leaf", 20)))
-        made.append((folder.run_id, new))
+        return folder.run_id, new
 
-    threads = [threading.Thread(target=click) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    made = at_once(click)
     assert len(made) == 3 and len({run_id for run_id, _ in made}) == 1
     assert sorted(new for _, new in made) == [False, False, True]
     assert len([p for p in tmp_path.iterdir() if p.name != copy.run_id]) == 1

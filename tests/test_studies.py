@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
+from builders import at_once
 
 from privgame import metrics
 from privgame.cli import main
@@ -267,7 +268,6 @@ def test_a_study_started_by_clicks_on_concurrent_threads_is_made_once(
 ) -> None:
     """A second click on "Start the study" runs on another thread while the first is still
     resolving the records: both find or make the same one study, and a finished one does not count."""
-    import threading
     import time
 
     import privgame.studies.folder as study_folder
@@ -287,17 +287,12 @@ def test_a_study_started_by_clicks_on_concurrent_threads_is_made_once(
     monkeypatch.setattr(study_folder, "launch_study", launch)
     monkeypatch.setattr(study_folder, "create_study", create_slowly)
     spec = StudySpec("size", _base(dataset), sizes=(40,))
-    made: list[tuple[str, bool]] = []
 
-    def click() -> None:
+    def click() -> tuple[str, bool]:
         folder, new = study_folder.launch_study_once(tmp_path, spec, dataset.table)
-        made.append((folder.study_id, new))
+        return folder.study_id, new
 
-    threads = [threading.Thread(target=click) for _ in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
+    made = at_once(click)
     assert len({study_id for study_id, _ in made}) == 1 and sorted(n for _, n in made) == [False, False, True]
     assert started == [made[0][0]] and len(list_studies(tmp_path)) == 1
     open_study(tmp_path, made[0][0]).write_status(state="done")

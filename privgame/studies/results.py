@@ -239,7 +239,7 @@ def _convergence_results(
     for n in sorted(spec.n_evals):
         row: dict[str, Any] = {"n_eval": n, "repeats": len(done), "records": len(spec.target_ids)}
         part = point_frame.loc[point_frame["n_eval"] == n]
-        for key in (game.key for game in GAMES):
+        for key in GAME_KEYS:
             mine = part.loc[part["game"] == key]
             sds = mine.groupby("record_id")["risk"].std(ddof=1).tolist() if len(done) > 1 else []
             row[f"sd_{key}"], row[f"max_sd_{key}"] = _mean_max(sds)
