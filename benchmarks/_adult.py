@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from privgame.data import BUNDLED_ADULT, Dataset, Schema, encode, load_dataset
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 
 
 def adult() -> tuple[np.ndarray, Schema]:

@@ -35,9 +35,9 @@ from _adult import adult
 from _host import StealMeter
 
 import privgame.generators.registry as registry
+from privgame.core.seeding import stream
 from privgame.data import Schema
 from privgame.generators import _cart, bayesnet
-from privgame.seeding import stream
 
 ROOT = Path(__file__).resolve().parents[1]
 

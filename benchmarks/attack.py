@@ -28,10 +28,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from privgame.attack import MetaClassifier, QuerySet, make_shadow_datasets  # noqa: E402
+from privgame.core.seeding import Role, stream  # noqa: E402
 from privgame.data.encoding import encode  # noqa: E402
 from privgame.data.schema import Schema, infer_schema  # noqa: E402
 from privgame.generators import create  # noqa: E402
-from privgame.seeding import Role, stream  # noqa: E402
 
 ADULT = ROOT / "data" / "adult.csv.gz"
 N_ROWS = 1_000

@@ -45,16 +45,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.audit import group_masks
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, Dataset, fingerprint_table, load_dataset
 from privgame.data.dataset import prepare_table
-from privgame.estimate import calibrate
 from privgame.games import plan as games_plan
+from privgame.games.audit import group_masks
 from privgame.games.engine import build_audit, plan_summary, start_run
+from privgame.games.estimate import calibrate
 from privgame.generators import resolve
-from privgame.seeding import stream
-from privgame.setups import AuditInputs, release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import AuditInputs, release_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -129,7 +129,7 @@ def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[
     """Each setting's generator fits and estimated wall seconds, from a calibration on this machine.
 
     The runs here play the model-seeded game alone, so their time is counted from
-    :func:`privgame.estimate.calibrate`'s measurements directly: a fit + sample on D (or on a
+    :func:`privgame.games.estimate.calibrate`'s measurements directly: a fit + sample on D (or on a
     D_aux shadow dataset), one ``refit_swap`` + sample for each swapped dataset (a fresh fit where
     the generator has no ``refit_swap``), the features of the N_shadow + N_eval datasets and one
     meta-classifier per target, over the cores the workers were measured to get (which falls with

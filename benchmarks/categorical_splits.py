@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult, adult_spec
 
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import start_run
 from privgame.generators import create
-from privgame.seeding import stream
 
 SPLITS = ("ordinal", "onehot")
 FIT_SIZES = (1000, 31655)

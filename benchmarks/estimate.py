@@ -3,7 +3,7 @@
 Usage: ``python benchmarks/estimate.py [--workers 2] [--only NAME ...] [--estimate-only] [--json]``
 
 Each set-up goes through the command line's own code path (``privgame run``'s parser, spec,
-cost check and engine): the estimate the CLI prints (:func:`privgame.estimate.check_cost`), then
+cost check and engine): the estimate the CLI prints (:func:`privgame.games.estimate.check_cost`), then
 the run itself, timed from the engine's start to its results. Prints, per set-up, the estimate
 by part, the actual seconds, the ratio estimate / actual, and the machine's load
 (``os.getloadavg``) before and after; the acceptance is every ratio within [1/1.5, 1.5]. It
@@ -38,14 +38,14 @@ from pathlib import Path
 import pandas as pd
 import psutil
 
-from privgame.cli import build_parser
-from privgame.commands.run import _check_cost, build_spec
+from privgame.cli.commands.run import _check_cost, build_spec
+from privgame.cli.main import build_parser
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT
-from privgame.estimate import breakdown
-from privgame.execution import _shut_down_workers, resolve_workers
 from privgame.games.engine import execute
+from privgame.games.estimate import breakdown
 from privgame.games.preflight import create_run
-from privgame.seeding import stream
+from privgame.settings.executors import _shut_down_workers, resolve_workers
 
 ACCEPT = 1.5
 _LARGE_STREAM = 41  # the resampled table's own stream

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import adult
 from _host import StealMeter
 
+from privgame.core.seeding import stream
 from privgame.generators import create
-from privgame.seeding import stream
 
 NAN = float("nan")
 SIZES = (1000, 5000, 31655)

@@ -26,7 +26,7 @@ import numpy as np
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import plan_summary, start_run
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 
 
 def main() -> None:

@@ -33,9 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import adult
 from _host import StealMeter
 
+from privgame.core.seeding import stream
 from privgame.data import Schema
 from privgame.generators import create, registry
-from privgame.seeding import stream
 
 # Cases beyond each generator's defaults.
 EXTRA: dict[str, list[dict[str, Any]]] = {"baynet": [{"degree": 2}]}

@@ -28,13 +28,13 @@ from pathlib import Path
 
 import psutil
 
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.games.engine import build_audit, plan_summary, start_run
 from privgame.games.threat import default_games
 from privgame.generators import create
-from privgame.seeding import stream
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 

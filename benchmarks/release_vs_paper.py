@@ -26,13 +26,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult_spec
 
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.games.engine import start_run
 from privgame.games.plan import run_split
-from privgame.seeding import stream
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec
-from privgame.targets import outlier_scores
+from privgame.settings.run_spec import AttackSettings, RunSpec
+from privgame.settings.setups import release_inputs
+from privgame.settings.targets import outlier_scores
 
 
 def main() -> None:

@@ -31,10 +31,10 @@ import pandas as pd
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import execute, start_run
-from privgame.remedy import Remedy, create_remedy
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.runs.remedy import Remedy, create_remedy
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs
+from privgame.store.folders import RunFolder
 
 
 def _cost(folder: RunFolder) -> tuple[int, float]:

@@ -33,16 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import adult_spec
 
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
-from privgame.execution import run_calls
 from privgame.games.engine import build_context, plan_summary, start_run
-from privgame.spec import RunSpec
+from privgame.settings.executors import run_calls
+from privgame.settings.run_spec import RunSpec
 
 
 def _warm_up(generator: str, X: Any, schema: Any) -> int:
     """Import the engine and fit the generator once, so JIT compilation is not timed."""
+    from privgame.core.seeding import stream
     from privgame.games import engine  # noqa: F401
     from privgame.generators import create
-    from privgame.seeding import stream
 
     rng = stream(0, 0)
     create(generator).fit(X, schema, rng=rng).sample(10, rng=rng)

@@ -31,15 +31,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult_spec
 
-from privgame import metrics
 from privgame.attack import MetaClassifier
+from privgame.core import metrics
+from privgame.core.seeding import Role, stream
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games import plan
 from privgame.games.engine import build_context
 
 # The unit's own building blocks, so that the settings share every dataset exactly.
 from privgame.games.work import Context, _Clock, _features, _features_of, shared_chunk
-from privgame.seeding import Role, stream
 
 
 def _record(

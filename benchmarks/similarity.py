@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _adult import adult
 from _host import StealMeter
 
+from privgame.core.seeding import stream
+from privgame.data.similarity import GowerEncoding, record_similarity, table_similarity
 from privgame.generators import create
-from privgame.seeding import stream
-from privgame.similarity import GowerEncoding, record_similarity, table_similarity
 
 MIB = 1024**2
 

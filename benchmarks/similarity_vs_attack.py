@@ -30,9 +30,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from attackers import adult_slice  # the same seeded slice as the attackers benchmark
 
-from privgame.audit import records_at, run_summary
-from privgame.cli import main as privgame
-from privgame.store import RunFolder
+from privgame.cli.main import main as privgame
+from privgame.games.audit import records_at, run_summary
+from privgame.store.folders import RunFolder
 
 
 def _audit(args: argparse.Namespace, folder: Path) -> tuple[RunFolder, list[str], float]:

@@ -23,11 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _adult import adult_spec
 
-from privgame.data import BUNDLED_ADULT, Schema, encode, load_dataset
-from privgame.games.preflight import create_run
-from privgame.generators import create
-from privgame.seeding import Role, stream
-from privgame.utility import (
+from privgame.analysis.utility import (
     association_matrix,
     default_target_column,
     downstream_score,
@@ -35,6 +31,10 @@ from privgame.utility import (
     total_variation,
     utility_split,
 )
+from privgame.core.seeding import Role, stream
+from privgame.data import BUNDLED_ADULT, Schema, encode, load_dataset
+from privgame.games.preflight import create_run
+from privgame.generators import create
 
 
 def _best(call: Callable[[], object], repeats: int) -> float:

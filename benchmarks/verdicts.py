@@ -12,7 +12,7 @@ extended from 200 to 1,000 runs keeps its first 200. Four procedures, each as pr
   (``run --resolve-to 1000``), stopping when decided.
 
 Each under two rules: *before* (the plain DeLong interval at 95% at every look, privgame until
-2026-12) and *now* (the logit DeLong interval, look k at :func:`privgame.metrics.look_level`).
+2026-12) and *now* (the logit DeLong interval, look k at :func:`privgame.core.metrics.look_level`).
 Printed per procedure: the share of records called *at risk* at a true AUC of exactly t (should
 be at most 2.5%), the share called *not at risk* at a true AUC of t (the limit of the false "not
 at risk" rate just above t; also at most 2.5%), and the power: the share called at risk at
@@ -20,7 +20,7 @@ AUC = t + 0.05.
 
 Then the share of all records at risk: simulated audits of a table whose records' true AUCs are
 known, a uniform sample of 20 records each played at N_eval = 200; the share bracket of
-:func:`privgame.metrics.share_bracket` (verdicts) against the Clopper-Pearson interval of the
+:func:`privgame.core.metrics.share_bracket` (verdicts) against the Clopper-Pearson interval of the
 point estimates above t (before), and how often each covers the true share. Two tables: *spread*
 (80% of records far below t, 12% near it, 8% far above) and *near t* (half the records just
 below t, at t - 0.02, the other half at 0.6: none is at risk, but a point estimate lands above t
@@ -39,7 +39,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from privgame import metrics
+from privgame.core import metrics
 
 PROCEDURES: dict[str, tuple[int, ...]] = {
     "fixed 200": (200,),

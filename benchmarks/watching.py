@@ -39,8 +39,8 @@ import psutil
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import execute
 from privgame.games.preflight import create_run
-from privgame.setups import release_inputs, with_setup
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs, with_setup
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,7 +114,7 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from privgame.store import RunFolder
+    from privgame.store.folders import RunFolder
 
     with tempfile.TemporaryDirectory() as tmp:
         runs = Path(tmp) / "runs"

@@ -1,8 +1,8 @@
 """Check a file: the similarity checks of a synthetic file made elsewhere, with no generator.
 
 Three uploads (D, the synthetic file, a holdout of real records not in D) go to
-:func:`privgame.file_check.check_file` through the service, as ``python -m privgame check-file``
-does; the page shows :func:`~privgame.file_check.file_check_lines`, the per-record table and
+:func:`privgame.analysis.file_check.check_file` through the service, as ``python -m privgame check-file``
+does; the page shows :func:`~privgame.analysis.file_check.file_check_lines`, the per-record table and
 its download, and what such a check cannot show.
 """
 

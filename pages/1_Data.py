@@ -4,7 +4,7 @@ Loading goes through :func:`privgame.data.inspect_dataset`, which lists every pr
 file at once (the page shows them all), then :func:`privgame.data.load_dataset` once there is
 none. The set-up says what the audit is about: the *release* set-up (the default) audits the
 release trained on this table, with the population the attacker knows taken from a holdout of the
-table or from a second, uploaded table (:func:`privgame.setups.load_population`); the *paper*
+table or from a second, uploaded table (:func:`privgame.settings.setups.load_population`); the *paper*
 set-up draws D from an evaluation pool with the sizes set here. The chosen dataset and set-up are
 kept in ``st.session_state`` (``dataset``, ``setup``, see :data:`pages.SETUP_KEY`) for the Evaluate
 page, which makes the same calls as ``python -m privgame run`` (:func:`pages.audit_inputs`). A
@@ -25,7 +25,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, SETUP_KEY, audit_inputs, guarded, keep, plain, show_error, show_problems
-from privgame.errors import ParameterError, PrivgameError
+from privgame.core.errors import ParameterError, PrivgameError
 from privgame.service import (
     BUNDLED_ADULT,
     DEFAULT_HOLDOUT,

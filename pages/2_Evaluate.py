@@ -2,16 +2,16 @@
 launch; follow it.
 
 The page reaches the package through :mod:`privgame.service`. The form builds a frozen
-:class:`privgame.spec.RunSpec` exactly as ``python -m privgame run`` does: the set-up chosen on
-the Data page goes through :func:`privgame.setups.release_inputs` or
-:func:`privgame.setups.paper_inputs` (:func:`pages.audit_inputs`), and
-:func:`privgame.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
-spec. Before launching, the page says what will be audited (:func:`privgame.audit.describe_setup`),
+:class:`privgame.settings.run_spec.RunSpec` exactly as ``python -m privgame run`` does: the set-up chosen on
+the Data page goes through :func:`privgame.settings.setups.release_inputs` or
+:func:`privgame.settings.setups.paper_inputs` (:func:`pages.audit_inputs`), and
+:func:`privgame.settings.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
+spec. Before launching, the page says what will be audited (:func:`privgame.games.audit.describe_setup`),
 shows the plan (:func:`privgame.games.context.plan_summary`) and the time
-:func:`privgame.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
+:func:`privgame.games.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
 run once on a few rows of D (:func:`privgame.service.check_plugin`, as the command line does).
 Launch writes the run folder (:func:`privgame.games.preflight.create_run`, with the set-up's
-table) and starts the engine in a background process (:func:`privgame.background.launch_once`:
+table) and starts the engine in a background process (:func:`privgame.runs.background.launch_once`:
 once, however often it is clicked, the same unfinished run being followed rather than doubled), so
 closing the browser does not stop it; the page follows every unfinished run through its
 ``status.json``.
@@ -47,7 +47,7 @@ from pages import (
     show_setup,
     show_threshold_guide,
 )
-from privgame.errors import PrivgameError
+from privgame.core.errors import PrivgameError
 from privgame.service import (
     ATTACKERS,
     CATEGORICAL_SPLITS,
@@ -411,7 +411,7 @@ def _ms(seconds: float) -> str:
 
 def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
     """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
-    cost, for this session (N_shadow aside: see :func:`privgame.planner.for_n_shadow`; the seed
+    cost, for this session (N_shadow aside: see :func:`privgame.analysis.planner.for_n_shadow`; the seed
     aside too: it draws other rows of the same sizes)."""
     key = json.dumps(
         [

@@ -1,13 +1,14 @@
 """Results: one finished run — what was audited, the share at risk, the Table-1 summary, the four
 figures and every record.
 
-The summary is :func:`privgame.audit.run_summary` (the same numbers as
+The summary is :func:`privgame.games.audit.run_summary` (the same numbers as
 ``python -m privgame report``) at the threshold chosen here: its ``setup_text`` says what was
 audited, ``share_at_risk`` estimates the share of all of D at risk from the random sample, and
 ``groups`` counts the records at risk in each audit group. The most outlying records are not a
 random sample: they are counted apart and never enter the share. The
-figures come from :mod:`privgame.figures`, the utility figures from :mod:`privgame.utility` (its
-button calls :func:`~privgame.utility.measure_utility`, as ``python -m privgame utility`` does).
+figures come from :mod:`privgame.outputs.figures`, the utility figures from
+:mod:`privgame.analysis.utility` (its
+button calls :func:`~privgame.analysis.utility.measure_utility`, as ``python -m privgame utility`` does).
 Clicking a point of the scatter plot or a row of the table opens that record on the Record page.
 """
 
@@ -33,7 +34,7 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.figures import (
+from privgame.outputs.figures import (
     Chart,
     difference_histogram,
     miss_rate_chart,

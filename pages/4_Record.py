@@ -1,8 +1,8 @@
 """Record: one evaluated record — its values beside D's, both risks, the attack's ROC curves,
 its score distributions and its nearest neighbours in D.
 
-The numbers come from :func:`privgame.report.record_profile` and the run's records and scores;
-the charts from :mod:`privgame.figures`.
+The numbers come from :func:`privgame.outputs.run_report.record_profile` and the run's records and scores;
+the charts from :mod:`privgame.outputs.figures`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
-from privgame.figures import roc_curves, score_distributions
+from privgame.outputs.figures import roc_curves, score_distributions
 from privgame.service import (
     RunFolder,
     identifier_columns,

@@ -1,7 +1,7 @@
 """Runs: every run in the run store — open one, resume or cancel it, compare two, delete one.
 
-Everything shown is read from the run folders (:func:`privgame.store.list_runs`,
-:class:`privgame.store.RunFolder`); the comparison uses :func:`privgame.audit.run_summary`
+Everything shown is read from the run folders (:func:`privgame.store.folders.list_runs`,
+:class:`privgame.store.folders.RunFolder`); the comparison uses :func:`privgame.games.audit.run_summary`
 for both runs at one threshold. A run whose status or spec is damaged is listed as ``damaged``,
 with the reason, and can be resumed (when its spec reads) or deleted; symbolic links in the runs
 folder are not followed, and the page says how many it skipped.
@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from pages import PAGES, duration, guarded, open_run_page, plain, runs, runs_root, select_run, when
-from privgame.errors import RunError
+from privgame.core.errors import RunError
 from privgame.service import (
     DAMAGED,
     NOT_RUN,

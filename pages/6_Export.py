@@ -1,8 +1,8 @@
 """Export: the high-risk records, every per-record result, the run spec and the HTML report.
 
 The tables are :func:`privgame.service.export_frame`'s, as in ``python -m privgame export``, written
-by :func:`privgame.report.to_bytes` (CSV cells that a spreadsheet would run as formulas are
-neutralised); the report is :func:`privgame.report.html_report`.
+by :func:`privgame.outputs.run_report.to_bytes` (CSV cells that a spreadsheet would run as formulas are
+neutralised); the report is :func:`privgame.outputs.run_report.html_report`.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Studies: the paper's studies (Figs. 3-6), each a set of runs that vary one setting.
 
 Studies are started here, on the Data page's table, or with ``python -m privgame study NAME``
-(see :mod:`privgame.commands.study`; the page parses its options with the command's own parser)
+(see :mod:`privgame.cli.commands.study`; the page parses its options with the command's own parser)
 and live under ``<runs root>/studies/``. This page lists them and shows one: its settings, how far it
-is, its table and its figure (:mod:`privgame.study_figures`), with the numbers to download. A
+is, its table and its figure (:mod:`privgame.outputs.study_figures`), with the numbers to download. A
 study that is still running shows the runs finished so far; it can be cancelled or resumed here.
 """
 

@@ -1,11 +1,12 @@
 """Release: make the synthetic data of a finished audit, with its release card.
 
 The owner picks a finished run; the page shows its verdict
-(:func:`privgame.release.verdict_text` of :func:`privgame.audit.run_summary`) and what it audited,
-then :func:`privgame.release.make_release` trains the audited generator, with the audited
+(:func:`privgame.outputs.release.verdict_text` of :func:`privgame.games.audit.run_summary`) and what
+it audited,
+then :func:`privgame.outputs.release.make_release` trains the audited generator, with the audited
 parameters, on exactly the audited D, as ``python -m privgame release`` does. A table the owner
 uploads as the one they mean to release from is loaded as the command's ``--data`` is, and
-:func:`~privgame.release.make_release` refuses it, listing every difference, unless it is the
+:func:`~privgame.outputs.release.make_release` refuses it, listing every difference, unless it is the
 audited table. The synthetic CSV and the release card (JSON) are offered as downloads; nothing is
 written to the run folder.
 """
@@ -18,7 +19,7 @@ from typing import Any
 import streamlit as st
 
 from pages import guarded, plain, select_run, show_error, show_setup, show_verdict, threshold_slider
-from privgame.errors import PrivgameError
+from privgame.core.errors import PrivgameError
 from privgame.service import (
     RunFolder,
     card_path,

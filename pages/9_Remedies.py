@@ -1,12 +1,12 @@
 """Remedies: fix what an audit found in a new run, follow its re-audit, compare the family.
 
-The remedy is :class:`privgame.remedy.Remedy`, made and started by
-:func:`privgame.background.launch_remedy` (the folder as ``python -m privgame remedy --no-run``
+The remedy is :class:`privgame.runs.remedy.Remedy`, made and started by
+:func:`privgame.runs.background.launch_remedy` (the folder as ``python -m privgame remedy --no-run``
 makes it, then ``python -m privgame resume`` in the background), on a thread of its own
-(:func:`privgame.background.start_remedy_launch`) so that a second click or a reload cannot stop
-it. The comparison is :func:`privgame.compare.compare_runs` (as ``python -m privgame compare``
-prints it), and the charts :func:`privgame.figures.paired_risk_chart` and
-:func:`privgame.figures.privacy_utility_chart`. Any run of the family is released on the Release page.
+(:func:`privgame.runs.background.start_remedy_launch`) so that a second click or a reload cannot stop
+it. The comparison is :func:`privgame.analysis.compare.compare_runs` (as ``python -m privgame compare``
+prints it), and the charts :func:`privgame.outputs.figures.paired_risk_chart` and
+:func:`privgame.outputs.figures.privacy_utility_chart`. Any run of the family is released on the Release page.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
-from privgame.figures import paired_risk_chart, privacy_utility_chart
+from privgame.outputs.figures import paired_risk_chart, privacy_utility_chart
 from privgame.service import (
     CATEGORICAL,
     COMPARE_LABELS,

@@ -21,7 +21,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from privgame.errors import PrivgameError
+from privgame.core.errors import PrivgameError
 from privgame.service import (
     DEFAULT_HOLDOUT,
     AuditInputs,
@@ -154,7 +154,7 @@ def show_error(error: BaseException) -> None:
 
 
 def show_setup(lines: Sequence[str]) -> None:
-    """The sentences that say what a run audits (:func:`privgame.audit.describe_setup`).
+    """The sentences that say what a run audits (:func:`privgame.games.audit.describe_setup`).
 
     The first says where D and the population come from; the others are caveats, shown smaller.
     """
@@ -167,7 +167,7 @@ def show_setup(lines: Sequence[str]) -> None:
 
 
 def show_verdict(summary: Mapping[str, Any]) -> None:
-    """The release's one-sentence answer (:func:`privgame.release.verdict_text` of a run summary).
+    """The release's one-sentence answer (:func:`privgame.outputs.release.verdict_text` of a run summary).
 
     A warning when a record is at risk, a note when some are undecided or an attack failed, else
     a success.
@@ -276,7 +276,12 @@ def _use_the_router() -> None:
 
 # The modules the Evaluate page needs beyond the others (the engine, the attack's scikit-learn,
 # the generators): seconds to import on a busy machine.
-_WARM_MODULES = ("privgame.games.engine", "privgame.estimate", "privgame.generators", "privgame.background")
+_WARM_MODULES = (
+    "privgame.games.engine",
+    "privgame.games.estimate",
+    "privgame.generators",
+    "privgame.runs.background",
+)
 _warm_started = threading.Event()
 
 
@@ -464,7 +469,7 @@ def threshold_slider(folder: RunFolder, *, key: str, help: str | None = None) ->
 
 
 def show_threshold_guide(t: float) -> None:
-    """What the threshold t means for an attacker (:func:`privgame.audit.threshold_guide`), folded."""
+    """What the threshold t means for an attacker (:func:`privgame.games.audit.threshold_guide`), folded."""
     guide = threshold_guide(t)
     with st.expander(f"What does t = {t:g} mean?", icon=":material/help:"):
         st.markdown(plain(guide["text"]))

@@ -1,6 +1,6 @@
 """``python -m privgame``: the command line."""
 
-from privgame.cli import main
+from privgame.cli.main import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

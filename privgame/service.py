@@ -1,12 +1,12 @@
 """The one door from the two faces (the dashboard's pages and the command line) to the engine.
 
-The pages import three modules of the package: this one, :mod:`privgame.figures` (charts) and
-:mod:`privgame.errors`. Everything else they use (reading a table, the set-ups, a run's spec,
+The pages import three modules of the package: this one, :mod:`privgame.outputs.figures` (charts) and
+:mod:`privgame.core.errors`. Everything else they use (reading a table, the set-ups, a run's spec,
 its plug-in check, its cost, launching and following it, its results at any t, remedies,
 releases, studies and exports) is reached from here, so a page holds no engine logic of its own,
 and what the page and the command line share is written once: the plug-in check
 (:func:`check_plugin`), the tables they export (:func:`export_frame`), the options
-(:mod:`privgame.options` and :mod:`privgame.study_options`).
+(:mod:`privgame.settings.generator_options` and :mod:`privgame.studies.options`).
 
 Below the command line and above every module it gathers (see the layers in ``pyproject.toml``).
 Each name is imported from its module when first used, so importing the service costs nothing
@@ -23,12 +23,12 @@ if TYPE_CHECKING:
 
     from privgame.data import Inspection
     from privgame.generators import ContractReport
-    from privgame.spec import RunSpec
-    from privgame.store import RunFolder
+    from privgame.settings.run_spec import RunSpec
+    from privgame.store.folders import RunFolder
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame": ("metrics",),
-    "privgame.audit": (
+    "privgame.games.audit": (
         "GROUP_LABELS",
         "NOT_RUN",
         "describe_setup",
@@ -39,7 +39,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "run_summary",
         "threshold_guide",
     ),
-    "privgame.background": (
+    "privgame.runs.background": (
         "dismiss_extension",
         "extension_state",
         "launch",
@@ -51,22 +51,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "remedy_launches",
         "start_remedy_launch",
     ),
-    "privgame.compare": (
+    "privgame.analysis.compare": (
         "COMPARE_LABELS",
         "compare_runs",
         "paired_risks",
     ),
-    "privgame.csvsafe": ("csv_safe",),
+    "privgame.core.csvsafe": ("csv_safe",),
     "privgame.games.game": ("GAMES", "MODEL_SEEDED", "TRADITIONAL", "Game", "played"),
-    "privgame.numbers": ("number_text",),
-    "privgame.planner": (
+    "privgame.core.numbers": ("number_text",),
+    "privgame.analysis.planner": (
         "Plan",
         "PlanStep",
         "for_n_shadow",
         "plan_for_budget",
         "plan_rows",
     ),
-    "privgame.file_check": (
+    "privgame.analysis.file_check": (
         "FileCheck",
         "check_file",
         "file_check_lines",
@@ -95,16 +95,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Column",
         "Schema",
     ),
-    "privgame.defaults": (
+    "privgame.core.defaults": (
         "ATTACKERS",
         "DEFAULT_ATTACKER",
     ),
-    "privgame.duplicates": (
+    "privgame.data.duplicates": (
         "twin_note",
         "drop_duplicate_rows",
         "repeated_rows",
     ),
-    "privgame.estimate": (
+    "privgame.games.estimate": (
         "Calibration",
         "breakdown",
         "calibrate",
@@ -113,7 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "estimate_seconds",
         "load_note",
     ),
-    "privgame.execution": (
+    "privgame.settings.executors": (
         "default_workers",
         "scheduler_address",
         "resolve_workers",
@@ -144,23 +144,23 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.generators.plugins": ("CONTRACT_ROWS",),
     "privgame.generators.synthpop": ("CATEGORICAL_SPLITS",),
-    "privgame.options": ("generator_params",),
-    "privgame.outputs": (
+    "privgame.settings.generator_options": ("generator_params",),
+    "privgame.outputs.files": (
         "check_output_path",
         "write_output",
     ),
-    "privgame.picking": (
+    "privgame.settings.picking": (
         "parse_row_numbers",
         "record_ids_for_rows",
         "record_ids_for_values",
     ),
-    "privgame.records": (
+    "privgame.core.records": (
         "identifier_columns",
         "value_columns",
         "value_name",
         "identifiers_first",
     ),
-    "privgame.release": (
+    "privgame.outputs.release": (
         "card_path",
         "make_release",
         "not_safe_ids",
@@ -169,7 +169,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "write_release",
         "columns_not_released_text",
     ),
-    "privgame.remedy": (
+    "privgame.runs.remedy": (
         "GENERALISE_PARAMS",
         "LEAVE_OUT",
         "SAMPLE_CHOICES",
@@ -186,18 +186,18 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "find_remedy",
         "plan_remedy",
     ),
-    "privgame.report": (
+    "privgame.outputs.run_report": (
         "export_table",
         "high_risk",
         "html_report",
         "record_profile",
         "to_bytes",
     ),
-    "privgame.seeding": (
+    "privgame.core.seeding": (
         "Role",
         "stream",
     ),
-    "privgame.setups": (
+    "privgame.settings.setups": (
         "DEFAULT_HOLDOUT",
         "AuditInputs",
         "load_population",
@@ -206,14 +206,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "release_inputs",
         "with_setup",
     ),
-    "privgame.spec": (
+    "privgame.settings.run_spec": (
         "AttackSettings",
         "RunSpec",
         "TargetSelection",
         "MAX_N_EVAL",
         "parse_ids",
     ),
-    "privgame.store": (
+    "privgame.store.folders": (
         "DAMAGED",
         "RunFolder",
         "RunInfo",
@@ -242,12 +242,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "execute_study",
         "study_cost",
     ),
-    "privgame.study_figures": ("study_chart",),
-    "privgame.study_options": (
+    "privgame.outputs.study_figures": ("study_chart",),
+    "privgame.studies.options": (
         "build_study_spec",
         "study_arguments",
     ),
-    "privgame.utility": (
+    "privgame.analysis.utility": (
         "DEFAULT_SAMPLES",
         "MAX_SAMPLES",
         "UtilityReport",
@@ -287,11 +287,11 @@ def __dir__() -> list[str]:
 
 def export_frame(folder: RunFolder, what: str, threshold: float) -> pd.DataFrame:
     """The table ``python -m privgame export`` and the Export page write for ``what``
-    (``"records"`` or ``"high-risk"``) at ``threshold``: :func:`privgame.report.export_table`'s
+    (``"records"`` or ``"high-risk"``) at ``threshold``: :func:`privgame.outputs.run_report.export_table`'s
     columns with who each record is (its identifier columns) first, the same order on both faces.
     """
-    from privgame.records import identifiers_first
-    from privgame.report import export_table
+    from privgame.core.records import identifiers_first
+    from privgame.outputs.run_report import export_table
 
     return identifiers_first(export_table(folder.records(), what, threshold), folder.spec().schema)
 
@@ -300,8 +300,8 @@ def duplicate_rows(found: Inspection) -> int | None:
     """Rows of an inspected table, as prepared, that repeat an earlier row on the used columns
     (None for a table with problems): ``schema`` prints it and the Data page shows it, because a
     record with an exact twin is less unique than a membership attack assumes."""
-    from privgame.duplicates import repeated_rows
-    from privgame.errors import PrivgameError
+    from privgame.core.errors import PrivgameError
+    from privgame.data.duplicates import repeated_rows
 
     if found.problems:
         return None
@@ -315,7 +315,7 @@ def record_names(folder: RunFolder, record_ids: list[int]) -> list[str]:
     """How the data owner knows each record: its identifier columns' values (a person id, a
     name, the columns the generator excluded as identifiers) with its record id, or the record id
     alone when the table has no identifier column."""
-    from privgame.records import identifier_columns, value_name
+    from privgame.core.records import identifier_columns, value_name
 
     records = folder.records().set_index("record_id")
     columns = identifier_columns(records.columns, folder.spec().schema)

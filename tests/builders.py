@@ -12,9 +12,9 @@ import pandas as pd
 
 from privgame.data import load_dataset
 from privgame.games.engine import start_run
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs
+from privgame.store.folders import RunFolder
 
 SIZES = {"aux": 700, "eval": 600, "target": 60}
 """|D_aux|, |D_eval| and |D| of :func:`small_spec`: fit for the 1,500-row ``small_adult`` table."""

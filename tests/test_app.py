@@ -23,14 +23,14 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from privgame.audit import records_at
+from privgame.analysis.utility import stored_utility
 from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, Sizes, load_dataset
+from privgame.games.audit import records_at
 from privgame.games.engine import execute, undecided_records
 from privgame.games.preflight import create_run
-from privgame.setups import release_inputs, with_setup
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import list_runs, open_run
-from privgame.utility import stored_utility
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs, with_setup
+from privgame.store.folders import list_runs, open_run
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -510,7 +510,7 @@ def test_evaluate_records_i_pick_by_file_row_and_by_value(runs_root: Path, datas
 def _members_of(dataset, at: AppTest) -> list[int]:
     """The record ids of D for the Evaluate page's paper set-up, as the engine splits them."""
     from privgame.games.plan import run_split
-    from privgame.setups import paper_inputs
+    from privgame.settings.setups import paper_inputs
 
     seed = int(at.number_input(key="seed").value)
     inputs = paper_inputs(dataset, size=30, aux=150, eval_size=150)
@@ -521,11 +521,11 @@ def _members_of(dataset, at: AppTest) -> list[int]:
 def test_records_picked_by_file_row_launch_the_spec_of_cli_target_ids(
     runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.background
-    from privgame.cli import build_parser
-    from privgame.commands.run import build_spec
+    import privgame.runs.background
+    from privgame.cli.commands.run import build_spec
+    from privgame.cli.main import build_parser
 
-    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: None)
+    monkeypatch.setattr(privgame.runs.background, "launch", lambda folder, **kw: None)
     at = _evaluate_release(dataset)
     at.radio(key="target_mode").set_value("ids").run()
     at.radio(key="target_pick").set_value("value").run()
@@ -646,12 +646,14 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
 def test_evaluate_launches_the_spec_the_cli_would_build(
     runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.background
-    from privgame.cli import build_parser
-    from privgame.commands.run import build_spec
+    import privgame.runs.background
+    from privgame.cli.commands.run import build_spec
+    from privgame.cli.main import build_parser
 
     launched = []
-    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: launched.append(folder.run_id))
+    monkeypatch.setattr(
+        privgame.runs.background, "launch", lambda folder, **kw: launched.append(folder.run_id)
+    )
     at = _evaluate_release(dataset)
     at.number_input(key="plan_outliers").set_value(2)
     at.number_input(key="plan_random").set_value(2)
@@ -860,7 +862,7 @@ def test_record_page_warns_about_a_record_not_evaluated(with_runs: Path) -> None
 def test_one_threshold_across_results_record_and_export(
     with_release_run: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from privgame.cli import main
+    from privgame.cli.main import main
 
     (info,) = list_runs(with_release_run)
     folder = open_run(with_release_run, info.run_id)
@@ -1014,13 +1016,13 @@ def _accept_if_asked(at: AppTest, run_id: str) -> None:
 
 
 def test_release_page_makes_the_release_with_both_downloads(with_release_run: Path) -> None:
-    from privgame.store import json_bytes
+    from privgame.store.folders import json_bytes
 
     (info,) = list_runs(with_release_run)
     at = _page("8_Release", run=info.run_id)
     _no_failures(at)
-    from privgame.audit import run_summary
-    from privgame.release import verdict_text
+    from privgame.games.audit import run_summary
+    from privgame.outputs.release import verdict_text
 
     expected = verdict_text(run_summary(open_run(with_release_run, info.run_id)))
     verdict = _plain(_texts(at.success) + _texts(at.warning) + _texts(at.info))
@@ -1194,11 +1196,11 @@ def test_one_meaning_of_at_risk_across_pages_report_exports_and_card(
     # report, both exports, the release card and `compare`, at the same t.
     import numpy as np
 
-    from privgame.audit import run_summary
-    from privgame.cli import main
-    from privgame.compare import compare_runs
-    from privgame.release import release_card
-    from privgame.report import export_table, html_report
+    from privgame.analysis.compare import compare_runs
+    from privgame.cli.main import main
+    from privgame.games.audit import run_summary
+    from privgame.outputs.release import release_card
+    from privgame.outputs.run_report import export_table, html_report
 
     (info,) = list_runs(with_release_run)
     folder = open_run(with_release_run, info.run_id)
@@ -1279,9 +1281,9 @@ def test_results_page_during_a_first_run_says_it_is_under_way(
 def test_launch_waits_while_the_audit_launched_here_is_under_way(
     runs_root: Path, dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.background
+    import privgame.runs.background
 
-    monkeypatch.setattr(privgame.background, "launch", lambda folder, **kw: None)
+    monkeypatch.setattr(privgame.runs.background, "launch", lambda folder, **kw: None)
     at = _evaluate_release(dataset)
     assert not at.button(key="launch").disabled
     at.button(key="launch").click().run()

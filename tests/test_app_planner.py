@@ -24,10 +24,11 @@ def test_a_plan_cut_to_the_budget_fills_the_form(
     dataset, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
-    from privgame import estimate, planner
+    from privgame.analysis import planner
+    from privgame.games import estimate
 
     # A stand-in for the machine: the time grows with N_shadow x N_eval (the real estimate is
-    # tested in tests/test_planner.py); 1,000 x 200 would take 33 minutes.
+    # tested in tests/analysis/test_planner.py); 1,000 x 200 would take 33 minutes.
     monkeypatch.setattr(
         planner, "estimate_seconds", lambda spec, *a, **k: spec.attack.n_shadow * spec.attack.n_eval * 0.01
     )
@@ -62,7 +63,7 @@ def test_the_generator_is_timed_again_only_for_a_change_that_changes_its_cost(
     """In the release set-up a new seed puts other rows in D (other fingerprints, the same sizes):
     re-estimated at once, without timing the generator again (benchmarks/evaluate_page.py)."""
     monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
-    from privgame import estimate
+    from privgame.games import estimate
 
     timed: list[str] = []
 

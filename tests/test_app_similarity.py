@@ -13,8 +13,8 @@ from streamlit.testing.v1 import AppTest
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import execute
 from privgame.games.preflight import create_run
-from privgame.setups import release_inputs, with_setup
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs, with_setup
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")

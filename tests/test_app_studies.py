@@ -18,9 +18,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from privgame.data import BUNDLED_ADULT, load_dataset
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.outputs.study_figures import figure_html
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 from privgame.studies import StudySpec, create_study, execute_study, list_studies
-from privgame.study_figures import figure_html
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "7_Studies.py")
@@ -122,7 +122,7 @@ def test_each_study_shows_its_table_figure_and_downloads(with_studies: Path, stu
 def test_a_study_starts_from_the_page_as_the_command_would(
     tmp_path: Path, dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from privgame.commands.study import build_study_spec, study_arguments
+    from privgame.cli.commands.study import build_study_spec, study_arguments
 
     monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
     launched: list[Path] = []

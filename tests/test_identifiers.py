@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from privgame.commands.export import export_bytes
+from privgame.cli.commands.export import export_bytes
+from privgame.core.records import identifier_columns, identifiers_first
 from privgame.data import BUNDLED_ADULT, Sizes, load_dataset
 from privgame.games.engine import execute
 from privgame.games.preflight import create_run
-from privgame.records import identifier_columns, identifiers_first
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -127,7 +127,7 @@ def test_the_export_page_orders_columns_as_the_command_line_does(
 def test_the_release_says_which_columns_it_leaves_out_and_why(
     run_with_ids, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from privgame.cli import main
+    from privgame.cli.main import main
 
     out = tmp_path / "synthetic.csv"
     assert main(["release", str(run_with_ids.path), "-o", str(out), "--accept-risk"]) == 0

@@ -14,7 +14,7 @@ import privgame
 names = [m.name for m in pkgutil.walk_packages(privgame.__path__, "privgame.")]
 for name in names:
     importlib.import_module(name)
-assert "privgame.cli" in names and "privgame.data.loading" in names, names
+assert "privgame.cli.main" in names and "privgame.data.loading" in names, names
 loaded = sorted(m for m in sys.modules if m == "streamlit" or m.startswith("streamlit."))
 assert not loaded, loaded
 print(len(names))
@@ -39,13 +39,13 @@ import sys
 for name in ("plotly", "streamlit"):
     sys.modules[name] = None  # any import of them now fails
 import tempfile
-import privgame.cli  # every command parses without the UI libraries
+import privgame.cli.main  # every command parses without the UI libraries
 import pandas as pd
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import start_run
-from privgame.release import make_release
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.outputs.release import make_release
+from privgame.settings.setups import release_inputs
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 root = tempfile.mkdtemp()
 pd.read_csv(BUNDLED_ADULT, nrows=300).dropna().to_csv(root + "/d.csv", index=False)
 data = load_dataset(root + "/d.csv")
@@ -63,7 +63,8 @@ base = RunSpec(data_name="d.csv", data_fingerprint=data.fingerprint, schema=data
 study = execute_study(create_study(root + "/runs", StudySpec("size", base, sizes=(20, 40)), data.table),
                       workers=1)
 print(study.status()["state"], len(study_results(study).table), (study.path / "figure.html").exists())
-for name in ("plotly", "streamlit", "privgame.study_figures", "privgame.figures", "privgame.report"):
+for name in ("plotly", "streamlit", "privgame.outputs.study_figures", "privgame.outputs.figures",
+             "privgame.outputs.run_report"):
     assert sys.modules.get(name) is None, name
 """
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privgame import metrics
-from privgame.audit import threshold_guide
-from privgame.errors import ParameterError
+from privgame.core import metrics
+from privgame.core.errors import ParameterError
+from privgame.games.audit import threshold_guide
 
 
 @pytest.mark.parametrize("auc", [0.6, 0.8, 0.9])

@@ -1,6 +1,6 @@
 """The verdicts' error rates, by simulation on privgame's own interval and verdict code.
 
-Each claim of :mod:`privgame.metrics` about the verdicts gets a simulation that fails when the
+Each claim of :mod:`privgame.core.metrics` about the verdicts gets a simulation that fails when the
 claim is false: the error of a record looked at again and again, the interval near t, a failed
 attack never read as safety, and the share bracket's coverage. ``benchmarks/verdicts.py`` runs
 the same simulations at full size.
@@ -14,7 +14,7 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from privgame import metrics
+from privgame.core import metrics
 
 T = 0.8
 

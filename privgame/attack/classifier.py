@@ -8,7 +8,7 @@ L2-regularised logistic regression is fitted.
 
 Two more attacks of the same kind are trained on disjoint halves of the shadow datasets
 (``halves_``). Scored on the same evaluation runs, the gap between their AUCs measures how much
-the attack's own training moves a record's risk (:func:`privgame.metrics.training_variance`).
+the attack's own training moves a record's risk (:func:`privgame.core.metrics.training_variance`).
 
 A random forest also measures how well the attack tells its own shadow datasets apart, on the
 shadow datasets each tree did not see (out of bag): ``shadow_auc_``. Beside the attack's AUC on
@@ -26,8 +26,8 @@ import numpy as np
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 
-from privgame.errors import ParameterError
-from privgame.seeding import sklearn_seed
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import sklearn_seed
 
 __all__ = ["CLASSIFIER_KINDS", "MetaClassifier"]
 
@@ -192,7 +192,7 @@ class MetaClassifier:
 
     def _out_of_bag_auc(self, labels: np.ndarray) -> float:
         """The forest's out-of-bag AUC on the training rows (then the per-row scores are dropped)."""
-        from privgame.metrics import auc
+        from privgame.core.metrics import auc
 
         oob = getattr(self.model_, "oob_decision_function_", None)
         if oob is None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
-from privgame.errors import ParameterError
+from privgame.core.errors import ParameterError
 
 __all__ = ["DEFAULT_MAX_EXACT_COLUMNS", "DEFAULT_N_RANDOM", "QuerySet"]
 
@@ -119,7 +119,7 @@ class QuerySet:
         if rng is None:
             raise ParameterError(
                 f"The table has {d} used columns, more than max_exact_columns={max_exact_columns}, "
-                "so the queries are a random sample: pass rng (e.g. privgame.seeding.stream(root, "
+                "so the queries are a random sample: pass rng (e.g. privgame.core.seeding.stream(root, "
                 "target, Role.QUERIES)) or raise max_exact_columns."
             )
         subsets = _sample_subsets(d, int(n_random), rng)

@@ -31,10 +31,10 @@ import numpy as np
 
 from privgame.attack.classifier import CLASSIFIER_KINDS, MetaClassifier
 from privgame.attack.queries import DEFAULT_MAX_EXACT_COLUMNS, DEFAULT_N_RANDOM, QuerySet
+from privgame.core.errors import ParameterError, SizeError
+from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
-from privgame.errors import ParameterError, SizeError
 from privgame.generators.base import SyntheticGenerator
-from privgame.seeding import Role, stream
 
 __all__ = ["TapasAttack", "make_shadow_datasets"]
 

@@ -23,6 +23,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
+from privgame.core.defaults import MISSING_POLICIES
+from privgame.core.errors import DataError, ParameterError, SchemaError
 from privgame.data.loading import DEFAULT_MAX_BYTES, load_table
 from privgame.data.schema import (
     CATEGORICAL,
@@ -36,8 +38,6 @@ from privgame.data.schema import (
 )
 from privgame.data.splits import MIN_ROWS
 from privgame.data.validation import DEFAULT_MAX_CATEGORIES, validate_table
-from privgame.defaults import MISSING_POLICIES
-from privgame.errors import DataError, ParameterError, SchemaError
 
 __all__ = [
     "MISSING_CATEGORY",

@@ -22,11 +22,11 @@ from dataclasses import dataclass, field, replace
 from numbers import Real
 from typing import Any
 
+from privgame.core.errors import ParameterError, SchemaError
+from privgame.core.jsonlimits import check_limits
 from privgame.data.dataset import Dataset
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, CONTINUOUS, EXCLUDED, Schema
-from privgame.errors import ParameterError, SchemaError
-from privgame.jsonlimits import check_limits
 
 __all__ = ["Domain", "declare_domain", "domain_template", "parse_domain"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from privgame.core.errors import SchemaError
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.errors import SchemaError
 
 __all__ = ["decode", "encode"]
 

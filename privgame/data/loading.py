@@ -9,10 +9,10 @@ separated by commas, numbers may have a decimal comma and thousands grouped by s
 (``25 983,54``).
 
 Every problem with the file itself (empty, binary, too large, no header, duplicate column names,
-ragged rows) is collected and raised together as one :class:`~privgame.errors.DataError`.
+ragged rows) is collected and raised together as one :class:`~privgame.core.errors.DataError`.
 Problems with the table's content are the job of :mod:`privgame.data.validation`.
 
-Hostile files end in a :class:`~privgame.errors.DataError` or a table, in time and memory bounded
+Hostile files end in a :class:`~privgame.core.errors.DataError` or a table, in time and memory bounded
 by the size limits, before anything is expanded: a gzip file is decompressed in bounded chunks (and
 refused at its first chunk when that is binary), a Parquet file's rows, columns and decoded size
 are checked from its metadata and dictionaries before its table is built, a path must be a regular
@@ -40,8 +40,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from privgame.errors import DataError
-from privgame.jsonlimits import DEFAULT_MAX_DEPTH, nesting_depth
+from privgame.core.errors import DataError
+from privgame.core.jsonlimits import DEFAULT_MAX_DEPTH, nesting_depth
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_COLUMNS", "MISSING_MARKERS", "load_table"]
 

@@ -24,7 +24,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from privgame.errors import SchemaError
+from privgame.core.errors import SchemaError
 
 __all__ = [
     "CATEGORICAL",

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from privgame.errors import ParameterError, SizeError
-from privgame.seeding import Role, stream
+from privgame.core.errors import ParameterError, SizeError
+from privgame.core.seeding import Role, stream
 
 __all__ = [
     "MIN_ROWS",

@@ -1,7 +1,7 @@
 """The audited release's similarity checks, beside the attack: how close it sits to D.
 
 The checks data owners are usually given are similarity tests on one synthetic table (distance
-to the closest record, DCR; see :mod:`privgame.similarity`). An audit runs them on the release
+to the closest record, DCR; see :mod:`privgame.data.similarity`). An audit runs them on the release
 the run audits, exactly as ``privgame release`` samples it by default (the generator fitted on D
 and sampled with the run's seed, ``stream(seed, 0, Role.RELEASE)``), so that every audited record
 has both a model-seeded verdict and a DCR p-value, and the pages can show where they disagree.
@@ -20,11 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from privgame.core.seeding import Role, stream
+from privgame.data.similarity import GowerEncoding, record_similarity, table_similarity
 from privgame.generators.factory import create
-from privgame.seeding import Role, stream
-from privgame.similarity import GowerEncoding, record_similarity, table_similarity
-from privgame.spec import RunSpec
-from privgame.store import RunFolder
+from privgame.settings.run_spec import RunSpec
+from privgame.store.folders import RunFolder
 
 __all__ = ["MAX_HOLDOUT_ROWS", "SIMILARITY_ALPHA", "holdout_rows", "measure_similarity", "similarity_of"]
 
@@ -66,7 +66,7 @@ def measure_similarity(
     Returns
     -------
     dict
-        ``table``: the whole-table figures (:meth:`privgame.similarity.TableSimilarity.to_dict`),
+        ``table``: the whole-table figures (:meth:`privgame.data.similarity.TableSimilarity.to_dict`),
         ``records``: ``{record id: [dcr, p_value]}`` for ``targets``, ``holdout_rows``,
         ``synthetic_rows``, ``seed`` and ``alpha``. Empty of figures (``table`` None) when the run has
         no non-members to compare with.

@@ -1,6 +1,6 @@
 """A run's context, the records it audits and the cost of its plan, from its spec and table.
 
-Below the engine, so that the cost estimate (:mod:`privgame.estimate`) and the pre-run check
+Below the engine, so that the cost estimate (:mod:`privgame.games.estimate`) and the pre-run check
 (:mod:`privgame.games.preflight`) build what the engine builds without importing it.
 """
 
@@ -19,8 +19,8 @@ from privgame.games import pool
 from privgame.games.game import TRADITIONAL, played
 from privgame.games.plan import count_fits, run_split
 from privgame.games.work import Context
-from privgame.spec import RunSpec
-from privgame.targets import audit_groups
+from privgame.settings.run_spec import RunSpec
+from privgame.settings.targets import audit_groups
 
 __all__ = [
     "CHUNK",
@@ -33,13 +33,13 @@ __all__ = [
 
 CHUNK = 16
 """Datasets per shared unit in runs whose status records no unit plan (started before units were
-sized by cost); newer runs size units with :func:`privgame.execution.batch_size`."""
+sized by cost); newer runs size units with :func:`privgame.settings.executors.batch_size`."""
 
 
 def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, np.ndarray]]:
     """The worker context and the records to audit by audit group, from a spec and its table.
 
-    See :func:`privgame.targets.audit_groups` for the groups.
+    See :func:`privgame.settings.targets.audit_groups` for the groups.
     """
     schema = Schema.from_dict(spec.schema)
     X = encode(table, schema)

@@ -31,19 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame import metrics
-from privgame.defaults import NOT_RUN
-from privgame.errors import RunError, WorkerLostError
-from privgame.estimate import time_left
-from privgame.execution import (
-    Cancelled,
-    batch_size,
-    default_workers,
-    describe_executor,
-    resolve_workers,
-    run_calls,
-    until_cancelled,
-)
+from privgame.core import metrics
+from privgame.core.defaults import NOT_RUN
+from privgame.core.errors import RunError, WorkerLostError
+from privgame.core.seeding import Role, stream
 from privgame.games import pool
 from privgame.games.closeness import similarity_of
 from privgame.games.context import (
@@ -53,6 +44,7 @@ from privgame.games.context import (
     plan_summary,
     union_of_groups,
 )
+from privgame.games.estimate import time_left
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL
 from privgame.games.game import played as played_games
 from privgame.games.work import (
@@ -63,10 +55,18 @@ from privgame.games.work import (
     looks_of,
     shared_chunk,
 )
-from privgame.seeding import Role, stream
-from privgame.spec import RunSpec
-from privgame.store import RunFolder
-from privgame.targets import outlier_scores
+from privgame.settings.executors import (
+    Cancelled,
+    batch_size,
+    default_workers,
+    describe_executor,
+    resolve_workers,
+    run_calls,
+    until_cancelled,
+)
+from privgame.settings.run_spec import RunSpec
+from privgame.settings.targets import outlier_scores
+from privgame.store.folders import RunFolder
 
 __all__ = [
     "CHUNK",
@@ -108,7 +108,7 @@ class Progress:
     elapsed : float
         Seconds since this attempt started.
     eta : float or None
-        Estimated seconds left (:func:`privgame.estimate.time_left`): the run's estimate until two
+        Estimated seconds left (:func:`privgame.games.estimate.time_left`): the run's estimate until two
         units have finished in this attempt, then weighed against the rate of the finished fits
         since the first unit started; None without an estimate until two units have finished.
     """
@@ -150,9 +150,9 @@ def execute(
     cancel : callable, optional
         Polled between units; returning True stops the run (state ``cancelled``; resumable).
     estimate : float, optional
-        The run's estimated seconds (:func:`privgame.estimate.estimate_seconds`), kept in
+        The run's estimated seconds (:func:`privgame.games.estimate.estimate_seconds`), kept in
         ``status.json``: the time left shown before the first units finish, and weighed against
-        the measured rate while few have (see :func:`privgame.estimate.time_left`).
+        the measured rate while few have (see :func:`privgame.games.estimate.time_left`).
 
     Returns
     -------
@@ -162,7 +162,7 @@ def execute(
     Raises
     ------
     RunError
-        When another process is running the run (see :meth:`privgame.store.StatusFolder.claim`),
+        When another process is running the run (see :meth:`privgame.store.folders.StatusFolder.claim`),
         or the run's files are damaged.
     """
     workers = resolve_workers(workers)
@@ -288,7 +288,7 @@ def _execute(
             fits = chunk_fits(start, stop) if name in _ON_D else stop - start
             shared_units.append((name, start, stop, fits))
 
-    # A remedy's re-audit reuses the attacks its parent trained (privgame.remedy).
+    # A remedy's re-audit reuses the attacks its parent trained (privgame.runs.remedy).
     attacks = {r: a for r in waiting if (a := folder.load_attack(r)) is not None}
 
     def fits_of(record_id: int) -> int:
@@ -515,7 +515,7 @@ def extend(
     ParameterError
         For an odd or too small ``n_eval``, or records that were not audited.
     """
-    from privgame.errors import ParameterError
+    from privgame.core.errors import ParameterError
 
     _interrupted_extension(folder)  # a run whose last extension was killed is done again
     folder.require_done()
@@ -548,7 +548,7 @@ def extend(
                     raise
                 folder.write_status(extension=None)
     finally:
-        # The dashboard's request (privgame.background.launch_extend) ends with this call.
+        # The dashboard's request (privgame.runs.background.launch_extend) ends with this call.
         if folder.status().get("extending"):
             folder.write_status(extending=None)
     if not completed:
@@ -793,7 +793,8 @@ def _unit_plan(folder: RunFolder, ctx: Context, n_targets: int) -> dict[str, int
     """How much work each task of the run gets: datasets per shared chunk, targets per task.
 
     Sized from the cost of one generator fit and sample on D, timed here, so that a task takes
-    about :data:`~privgame.execution.MIN_UNIT_SECONDS` (see :func:`~privgame.execution.batch_size`).
+    about :data:`~privgame.settings.executors.MIN_UNIT_SECONDS` (see
+    :func:`~privgame.settings.executors.batch_size`).
     The plan is written once, before the first checkpoint, to the checksummed ``plan.json``, and
     read from there on resume: the shared checkpoints are named by chunk, so a resumed run must use
     the plan they were made with. A run started before ``plan.json`` existed has its plan in
@@ -900,7 +901,7 @@ def _probe_generator(ctx: Context) -> tuple[float, float]:
 def _claim(folder: RunFolder) -> Iterator[None]:
     """Hold ``folder`` for this process (one engine per folder); clear temporary files a killed
     engine left. The claim is a lock the kernel drops with its holder (see
-    :meth:`privgame.store.StatusFolder.claim`), so a dead engine, or a PID reused after a reboot,
+    :meth:`privgame.store.folders.StatusFolder.claim`), so a dead engine, or a PID reused after a reboot,
     never blocks a resume."""
     with folder.claim():
         for leftover in folder.path.rglob(".*.tmp"):
@@ -948,22 +949,22 @@ def record_results(
 
     ``difference`` is ``risk_model_seeded - risk_traditional``: positive when the traditional
     game underestimates the record's risk in this dataset. The bounds are logit DeLong
-    intervals at the level of the record's look (:func:`privgame.metrics.look_level`: 95% spent
+    intervals at the level of the record's look (:func:`privgame.core.metrics.look_level`: 95% spent
     over every look; ``looks`` counts them), widened by the attack's training noise
-    (:func:`privgame.metrics.training_variance` of the half attacks' AUCs, pooled over the run's
+    (:func:`privgame.core.metrics.training_variance` of the half attacks' AUCs, pooled over the run's
     records when the results are first written and kept by later extensions, so that a record
     nobody looked at again keeps its interval; the summary's ``attack_training_variance``, on the
     logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t).
     ``attack_shadow_auc`` is the attack's out-of-bag AUC on its own shadow datasets
     (:class:`~privgame.attack.classifier.MetaClassifier`).
-    The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.records`),
+    The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.core.records`),
     apart from privgame's columns whatever the data's columns are named.
-    ``audit_group`` says why a record was audited (see :data:`privgame.audit.GROUP_LABELS`);
+    ``audit_group`` says why a record was audited (see :data:`privgame.games.audit.GROUP_LABELS`);
     ``groups`` are the audit groups of :func:`build_audit` (every target counts as chosen when
     they are not given).
     """
-    from privgame.audit import audit_summary, similarity_answer, training_sd_at
-    from privgame.records import value_column
+    from privgame.core.records import value_column
+    from privgame.games.audit import audit_summary, similarity_answer, training_sd_at
 
     groups = {"chosen": np.asarray(targets)} if groups is None else groups
     table = folder.load_table()
@@ -1076,7 +1077,7 @@ def _similarity(folder: RunFolder, ctx: Context, spec: RunSpec, targets: np.ndar
 
 def _training_variance(folder: RunFolder, halves: list[tuple[float, float]]) -> float:
     """The attack's training variance: the one the run's results were first written with, else
-    pooled from the half attacks' AUCs of every record (:func:`privgame.metrics.training_variance`)."""
+    pooled from the half attacks' AUCs of every record (:func:`privgame.core.metrics.training_variance`)."""
     try:
         stored = folder.summary().get("attack_training_variance")
     except RunError:  # no results yet: this is their first writing
@@ -1089,8 +1090,8 @@ def _training_variance(folder: RunFolder, halves: list[tuple[float, float]]) -> 
 
 
 def _twins(ctx: Context, targets: np.ndarray) -> dict[str, Any]:
-    """Records with an exact twin in D and in the population (see :mod:`privgame.duplicates`)."""
-    from privgame.duplicates import count_twins, has_twin, row_keys
+    """Records with an exact twin in D and in the population (see :mod:`privgame.data.duplicates`)."""
+    from privgame.data.duplicates import count_twins, has_twin, row_keys
 
     keys = row_keys(ctx.X)
     population = np.union1d(ctx.aux, ctx.reference)
@@ -1108,7 +1109,7 @@ def _twins(ctx: Context, targets: np.ndarray) -> dict[str, Any]:
 
 def _generator_metadata(ctx: Context) -> dict[str, Any]:
     """The metadata of the generator fitted on D (e.g. whether a DP guarantee holds)."""
-    from privgame.seeding import stream
+    from privgame.core.seeding import stream
 
     generator = ctx.new_generator().fit(
         ctx.X[ctx.target], ctx.schema, rng=stream(ctx.seed, 0, Role.GENERATOR)

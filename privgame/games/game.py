@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from privgame.core.seeding import Role
 from privgame.games import plan
-from privgame.seeding import Role
 
 if TYPE_CHECKING:
     from privgame.games.work import Context

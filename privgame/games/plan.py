@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from privgame.data.splits import Sizes, Split, check_sizes, release_split, split_indices
-from privgame.spec import RunSpec
+from privgame.settings.run_spec import RunSpec
 
 __all__ = [
     "FitCount",

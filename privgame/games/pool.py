@@ -74,11 +74,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from privgame.errors import ParameterError, RunError
-from privgame.execution import MIN_UNIT_SECONDS, MIN_UNITS
+from privgame.core.errors import ParameterError, RunError
+from privgame.core.seeding import Role, stream
 from privgame.games.work import SHARED, Context, synthesise
-from privgame.seeding import Role, stream
-from privgame.store import RunFolder
+from privgame.settings.executors import MIN_UNIT_SECONDS, MIN_UNITS
+from privgame.store.folders import RunFolder
 
 __all__ = [
     "POOL_LIMIT",
@@ -412,7 +412,7 @@ def blocks(
     """Cut the pairs into units of consecutive pool datasets, each about one second of work.
 
     A pool dataset's pairs stay in one unit (it is trained once). A phase too short for
-    :data:`~privgame.execution.MIN_UNITS` one-second units is spread over that many shorter ones
+    :data:`~privgame.settings.executors.MIN_UNITS` one-second units is spread over that many shorter ones
     (not shorter than a tenth of a second), and a unit holds at most ``max_bytes`` of raw feature
     rows (``row_bytes`` each), so that its result stays small.
     """

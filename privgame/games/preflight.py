@@ -1,6 +1,6 @@
 """Checks made before a run folder is written: a run that cannot start leaves nothing behind.
 
-:func:`create_run` creates every run. Before :func:`privgame.store.new_run_folder` writes a copy
+:func:`create_run` creates every run. Before :func:`privgame.store.folders.new_run_folder` writes a copy
 of the private table, :func:`check_run` finds every problem the engine would otherwise meet only
 after the folder exists: settings out of range, records to audit that are not in D (or more of
 them than D holds), sizes that do not fit the table, and generator parameters the generator
@@ -14,17 +14,17 @@ import os
 
 import pandas as pd
 
+from privgame.core.seeding import Role, stream
 from privgame.games.context import build_audit
-from privgame.seeding import Role, stream
-from privgame.spec import RunSpec
-from privgame.store import RunFolder, new_run_folder, run_name_part
+from privgame.settings.run_spec import RunSpec
+from privgame.store.folders import RunFolder, new_run_folder, run_name_part
 
 __all__ = ["check_run", "create_run"]
 
 
 def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame) -> RunFolder:
     """Check a run (:func:`check_run`), then create its folder under ``root`` holding ``spec`` and
-    the prepared ``table`` (:func:`privgame.store.new_run_folder`).
+    the prepared ``table`` (:func:`privgame.store.folders.new_run_folder`).
 
     Everything that can be checked before the run starts is checked before anything is written:
     the settings, the records to audit against the table, and the generator's parameters by one
@@ -35,7 +35,7 @@ def create_run(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFrame)
     ParameterError, SizeError, DataError
         From the checks, before anything is written.
     RunError, OutputError
-        When the folder cannot be named or written (see :func:`~privgame.store.new_run_folder`).
+        When the folder cannot be named or written (see :func:`~privgame.store.folders.new_run_folder`).
     """
     run_name_part(spec.generator)  # a name that cannot name a folder is refused first
     check_run(spec, table)

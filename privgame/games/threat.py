@@ -27,7 +27,7 @@ from D, and nothing of D. It is kept for the paper's set-up and for comparing th
 under one attacker.
 
 The registry is a dict with :func:`register` and :func:`create`; :func:`create` raises a
-:class:`~privgame.errors.ParameterError` (a ``ValueError``) for an unknown name.
+:class:`~privgame.core.errors.ParameterError` (a ``ValueError``) for an unknown name.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from privgame.errors import ParameterError
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import Role
 from privgame.games import plan
-from privgame.seeding import Role
 
 if TYPE_CHECKING:
     from privgame.games.work import Context

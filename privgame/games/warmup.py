@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from privgame.core.seeding import stream
 from privgame.games.work import Context
-from privgame.seeding import stream
 
 __all__ = ["WARM_UP_ROWS", "warm_up"]
 

@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from privgame.attack import MetaClassifier, QuerySet
+from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
 from privgame.games import plan, threat
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, played
 from privgame.games.threat import ThreatModel
 from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
-from privgame.seeding import Role, stream
 
 if TYPE_CHECKING:
     from privgame.games.pool import TraditionalRuns
@@ -81,7 +81,8 @@ class Context:
     shadow_replace : bool
         Whether shadow datasets are drawn from D_aux with replacement.
     synthetic_rows : int or None
-        Rows of every synthetic dataset (``None``: |D|); see :attr:`privgame.spec.Setup.synthetic_rows`.
+        Rows of every synthetic dataset (``None``: |D|); see
+        :attr:`privgame.settings.run_spec.Setup.synthetic_rows`.
     games : {"both", "model-seeded"}
         Which games the target units play.
     attacker : str
@@ -434,7 +435,7 @@ def play_games(
         ms("reference_ids"): references,
     }
     if halves is not None:
-        # The half attacks' scores of the model-seeded runs (privgame.metrics.training_variance).
+        # The half attacks' scores of the model-seeded runs (privgame.core.metrics.training_variance).
         block[ms("half_in")], block[ms("half_out")] = halves[:, :m], halves[:, m:]
     if traditional is not None:
         block[t("in_ids")] = np.asarray(traditional.in_ids, dtype=np.int64)
@@ -480,7 +481,7 @@ def _checkpoint(
         ms("reference_ids"): joined(ms("reference_ids")),
         "classifier": classifier,
         "timings": timings,
-        # How many times the record's verdict has been read (see privgame.metrics.look_level).
+        # How many times the record's verdict has been read (see privgame.core.metrics.look_level).
         "looks": np.array(looks, dtype=np.int64),
         "shadow_auc": np.array(shadow_auc, dtype=np.float64),
     }
@@ -534,7 +535,7 @@ def evaluate_target(
     attack : ndarray of uint8, optional
         The target's meta-classifier already trained by a run with the same D_aux, seed and
         dataset sizes (pickled, as a checkpoint holds it): a remedy's re-audit reuses it instead
-        of training it again, which gives the same classifier (see :mod:`privgame.remedy`).
+        of training it again, which gives the same classifier (see :mod:`privgame.runs.remedy`).
 
     Returns
     -------

@@ -13,8 +13,8 @@ from typing import Any, ClassVar, Self
 
 import numpy as np
 
+from privgame.core.errors import ParameterError
 from privgame.data.schema import Schema
-from privgame.errors import ParameterError
 
 __all__ = ["SyntheticGenerator"]
 

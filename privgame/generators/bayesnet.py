@@ -49,8 +49,8 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from numba import njit
 
+from privgame.core.errors import DataError, ParameterError, SchemaError
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.errors import DataError, ParameterError, SchemaError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
 

@@ -15,7 +15,7 @@ write its CSV file: a header with exactly those columns, in any order, and ``{ro
 optionally, ``{schema}`` (the schema as JSON). :class:`ExternalCommand` is a plug-in to privgame
 (:func:`privgame.generators.plugins.resolve` finds it by its name), so every plug-in check applies
 to it, the time limit on one call included; a command that fails, writes a table privgame cannot
-use or runs over the limit is stopped with a :class:`~privgame.errors.GeneratorContractError`, and
+use or runs over the limit is stopped with a :class:`~privgame.core.errors.GeneratorContractError`, and
 the whole process group it started is killed.
 """
 
@@ -37,9 +37,9 @@ from typing import Any, ClassVar, Self
 import numpy as np
 import pandas as pd
 
+from privgame.core.errors import GeneratorContractError, ParameterError, SchemaError
 from privgame.data.encoding import decode, encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.errors import GeneratorContractError, ParameterError, SchemaError
 from privgame.generators.base import SyntheticGenerator
 
 __all__ = ["PLACEHOLDERS", "ExternalCommand", "command_seconds"]
@@ -64,7 +64,7 @@ def command_seconds() -> float:
     """Wall-clock seconds this process has spent waiting for external commands so far.
 
     The commands run in processes of their own, whose time :func:`time.process_time` does not
-    count; the cost estimate (:mod:`privgame.estimate`) adds this to it, as a run's worker is as
+    count; the cost estimate (:mod:`privgame.games.estimate`) adds this to it, as a run's worker is as
     busy waiting for the command as it would be running a generator itself.
     """
     return _waited

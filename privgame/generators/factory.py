@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from privgame.errors import ParameterError
+from privgame.core.errors import ParameterError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.plugins import PluginGenerator, resolve
 from privgame.generators.registry import GENERATORS

@@ -6,8 +6,8 @@ from typing import Self
 
 import numpy as np
 
+from privgame.core.errors import ParameterError
 from privgame.data.schema import Schema
-from privgame.errors import ParameterError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
 

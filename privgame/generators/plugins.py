@@ -34,14 +34,14 @@ from typing import Any, Self
 
 import numpy as np
 
+from privgame.core.defaults import PLUGIN_TIME_LIMIT_SECONDS
+from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING as TIME_LIMIT_SETTING
+from privgame.core.errors import GeneratorContractError, ParameterError
+from privgame.core.seeding import stream
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.defaults import PLUGIN_TIME_LIMIT_SECONDS
-from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING as TIME_LIMIT_SETTING
-from privgame.errors import GeneratorContractError, ParameterError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.external import ExternalCommand
 from privgame.generators.registry import GENERATORS
-from privgame.seeding import stream
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import numpy as np
 
+from privgame.core.errors import DataError, ParameterError
 from privgame.data.schema import Schema
-from privgame.errors import DataError, ParameterError
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
 

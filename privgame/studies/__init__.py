@@ -21,12 +21,12 @@ A study is one folder under ``<runs root>/studies/`` holding its settings and on
     cancel          present when a cancel was requested
     engine.lock     locked (flock) by the process running the study, while it runs
     checksums.sha256  the SHA-256 of study.json, data.parquet and the outputs below
-    runs/<key>/     one run folder per job (the layout of privgame.store), e.g. 00-size-200
+    runs/<key>/     one run folder per job (the layout of privgame.store.folders), e.g. 00-size-200
     table.csv       the study's table, once every job is done
     points.csv      the numbers behind the figure (one row per record, dataset or repeat)
     figure.html     the figure, plotly.js inlined (when a renderer is given)
 
-As in a run folder (see :mod:`privgame.store`), every file the study reads must match its line in
+As in a run folder (see :mod:`privgame.store.folders`), every file the study reads must match its line in
 ``checksums.sha256`` (a missing line means damaged), and so must the job folders' ``spec.json``
 and ``data.parquet``; one process at a time runs a study, which it holds by a lock that dies with it.
 
@@ -38,9 +38,9 @@ exactly the run ``python -m privgame run`` makes with the job's ``spec.json``.
 The package is layered: :mod:`~privgame.studies.spec` (the settings), :mod:`~privgame.studies.jobs`
 (one run per value, and what each study varies), :mod:`~privgame.studies.folder`,
 :mod:`~privgame.studies.results` and :mod:`~privgame.studies.execution`. It imports neither plotly
-nor :mod:`privgame.study_figures`, which sits above it: ``figure.html`` is written by the renderer
+nor :mod:`privgame.outputs.study_figures`, which sits above it: ``figure.html`` is written by the renderer
 the caller passes to :func:`execute_study` (the command line passes
-:func:`privgame.study_figures.figure_html`), so a study runs where plotly is not installed.
+:func:`privgame.outputs.study_figures.figure_html`), so a study runs where plotly is not installed.
 
 Seeds. A study has one root seed. The split of the table into D_aux and D_eval is always the
 one of the root seed, and so are the target records, resolved once when the study is created and
@@ -63,7 +63,10 @@ written to ``study.json``. Beyond that:
 
 from __future__ import annotations
 
-from privgame.defaults import (
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from privgame.core.defaults import (
     DEFAULT_DATASETS,
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
@@ -71,21 +74,53 @@ from privgame.defaults import (
     STUDIES,
     STUDY_TITLES,
 )
-from privgame.studies.execution import execute_study
-from privgame.studies.folder import (
-    StudyFolder,
-    StudyInfo,
-    StudyResult,
-    create_study,
-    launch_study,
-    launch_study_once,
-    list_studies,
-    open_study,
-    studies_dir,
-)
-from privgame.studies.jobs import Job, plan_jobs, study_cost
-from privgame.studies.results import estimation_noise, study_results, write_outputs
-from privgame.studies.spec import StudySpec
+
+# The names below load their module when first used, so that ``privgame.studies.options`` (the
+# command line's parser) can be imported without numpy and pandas: ``--help`` stays light.
+_LAZY = {
+    "execute_study": "execution",
+    **dict.fromkeys(
+        [
+            "StudyFolder",
+            "StudyInfo",
+            "StudyResult",
+            "create_study",
+            "launch_study",
+            "launch_study_once",
+            "list_studies",
+            "open_study",
+            "studies_dir",
+        ],
+        "folder",
+    ),
+    **dict.fromkeys(["Job", "plan_jobs", "study_cost"], "jobs"),
+    **dict.fromkeys(["estimation_noise", "study_results", "write_outputs"], "results"),
+    "StudySpec": "spec",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_LAZY[name]}"), name)
+
+
+if TYPE_CHECKING:
+    from privgame.studies.execution import execute_study
+    from privgame.studies.folder import (
+        StudyFolder,
+        StudyInfo,
+        StudyResult,
+        create_study,
+        launch_study,
+        launch_study_once,
+        list_studies,
+        open_study,
+        studies_dir,
+    )
+    from privgame.studies.jobs import Job, plan_jobs, study_cost
+    from privgame.studies.results import estimation_noise, study_results, write_outputs
+    from privgame.studies.spec import StudySpec
 
 __all__ = [
     "DEFAULT_DATASETS",

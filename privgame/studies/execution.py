@@ -12,11 +12,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.execution import Cancelled, resolve_workers, run_calls, until_cancelled
 from privgame.games.engine import CHUNK, Progress, record_results
 from privgame.games.game import MODEL_SEEDED
 from privgame.games.work import Context, evaluate_target, shared_chunk
-from privgame.store import (
+from privgame.settings.executors import Cancelled, resolve_workers, run_calls, until_cancelled
+from privgame.store.folders import (
     RunFolder,
     json_bytes,
     write_checked,
@@ -119,7 +119,7 @@ def execute_study(
         Polled between units; returning True stops the study (state ``cancelled``; resumable).
     figure : callable, optional
         Renders ``figure.html`` once every job is done (see :func:`write_outputs`); the command
-        line passes :func:`privgame.study_figures.figure_html`. Without it the table and the
+        line passes :func:`privgame.outputs.study_figures.figure_html`. Without it the table and the
         figure's data are written, and no figure.
 
     Returns

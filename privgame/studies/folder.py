@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from privgame.errors import RunError
-from privgame.spec import TargetSelection
-from privgame.store import (
+from privgame.core.errors import RunError
+from privgame.settings.run_spec import TargetSelection
+from privgame.store.folders import (
     DAMAGED,
     CheckedFolder,
     RunFolder,
@@ -306,7 +306,7 @@ def launch_study(folder: StudyFolder, *, workers: int | None = None) -> int:
     command = [sys.executable, "-m", "privgame", "study", "resume", str(folder.path), "--quiet"]
     if workers:
         command += ["--workers", str(int(workers))]
-    from privgame.background import start_detached
+    from privgame.runs.background import start_detached
 
     folder.write_status(state="queued")
     pid = start_detached(folder.path / "engine.log", command)
@@ -323,7 +323,7 @@ def launch_study_once(
     that is not finished is that start asked for again, by a second click answered on another
     thread or by a reload: it is returned instead of a duplicate, and resumed if it was never
     started. Looking for it and making it hold the studies folder's launch lock
-    (:func:`privgame.store.launching`).
+    (:func:`privgame.store.folders.launching`).
 
     Returns
     -------

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privgame.core.errors import ParameterError, RunError, SizeError
+from privgame.core.seeding import Role, stream
 from privgame.data.splits import Sizes, check_sizes
-from privgame.errors import ParameterError, RunError, SizeError
 from privgame.games import plan
 from privgame.games.engine import build_context, plan_summary
 from privgame.games.work import Context
-from privgame.seeding import Role, stream
-from privgame.spec import RunSpec
+from privgame.settings.run_spec import RunSpec
 from privgame.studies.spec import _ALL, StudySpec, _epsilon_text
 
 __all__ = ["Job", "plan_jobs", "study_cost"]

@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame import metrics
+from privgame.core import metrics
 from privgame.games.game import GAME_KEYS, GAMES, TRADITIONAL, played
-from privgame.store import RunFolder, write_checked
+from privgame.store.folders import RunFolder, write_checked
 from privgame.studies.folder import StudyFolder, StudyResult
 from privgame.studies.jobs import Job, plan_jobs
 from privgame.studies.spec import StudySpec
@@ -62,7 +62,7 @@ def estimation_noise(scores: pd.DataFrame) -> dict[str, float]:
     Parameters
     ----------
     scores : DataFrame
-        A run's scores (:meth:`privgame.store.RunFolder.scores`).
+        A run's scores (:meth:`privgame.store.folders.RunFolder.scores`).
 
     Returns
     -------
@@ -256,7 +256,7 @@ def _convergence_results(
 
 FigureRenderer = Callable[[StudySpec, StudyResult], str]
 """Makes a study's ``figure.html`` page from its settings and results (e.g.
-:func:`privgame.study_figures.figure_html`)."""
+:func:`privgame.outputs.study_figures.figure_html`)."""
 
 
 def write_outputs(folder: StudyFolder, figure: FigureRenderer | None = None) -> StudyResult:
@@ -275,7 +275,7 @@ def write_outputs(folder: StudyFolder, figure: FigureRenderer | None = None) -> 
     StudyResult
         What was written.
     """
-    from privgame.csvsafe import csv_safe
+    from privgame.core.csvsafe import csv_safe
 
     result = study_results(folder)
     table = csv_safe(result.table).to_csv(index=False, lineterminator="\n").encode()

@@ -1,4 +1,5 @@
-"""A study's settings: :class:`StudySpec` and the values it varies (defaults: :mod:`privgame.defaults`)."""
+"""A study's settings: :class:`StudySpec` and the values it varies (defaults:
+:mod:`privgame.core.defaults`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from privgame.defaults import STUDIES
-from privgame.errors import ParameterError
+from privgame.core.defaults import STUDIES
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import Role
 from privgame.games.game import MODEL_SEEDED
-from privgame.seeding import Role
-from privgame.spec import RunSpec, TargetSelection
+from privgame.settings.run_spec import RunSpec, TargetSelection
 
 __all__ = ["StudyName", "StudySpec"]
 

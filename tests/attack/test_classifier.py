@@ -9,8 +9,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 
 from privgame.attack.classifier import MetaClassifier
-from privgame.errors import ParameterError
-from privgame.seeding import stream
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import stream
 
 
 def toy(seed: int, m: int = 200) -> tuple[np.ndarray, np.ndarray]:

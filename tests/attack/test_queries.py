@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from privgame.attack import queries as queries_module
 from privgame.attack.queries import QuerySet
-from privgame.errors import ParameterError
+from privgame.core.errors import ParameterError
 
 
 def brute_count(table: np.ndarray, target: np.ndarray, is_cat: np.ndarray, cols: tuple) -> int:

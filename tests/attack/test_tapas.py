@@ -12,11 +12,11 @@ import pytest
 from sklearn.metrics import roc_auc_score
 
 from privgame.attack import TapasAttack, make_shadow_datasets
+from privgame.core.errors import ParameterError, SizeError
+from privgame.core.seeding import stream
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema, infer_schema
-from privgame.errors import ParameterError, SizeError
 from privgame.generators import SyntheticGenerator, create
-from privgame.seeding import stream
 
 ADULT = Path(__file__).resolve().parents[2] / "data" / "adult.csv.gz"
 N = 100  # rows of D and of every synthetic dataset

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from privgame import execution
-from privgame.cli import main
-from privgame.errors import RunError
-from privgame.execution import _submit, run_calls
+from privgame.cli.main import main
+from privgame.core.errors import RunError
 from privgame.games.engine import Progress, execute
 from privgame.games.preflight import create_run
-from privgame.store import RunFolder
+from privgame.settings import executors as execution
+from privgame.settings.executors import _submit, run_calls
+from privgame.store.folders import RunFolder
 
 SIZES = [
     "--generator",

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.core.errors import DataError, ParameterError
 from privgame.data import (
     BUNDLED_ADULT,
     MISSING_CATEGORY,
@@ -22,7 +23,6 @@ from privgame.data import (
     load_dataset,
     prepare_table,
 )
-from privgame.errors import DataError, ParameterError
 
 
 def test_drop_policy_on_adult(adult_raw: pd.DataFrame) -> None:

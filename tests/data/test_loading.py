@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.core.errors import DataError
 from privgame.data import BUNDLED_ADULT, DEFAULT_MAX_BYTES, MISSING_MARKERS, load_table
-from privgame.errors import DataError
 
 EXPECTED = pd.DataFrame(
     {

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from privgame.core.errors import ParameterError, SizeError
 from privgame.data import MIN_ROWS, Sizes, check_sizes, default_sizes, split_indices
-from privgame.errors import ParameterError, SizeError
 
 
 def test_adult_defaults_are_the_papers_sizes() -> None:

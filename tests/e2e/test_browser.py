@@ -28,12 +28,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from privgame.audit import run_summary
+from privgame.analysis.utility import unmeasured
 from privgame.data import BUNDLED_ADULT
-from privgame.release import verdict_text
-from privgame.report import high_risk
-from privgame.store import RunFolder, list_runs
-from privgame.utility import unmeasured
+from privgame.games.audit import run_summary
+from privgame.outputs.release import verdict_text
+from privgame.outputs.run_report import high_risk
+from privgame.store.folders import RunFolder, list_runs
 
 pytestmark = pytest.mark.browser
 
@@ -200,7 +200,7 @@ def _slide_to(page, value: float) -> None:  # type: ignore[no-untyped-def]
 def _confirm_release(page, folder: RunFolder, t: float) -> None:  # type: ignore[no-untyped-def]
     """Tick the Release page's confirmation when the run has records not shown safe at ``t``; the
     button stays disabled until then."""
-    from privgame.release import not_safe_ids
+    from privgame.outputs.release import not_safe_ids
 
     if any(not_safe_ids(folder, t).values()):
         button = page.get_by_role("button", name="Make the release")
@@ -523,9 +523,9 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
     background -> compare the family -> release from the new run."""
     from privgame.data import load_dataset
     from privgame.games.engine import start_run
-    from privgame.remedy import kept_sample_ids, leave_out_ids
-    from privgame.setups import release_inputs
-    from privgame.spec import AttackSettings, RunSpec, TargetSelection
+    from privgame.runs.remedy import kept_sample_ids, leave_out_ids
+    from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+    from privgame.settings.setups import release_inputs
 
     root = tmp_path / "runs"
     csv = tmp_path / "adult300.csv"

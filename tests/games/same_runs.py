@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from privgame.store import RunFolder
+from privgame.store.folders import RunFolder
 
 NUMBERS = ["record_id", "risk_model_seeded", "risk_traditional", "difference", "n_eval"]
 """The columns of ``records`` that do not depend on how many looks a record's verdict had."""
@@ -14,7 +14,7 @@ def assert_same_runs(extended: RunFolder, fresh: RunFolder) -> None:
     """The same runs and risks, byte for byte; only the intervals differ, by the looks taken.
 
     An extension is one more look at each extended record's verdict, so its interval spends less
-    error (:func:`privgame.metrics.look_level`) and is wider: it contains the fresh run's.
+    error (:func:`privgame.core.metrics.look_level`) and is wider: it contains the fresh run's.
     """
     for name in ("scores.parquet", "spec.json"):
         assert (extended.path / name).read_bytes() == (fresh.path / name).read_bytes(), name

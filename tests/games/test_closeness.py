@@ -11,19 +11,19 @@ import pandas as pd
 import pytest
 from builders import release_audit
 
-from privgame.audit import record_similarity_text, run_summary, similarity_answer
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core.seeding import Role, stream
 from privgame.data import BUNDLED_ADULT
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
+from privgame.data.similarity import GowerEncoding, record_similarity
+from privgame.games.audit import record_similarity_text, run_summary, similarity_answer
 from privgame.games.closeness import MAX_HOLDOUT_ROWS, holdout_rows
 from privgame.games.plan import run_split
 from privgame.generators import create
-from privgame.release import make_release
-from privgame.seeding import Role, stream
-from privgame.similarity import GowerEncoding, record_similarity
-from privgame.spec import AttackSettings
-from privgame.store import RunFolder
+from privgame.outputs.release import make_release
+from privgame.settings.run_spec import AttackSettings
+from privgame.store.folders import RunFolder
 
 
 @pytest.fixture(scope="module")
@@ -201,8 +201,8 @@ def test_a_record_sentence_reads_its_figures() -> None:
 
 
 def test_the_chart_plots_each_record_and_counts_the_ones_the_test_cannot_see(synthpop_run: RunFolder) -> None:
-    from privgame.audit import records_at
-    from privgame.figures import similarity_chart
+    from privgame.games.audit import records_at
+    from privgame.outputs.figures import similarity_chart
 
     records = records_at(synthpop_run.records(), 0.6).assign(
         risk_model_seeded_low=[0.9, 0.9, 0.1, 0.1, 0.1], risk_model_seeded_high=[1.0, 1.0, 0.55, 0.55, 0.55]

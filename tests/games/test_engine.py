@@ -15,14 +15,14 @@ import pytest
 from blind_generator import blind_generator
 from builders import small_spec
 
-from privgame.errors import RunError
+from privgame.core.errors import RunError
+from privgame.core.seeding import Role
 from privgame.games.engine import Progress, build_context, execute, start_run
 from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk
 from privgame.generators import create
-from privgame.seeding import Role
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder, new_run_folder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store.folders import RunFolder, new_run_folder
 
 
 def _spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
@@ -127,7 +127,7 @@ def test_fitting_the_model_seeded_in_models_once_equals_fitting_each(small_adult
     ctx, _ = build_context(spec, table)
     assert create("synthpop").deterministic_fit
     fast = shared_chunk(ctx, Role.MS_IN, 0, 4)
-    from privgame.seeding import stream
+    from privgame.core.seeding import stream
 
     for i in range(4):
         rng = stream(ctx.seed, 0, Role.MS_IN, i)

@@ -10,14 +10,14 @@ import pandas as pd
 import pytest
 from same_runs import assert_same_runs
 
-from privgame import metrics
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core import metrics
+from privgame.core.errors import ParameterError
 from privgame.data import BUNDLED_ADULT, load_dataset
-from privgame.errors import ParameterError
 from privgame.games.engine import extend, start_run, undecided_records
-from privgame.setups import AuditInputs, release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import AuditInputs, release_inputs
+from privgame.store.folders import RunFolder
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json", "spec.json")
 
@@ -262,7 +262,7 @@ def test_a_cancelled_extension_keeps_the_results_of_before(inputs: AuditInputs, 
 def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp_path: Path) -> None:
     import time
 
-    from privgame.background import launch_extend
+    from privgame.runs.background import launch_extend
 
     folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
     with pytest.raises(ParameterError, match="already has 8 evaluation runs"):

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from builders import small_spec
 
+from privgame.core.seeding import Role, stream
 from privgame.games.engine import build_context
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, Game, played
-from privgame.seeding import Role, stream
-from privgame.spec import AttackSettings
+from privgame.settings.run_spec import AttackSettings
 
 
 def test_each_game_owns_its_names_and_roles() -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privgame.core.seeding import stream
 from privgame.games import plan
-from privgame.seeding import stream
 
 AUX = np.arange(0, 300)
 EVAL = np.arange(300, 500)

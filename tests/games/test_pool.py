@@ -12,14 +12,14 @@ import pytest
 from builders import small_spec
 from same_runs import assert_same_runs
 
-from privgame import metrics
-from privgame.cli import main
-from privgame.errors import ParameterError
+from privgame.cli.main import main
+from privgame.core import metrics
+from privgame.core.errors import ParameterError
 from privgame.games import context, pool
 from privgame.games.engine import build_context, execute, extend, plan_summary, start_run
 from privgame.games.preflight import create_run
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store.folders import RunFolder
 
 RESULT_FILES = ("records.csv", "scores.parquet", "summary.json")
 

@@ -13,14 +13,14 @@ from blind_generator import blind_generator
 from builders import small_spec
 from same_runs import assert_same_runs
 
-from privgame.errors import ParameterError
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import Role, stream
 from privgame.games import threat
 from privgame.games.engine import build_context, execute, extend, start_run
 from privgame.games.plan import count_fits
 from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
-from privgame.seeding import Role, stream
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 
 LOO = AttackSettings(n_shadow=20, n_eval=20, games="model-seeded", attacker="leave-one-out")
 

@@ -23,7 +23,7 @@ from privgame.games.warmup import warm_up
 from privgame.games.work import Context
 from privgame.attack import queries
 from privgame.generators import _cart, bayesnet
-from privgame.seeding import stream
+from privgame.core.seeding import stream
 
 rng = stream(0, 99)
 n = 300

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.core.errors import ParameterError, SchemaError
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Column, Schema, infer_schema
-from privgame.errors import ParameterError, SchemaError
 from privgame.generators import create
 from privgame.generators.bayesnet import (
     GUIDE,

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privgame.core.errors import DataError, ParameterError, SchemaError
 from privgame.data import encode, load_dataset
 from privgame.data.schema import CATEGORICAL, Column, Schema
-from privgame.errors import DataError, ParameterError, SchemaError
 from privgame.generators import bayesnet
 from privgame.generators.bayesnet import BaynetGenerator, PrivBayesGenerator, _BayesNetBase
 

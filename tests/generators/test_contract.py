@@ -6,11 +6,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.core.errors import ParameterError
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, decode, encode, load_dataset
 from privgame.data.schema import Schema
-from privgame.errors import ParameterError
 from privgame.generators import GENERATORS, SyntheticGenerator, available, create
-from privgame.seeding import stream
 
 
 @pytest.fixture(scope="module")

@@ -18,17 +18,17 @@ import psutil
 import pytest
 
 import privgame.games.engine
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING
+from privgame.core.errors import GeneratorContractError, ParameterError
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, Sizes, encode, load_dataset
 from privgame.data.schema import Schema
-from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING
-from privgame.errors import GeneratorContractError, ParameterError
-from privgame.estimate import calibrate
+from privgame.games.estimate import calibrate
 from privgame.generators import create, resolve
 from privgame.generators.external import ExternalCommand
-from privgame.seeding import stream
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.store.folders import RunFolder
 
 SCRIPT = Path(__file__).with_name("external_script.py")
 PLACES = "--train {train} --output {output} --rows {rows} --seed {seed}"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from privgame.cli import main
+from privgame.cli.main import main
 from privgame.data import BUNDLED_ADULT
-from privgame.store import RunFolder
+from privgame.store.folders import RunFolder
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.generators.plugin_example:IndependentBootstrap"

@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 
 import privgame.games.engine
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING
 from privgame.data import BUNDLED_ADULT
-from privgame.defaults import PLUGIN_TIME_LIMIT_SETTING
-from privgame.store import RunFolder
+from privgame.store.folders import RunFolder
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN = "tests.generators.hostile_plugin:TurnsHostile"

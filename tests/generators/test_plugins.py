@@ -17,9 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.core.errors import GeneratorContractError, ParameterError, RunError
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.data.schema import Schema
-from privgame.errors import GeneratorContractError, ParameterError, RunError
 from privgame.games.preflight import create_run
 from privgame.generators import (
     ContractReport,
@@ -33,10 +34,9 @@ from privgame.generators import (
     resolve,
 )
 from privgame.generators.marginals import MarginalsGenerator
-from privgame.options import add_generator_options, generator_params
-from privgame.seeding import stream
-from privgame.spec import RunSpec
-from privgame.store import new_run_folder, open_run
+from privgame.settings.generator_options import add_generator_options, generator_params
+from privgame.settings.run_spec import RunSpec
+from privgame.store.folders import new_run_folder, open_run
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = "tests.generators.plugin_example:IndependentBootstrap"

@@ -16,11 +16,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
 from privgame.data.schema import Schema
 from privgame.generators import GENERATORS, available, create
 from privgame.generators.base import SyntheticGenerator
-from privgame.seeding import stream
 
 WITH_REFIT = [name for name in available() if callable(getattr(GENERATORS[name], "refit_swap", None))]
 SETTINGS: dict[str, list[dict[str, Any]]] = {

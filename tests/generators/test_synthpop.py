@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
+from privgame.core.errors import DataError, ParameterError
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema, infer_schema
-from privgame.errors import DataError, ParameterError
 from privgame.generators import create
 from privgame.generators._cart import apply_tree, best_split, grow_forest, grow_tree, sample_forest
 from privgame.generators.synthpop import SynthpopGenerator

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from privgame.core.errors import DataError, ParameterError
 from privgame.data import encode, load_dataset
 from privgame.data.schema import Column, Schema
-from privgame.errors import DataError, ParameterError
 from privgame.generators import _cart
 from privgame.generators.synthpop import SynthpopGenerator
 

@@ -20,16 +20,16 @@ import pandas as pd
 import pytest
 from builders import small_spec
 
-from privgame import figures
-from privgame.cli import main
-from privgame.commands.export import export_bytes
+from privgame.cli.commands.export import export_bytes
+from privgame.cli.main import main
+from privgame.core.errors import DataError
+from privgame.core.records import RESULT_COLUMNS, normalise_records, value_column, value_columns
 from privgame.data import load_table
-from privgame.errors import DataError
 from privgame.games.engine import start_run
-from privgame.records import RESULT_COLUMNS, normalise_records, value_column, value_columns
-from privgame.release import make_release
-from privgame.report import high_risk, html_report, record_profile
-from privgame.store import RunFolder
+from privgame.outputs import figures
+from privgame.outputs.release import make_release
+from privgame.outputs.run_report import high_risk, html_report, record_profile
+from privgame.store.folders import RunFolder
 
 # ---- a Parquet index named like a column -------------------------------------------------------
 

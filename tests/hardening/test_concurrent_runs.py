@@ -2,7 +2,7 @@
 
 Four runs on four different tables start at once under the same runs root: two the way the
 dashboard starts them on "Launch the audit" (:func:`privgame.games.preflight.create_run`, then
-:func:`privgame.background.launch`, a detached ``privgame resume``), one with ``privgame run`` on
+:func:`privgame.runs.background.launch`, a detached ``privgame resume``), one with ``privgame run`` on
 the command line, and one in this process (:func:`privgame.games.engine.start_run`).
 """
 
@@ -21,13 +21,13 @@ import pytest
 from _hardening import REPO, cli_command
 from builders import SIZES, small_spec
 
-from privgame.background import launch
+from privgame.core.records import value_column
 from privgame.data import fingerprint_table, load_dataset
 from privgame.games.engine import start_run
 from privgame.games.preflight import create_run
-from privgame.records import value_column
-from privgame.spec import TargetSelection
-from privgame.store import RunFolder, list_runs, open_run
+from privgame.runs.background import launch
+from privgame.settings.run_spec import TargetSelection
+from privgame.store.folders import RunFolder, list_runs, open_run
 
 ORIGINS = ("session-a", "session-b", "cli", "in-process")
 

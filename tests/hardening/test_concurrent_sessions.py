@@ -12,10 +12,10 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from privgame.core.records import value_column
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.data.splits import Sizes
-from privgame.records import value_column
-from privgame.store import RunFolder, list_runs
+from privgame.store.folders import RunFolder, list_runs
 
 ROOT = Path(__file__).resolve().parents[2]
 

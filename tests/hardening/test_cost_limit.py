@@ -1,9 +1,10 @@
 """No run may ask for unbounded work: absurd counts are refused, and so is a run estimated too long.
 
 ``--n-shadow 1000000000`` or ``--n-eval 10**12`` once started a run of centuries. Now the counts
-have hard limits (:data:`privgame.spec.MAX_N_SHADOW`, :data:`privgame.spec.MAX_N_EVAL`), checked
+have hard limits (:data:`privgame.settings.run_spec.MAX_N_SHADOW`,
+:data:`privgame.settings.run_spec.MAX_N_EVAL`), checked
 before anything is read or written, and a run whose estimated CPU time is over
-:data:`privgame.estimate.COST_LIMIT_SECONDS` (30 days) is refused before any work with its
+:data:`privgame.games.estimate.COST_LIMIT_SECONDS` (30 days) is refused before any work with its
 estimate, unless ``--i-know-its-large`` (a check box on the Evaluate page) says it is meant.
 """
 
@@ -20,13 +21,13 @@ import pytest
 from builders import small_spec
 from streamlit.testing.v1 import AppTest
 
-import privgame.estimate
 import privgame.games.engine
-from privgame.cli import main
+import privgame.games.estimate
+from privgame.cli.main import main
+from privgame.core.errors import ParameterError
 from privgame.data import Sizes, load_dataset
-from privgame.errors import ParameterError
-from privgame.estimate import Calibration, check_cost, in_words
-from privgame.spec import MAX_N_EVAL, MAX_N_SHADOW, AttackSettings
+from privgame.games.estimate import Calibration, check_cost, in_words
+from privgame.settings.run_spec import MAX_N_EVAL, MAX_N_SHADOW, AttackSettings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,7 +90,9 @@ def test_a_run_far_over_the_limit_is_refused_with_its_estimate(
         raise AssertionError("the run started instead of being refused")  # never a run of weeks
 
     monkeypatch.setattr(privgame.games.engine, "execute", started)
-    monkeypatch.setattr(privgame.estimate, "COST_LIMIT_SECONDS", 2 * privgame.estimate.DAY_SECONDS)
+    monkeypatch.setattr(
+        privgame.games.estimate, "COST_LIMIT_SECONDS", 2 * privgame.games.estimate.DAY_SECONDS
+    )
     argv = ["run", "--data", str(data), "--generator", "synthpop", "--all-targets"]
     argv += ["--n-shadow", "100000", "--n-eval", "100000", "--attacker", "population"]
     assert main([*argv, "--workers", "2", "--out", str(out)]) == 2
@@ -102,7 +105,7 @@ def test_a_run_far_over_the_limit_is_refused_with_its_estimate(
 def test_the_limit_can_be_overridden_on_the_command_line(
     small_adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(privgame.estimate, "COST_LIMIT_SECONDS", 0.001)  # every run is over it
+    monkeypatch.setattr(privgame.games.estimate, "COST_LIMIT_SECONDS", 0.001)  # every run is over it
     out = tmp_path / "runs"
     argv = ["run", "--data", str(small_adult), "--generator", "marginals", "--setup", "paper"]
     argv += ["--size", "60", "--targets", "2", "--n-shadow", "8", "--n-eval", "8", "--workers", "1"]
@@ -137,7 +140,7 @@ def test_a_generator_that_cannot_be_timed_is_not_refused(
     def broken(*args: object, **kwargs: object) -> Calibration:
         raise RuntimeError("a plug-in that fails outside the run")
 
-    monkeypatch.setattr(privgame.estimate, "calibrate", broken)
+    monkeypatch.setattr(privgame.games.estimate, "calibrate", broken)
     found = check_cost(spec, table, workers=1)
     assert not found.over and np.isnan(found.cpu_seconds) and "no estimate" in found.text
 
@@ -175,7 +178,7 @@ def test_the_evaluate_page_refuses_a_run_over_the_limit_unless_ticked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, adult_rows: pd.DataFrame
 ) -> None:
     monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
-    monkeypatch.setattr(privgame.estimate, "COST_LIMIT_SECONDS", 0.001)
+    monkeypatch.setattr(privgame.games.estimate, "COST_LIMIT_SECONDS", 0.001)
     at = _evaluate_page(adult_rows)
     at.selectbox(key="generator").set_value("marginals")
     at.number_input(key="n_shadow").set_value(8)

@@ -20,11 +20,11 @@ import pytest
 from _hardening import REPO, cli_command
 from builders import small_spec
 
-from privgame.errors import RunError
+from privgame.core.errors import RunError
 from privgame.games.engine import execute, start_run
 from privgame.games.preflight import create_run
-from privgame.spec import TargetSelection
-from privgame.store import CHECKSUMS, LOCK, RunFolder, atomic_write
+from privgame.settings.run_spec import TargetSelection
+from privgame.store.folders import CHECKSUMS, LOCK, RunFolder, atomic_write
 
 _TEMPORARY = re.compile(r"^\..+\.[0-9a-f]{8}\.tmp$")
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S+)$")

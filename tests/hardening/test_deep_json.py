@@ -3,7 +3,7 @@
 Python's ``json`` recurses into nested brackets, so ``[[[[...]]]]`` a few thousand levels deep
 raises ``RecursionError``. Every JSON text privgame reads from a user (a ``--domain`` file, the
 Data page's domain upload, a ``--param`` value, a file that is JSON posing as CSV) is measured
-before it is parsed (:mod:`privgame.jsonlimits`).
+before it is parsed (:mod:`privgame.core.jsonlimits`).
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core.errors import DataError, ParameterError
+from privgame.core.jsonlimits import check_limits, loads_limited, nesting_depth
 from privgame.data import load_table, parse_domain
 from privgame.data.domain import MAX_DOMAIN_BYTES, MAX_DOMAIN_DEPTH
-from privgame.errors import DataError, ParameterError
-from privgame.jsonlimits import check_limits, loads_limited, nesting_depth
 
 DEEP = 200_000
 HOSTILE_DOMAINS: dict[str, bytes] = {

@@ -17,10 +17,10 @@ import pytest
 from _hardening import REPO, cli_command
 from builders import small_spec
 
-import privgame.execution as execution
-from privgame.errors import RunError
+import privgame.settings.executors as execution
+from privgame.core.errors import RunError
 from privgame.games.preflight import create_run
-from privgame.spec import AttackSettings, TargetSelection
+from privgame.settings.run_spec import AttackSettings, TargetSelection
 
 # -- group 9: no orphaned workers ----------------------------------------------------------------
 

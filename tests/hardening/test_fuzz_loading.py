@@ -1,7 +1,7 @@
 """Fuzzing the loader and the schema inference with hypothesis.
 
 Whatever the bytes, :func:`privgame.data.load_table` returns a table or raises a
-:class:`~privgame.errors.DataError`, and :func:`privgame.data.inspect_dataset` (loader, schema
+:class:`~privgame.core.errors.DataError`, and :func:`privgame.data.inspect_dataset` (loader, schema
 inference, validation, missing-value policy) returns an inspection or raises one; a table without
 problems encodes for the generators. Nothing else may escape (no TypeError, no pyarrow error, no
 csv.Error, no UnicodeError).
@@ -17,9 +17,9 @@ import pandas as pd
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from privgame.core.errors import DataError
 from privgame.data import encode, fingerprint_table, inspect_dataset, load_table
 from privgame.data.dataset import Inspection
-from privgame.errors import DataError
 
 FUZZ = settings(
     max_examples=200,

@@ -29,11 +29,11 @@ import pyarrow.parquet as pq
 import pytest
 from _hardening import REPO, cli_command
 
-from privgame.cli import main
+from privgame.cli.main import main
+from privgame.core.errors import DataError
 from privgame.data import inspect_dataset, load_dataset, load_table
-from privgame.errors import DataError
 from privgame.games.preflight import create_run
-from privgame.spec import RunSpec
+from privgame.settings.run_spec import RunSpec
 
 MIB = 1024 * 1024
 

@@ -24,9 +24,9 @@ from streamlit.testing.v1 import AppTest
 
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.games.engine import start_run
-from privgame.setups import release_inputs
-from privgame.spec import AttackSettings, RunSpec, TargetSelection
-from privgame.store import RunFolder
+from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs
+from privgame.store.folders import RunFolder
 
 ROOT = Path(__file__).resolve().parents[2]
 BEACON = "http://beacon.invalid"
@@ -161,7 +161,7 @@ def test_errors_paths_and_failed_runs_are_shown_as_text(
 def test_an_error_naming_a_hostile_file_is_shown_as_text() -> None:
     def script() -> None:
         from pages import show_error
-        from privgame.errors import DataError
+        from privgame.core.errors import DataError
 
         name = "![f](http://beacon.invalid/file.png).csv"
         show_error(DataError(f"{name} is not a CSV file.", [f"line 3 of {name}: <img src=x>"]))

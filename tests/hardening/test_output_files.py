@@ -1,7 +1,7 @@
 """Every file the command line writes is owner-only, spreadsheet-safe, whole, and never a pipe or device.
 
 ``synth -o``, ``export -o`` (records, high-risk list, spec, HTML report), ``release -o`` and its
-card go through one helper (:func:`privgame.outputs.write_output`): a FIFO, a socket, a device
+card go through one helper (:func:`privgame.outputs.files.write_output`): a FIFO, a socket, a device
 node or a folder is refused before any work, the file is created with mode 0600 whatever the
 umask, and the synthetic table's text cells are neutralised like every CSV privgame writes,
 while numbers (negative ones included) stay numbers.
@@ -20,11 +20,11 @@ import pandas as pd
 import pytest
 from builders import small_spec
 
-from privgame.cli import main
-from privgame.errors import ParameterError
+from privgame.cli.main import main
+from privgame.core.errors import ParameterError
 from privgame.games.engine import start_run
-from privgame.outputs import check_output_path, write_output
-from privgame.store import RunFolder
+from privgame.outputs.files import check_output_path, write_output
+from privgame.store.folders import RunFolder
 
 FORMULAS = ['=HYPERLINK("http://x")', "+SUM(A1)", "-2+3", "@cmd", "plain"]
 

@@ -21,12 +21,12 @@ from builders import small_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from privgame.core.errors import RunError
 from privgame.data import load_table
-from privgame.errors import RunError
 from privgame.games.engine import start_run
 from privgame.games.preflight import create_run
-from privgame.spec import RunSpec, TargetSelection
-from privgame.store import list_runs, new_run_folder, open_run
+from privgame.settings.run_spec import RunSpec, TargetSelection
+from privgame.store.folders import list_runs, new_run_folder, open_run
 
 # ---- no network at run time ----------------------------------------------------------------------
 

@@ -24,12 +24,12 @@ import pytest
 from _hardening import REPO, cli, cli_command
 from builders import small_spec
 
-from privgame.errors import OutputError, RunError
-from privgame.execution import default_workers, describe_executor, resolve_workers
+from privgame.core.errors import OutputError, RunError
 from privgame.games.engine import execute, start_run
 from privgame.games.preflight import create_run
-from privgame.spec import AttackSettings, TargetSelection
-from privgame.store import (
+from privgame.settings.executors import default_workers, describe_executor, resolve_workers
+from privgame.settings.run_spec import AttackSettings, TargetSelection
+from privgame.store.folders import (
     CHECKSUMS,
     DAMAGED,
     PLAN,
@@ -294,7 +294,7 @@ def test_a_second_resume_while_one_runs_is_refused(small_adult: Path, tmp_path: 
 
 
 _HOLD = (
-    "import sys, time; from privgame.store import RunFolder; "
+    "import sys, time; from privgame.store.folders import RunFolder; "
     "f = RunFolder(sys.argv[1]); c = f.claim(); c.__enter__(); print('held', flush=True); time.sleep(120)"
 )
 
@@ -399,8 +399,8 @@ def test_a_study_checks_its_spec_and_data(small_adult: Path, tmp_path: Path) -> 
 
 
 def test_a_study_job_folder_is_checksummed(small_adult: Path, tmp_path: Path) -> None:
+    from privgame.outputs.study_figures import figure_html
     from privgame.studies import StudySpec, create_study, execute_study
-    from privgame.study_figures import figure_html
 
     base, table = small_spec(
         small_adult, generator="marginals", targets=TargetSelection("random", 1), attack=AttackSettings(8, 8)
@@ -441,7 +441,7 @@ def test_symlinked_run_folders_are_not_listed_opened_or_followed(root: Path, tmp
 
 
 def test_deleting_never_fails_with_a_raw_error(root: Path, tmp_path: Path) -> None:
-    from privgame.store import remove_folder
+    from privgame.store.folders import remove_folder
 
     folder = _good(root)
     outside = shutil.copytree(folder.path, tmp_path / "outside")
@@ -504,7 +504,7 @@ def test_a_run_that_cannot_start_leaves_no_copy_of_the_table(
 def test_a_failed_creation_removes_what_it_wrote(
     small_adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.store as store
+    import privgame.store.folders as store
 
     spec, table = small_spec(small_adult, generator="marginals")
     real = store.os.replace
@@ -528,7 +528,7 @@ def test_a_failed_creation_removes_what_it_wrote(
 def test_a_full_disk_while_the_results_are_written_ends_failed(
     small_adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.store as store
+    import privgame.store.folders as store
 
     spec, table = small_spec(small_adult, generator="marginals", targets=TargetSelection("random", 2))
     folder = create_run(tmp_path, spec, table)
@@ -587,8 +587,8 @@ def test_workers_minus_one_records_the_real_count(tmp_path: Path, finished: RunF
 
 
 def test_the_cell_limit_applies_to_parquet_too(tmp_path: Path) -> None:
+    from privgame.core.errors import DataError
     from privgame.data.loading import load_table
-    from privgame.errors import DataError
 
     long = "x" * 131_073
     for name, frame in {
@@ -609,7 +609,7 @@ def test_the_cell_limit_applies_to_parquet_too(tmp_path: Path) -> None:
 def test_the_command_line_reports_a_raw_write_error_as_one(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import privgame.cli as cli_module
+    import privgame.cli.main as cli_module
 
     def full(args: object) -> int:
         raise OSError(errno.ENOSPC, "No space left on device", "/out/records.csv")

@@ -4,7 +4,7 @@ Column names, category values and file names carry ANSI and OSC sequences (colou
 screen, a hyperlink, a window title), C1 controls, a bell, backspaces, carriage returns, line
 breaks and a right-to-left override. Every command that echoes them (``schema``, its JSON, the
 errors, ``run`` with its progress bar and summary, ``report``, ``export``, ``synth``,
-``release``) must show them as visible escapes (:mod:`privgame.terminal`).
+``release``) must show them as visible escapes (:mod:`privgame.cli.terminal`).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from _hardening import REPO, cli_command
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privgame.cli import main
-from privgame.terminal import SafeStream, json_text, safe_output, terminal_safe
+from privgame.cli.main import main
+from privgame.cli.terminal import SafeStream, json_text, safe_output, terminal_safe
 
 ESC = "\x1b"
 # What a terminal would act on (tab and line feed give the output its shape).

@@ -1,0 +1,1 @@
+"""The command line: ``python -m privgame`` and its commands."""

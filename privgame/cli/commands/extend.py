@@ -1,0 +1,102 @@
+"""``python -m privgame extend``: more evaluation runs where the verdict is still undecided."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from privgame.cli.commands._interrupt import execution_flags, interrupted, privgame_command
+from privgame.cli.commands._progress import ProgressBar
+from privgame.cli.terminal import terminal_safe
+from privgame.core.errors import ParameterError
+from privgame.service import MAX_N_EVAL, parse_ids
+from privgame.settings.generator_options import add_plugin_time_limit
+
+__all__ = ["add_parser", "describe_pass", "run"]
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    parser = subparsers.add_parser(
+        "extend",
+        help="add evaluation runs to the records whose verdict is undecided",
+        description=(
+            "Add evaluation runs, in both games, to records of a finished run, up to --n-eval runs per "
+            "game. Every run already made is reused and nothing is trained twice; extending every "
+            "record gives exactly the results of a run started with that many runs."
+        ),
+    )
+    parser.add_argument("run_dir", help="a finished run's folder")
+    parser.add_argument("--n-eval", type=int, required=True, help="evaluation runs per game wanted (even)")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
+        "--undecided-only",
+        action="store_true",
+        help="extend the records whose 95%% interval contains t (the default)",
+    )
+    chosen.add_argument("--all", action="store_true", help="extend every audited record")
+    chosen.add_argument("--record-ids", nargs="+", metavar="ID", help="extend these records")
+    parser.add_argument(
+        "--threshold", type=float, help="t for choosing undecided records (default: the run's)"
+    )
+    parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
+    add_plugin_time_limit(parser)
+    parser.add_argument(
+        "--scheduler",
+        help="Dask scheduler tcp://HOST:PORT (default: $PRIVGAME_SCHEDULER when set, else local workers)",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=run)
+
+
+def describe_pass(result: dict[str, object]) -> str:
+    """One line: how many records got runs, and how many of the undecided ones it resolved."""
+    extended = result["extended"]
+    resolved = result["resolved"]
+    left = result["undecided_after"]
+    return (
+        f"N_eval {result['n_eval']}: {len(extended)} records got more runs, "  # type: ignore[arg-type]
+        f"{len(resolved)} resolved, {len(left)} still undecided."  # type: ignore[arg-type]
+    )
+
+
+def _again(path: object, args: argparse.Namespace, record_ids: list[int] | None) -> str:
+    """The ``extend`` command that goes on where this one stopped (nothing is trained twice)."""
+    chosen: list[object] = []
+    if args.all:
+        chosen = ["--all"]
+    elif record_ids:
+        chosen = ["--record-ids", *record_ids]
+    if args.threshold is not None:
+        chosen += ["--threshold", args.threshold]
+    return privgame_command("extend", path, "--n-eval", args.n_eval, *chosen, *execution_flags(args))
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.n_eval > MAX_N_EVAL:
+        raise ParameterError(f"--n-eval must be at most {MAX_N_EVAL:,}, a hard limit; got {args.n_eval:,}.")
+    from privgame.service import RunFolder, extend, scheduler_address
+
+    folder = RunFolder(args.run_dir)
+    record_ids: list[int] | None = None
+    if args.all:
+        record_ids = [int(r) for r in folder.records()["record_id"]]
+    elif args.record_ids:
+        record_ids = list(parse_ids(args.record_ids))
+    print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    try:
+        result = extend(
+            folder,
+            args.n_eval,
+            record_ids=record_ids,
+            threshold=args.threshold,
+            workers=args.workers,
+            scheduler=scheduler_address(args.scheduler),
+            progress=ProgressBar(args.quiet),
+        )
+    except KeyboardInterrupt:
+        return interrupted("run", folder.path, _again(folder.path, args, record_ids))
+    if result.get("cancelled"):
+        print(f"cancelled; run it again to finish: {_again(folder.path, args, record_ids)}", file=sys.stderr)
+        return 3
+    print(describe_pass(result))
+    return 0

@@ -1,0 +1,91 @@
+"""Defaults and choices that the command line's help shows, in a module that imports no library.
+
+``python -m privgame --help`` builds every sub-command's parser, so what a parser needs must not
+pull in numpy, pandas, scikit-learn, numba or plotly (the CLI would take seconds to start). The
+modules that use these values (:mod:`privgame.data.splits`, :mod:`privgame.data.dataset`,
+:mod:`privgame.outputs.run_report`, :mod:`privgame.studies`) import them from here, so each has one source.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = [
+    "ATTACKERS",
+    "DEFAULT_ATTACKER",
+    "DEFAULT_DATASETS",
+    "DEFAULT_EPSILONS",
+    "DEFAULT_HOLDOUT",
+    "DEFAULT_N_EVALS",
+    "DEFAULT_SIZES",
+    "EXPORT_FORMATS",
+    "MISSING_POLICIES",
+    "NOT_RUN",
+    "PLUGIN_TIME_LIMIT_SECONDS",
+    "PLUGIN_TIME_LIMIT_SETTING",
+    "STUDIES",
+    "STUDY_TITLES",
+]
+
+DEFAULT_HOLDOUT = 0.3
+"""The share of the owner's table held back to play the population when no population is given."""
+
+ATTACKERS: tuple[str, ...] = ("leave-one-out", "population")
+"""The threat models a run can be judged against (see :mod:`privgame.games.threat`): an attacker
+who knows every record of D but the target, or one who knows a sample of the population."""
+
+DEFAULT_ATTACKER: dict[str, str] = {"release": "leave-one-out", "paper": "population"}
+"""The attacker of each set-up when none is named: a release is judged against the worst case;
+the paper's research set-up keeps the paper's attacker."""
+
+PLUGIN_TIME_LIMIT_SECONDS = 3600.0
+"""The default limit on one call of a plug-in's ``fit`` or ``sample``: an audit makes thousands of
+fits, so a plug-in that needs an hour for one cannot be audited anyway, and one that hangs must
+not hold a run for ever."""
+
+PLUGIN_TIME_LIMIT_SETTING = "PRIVGAME_PLUGIN_TIME_LIMIT"
+"""The environment variable that sets another limit, in seconds (``--plugin-time-limit`` sets it for
+one command; the engine hands it to its worker processes)."""
+
+NOT_RUN = "not run"
+"""What every figure and verdict of a game that was not played reads (the traditional game of a
+run that played the model-seeded game alone), on the pages, in the reports and in the exports."""
+
+MISSING_POLICIES: tuple[str, ...] = ("drop", "category")
+"""What to do with missing values: drop the row, or make them a category of their own."""
+
+EXPORT_FORMATS: tuple[str, ...] = ("csv", "csv-excel", "json", "parquet")
+"""The table formats :func:`privgame.outputs.run_report.to_bytes` writes (``csv-excel``: UTF-8 BOM, ``;``)."""
+
+STUDIES: tuple[str, ...] = ("size", "epsilon", "datasets", "convergence")
+"""The paper's studies that ``python -m privgame study`` runs."""
+
+STUDY_TITLES: dict[str, str] = {
+    "size": "Dataset size (Fig. 3)",
+    "epsilon": "Differential privacy: PrivBayes' epsilon (Fig. 4)",
+    "datasets": "One record in different datasets (Fig. 5)",
+    "convergence": "Convergence in N_eval (Fig. 6, Appendix C)",
+}
+"""A short title of each study, naming the paper's figure it reproduces."""
+
+DEFAULT_SIZES: tuple[int, ...] = (200, 500, 1000, 2000, 5000, 10000)
+"""The size study's values of |D|."""
+
+DEFAULT_EPSILONS: tuple[float, ...] = (math.inf, 100.0, 10.0, 1.0)
+"""The epsilon study's privacy budgets."""
+
+DEFAULT_DATASETS = 15
+"""The datasets study's number of datasets."""
+
+DEFAULT_N_EVALS: tuple[int, ...] = tuple(range(100, 2001, 100))
+"""The convergence study's values of N_eval."""
+
+LEAVE_OUT_CHOICES: tuple[str, ...] = ("at-risk", "at-risk-and-undecided")
+"""``remedy --leave-out``'s choices (the keys of :data:`privgame.runs.remedy.LEAVE_OUT`)."""
+
+SAMPLE_CHOICES: tuple[str, ...] = ("kept", "fresh")
+"""``remedy --sample``'s choices: a leave-out re-audit keeps the parent's random sample (the
+default) or draws a fresh one (see :mod:`privgame.runs.remedy`)."""
+
+UTILITY_SAMPLES = 5
+"""``utility --samples``' default (:data:`privgame.analysis.utility.DEFAULT_SAMPLES`)."""

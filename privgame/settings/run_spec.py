@@ -1,0 +1,434 @@
+"""The frozen run specification: everything that determines a run's results.
+
+A :class:`RunSpec` is built by the CLI or the dashboard, validated, written as ``spec.json``
+into the run folder and read back by the engine. How a run is executed (number of workers,
+Dask scheduler) is not part of the spec: it never changes the results.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from privgame.core.defaults import ATTACKERS
+from privgame.core.errors import ParameterError
+from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
+
+__all__ = [
+    "ATTACKERS",
+    "GAMES",
+    "MAX_N_EVAL",
+    "MAX_N_SHADOW",
+    "SETUP_KINDS",
+    "TARGET_MODES",
+    "TRADITIONAL_MODES",
+    "AttackSettings",
+    "RunSpec",
+    "Setup",
+    "TargetSelection",
+    "package_versions",
+]
+
+TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
+TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
+SETUP_KINDS: tuple[str, ...] = ("release", "paper")
+TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
+_SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (spec stays below the generators)
+GAMES: tuple[str, ...] = ("both", "model-seeded")
+"""Which games a run plays: both, or the model-seeded game alone (the verdict rests on it)."""
+
+
+@dataclass(frozen=True)
+class TargetSelection:
+    """Which records of the target dataset D are evaluated.
+
+    Attributes
+    ----------
+    mode : {"plan", "all", "random", "outliers", "ids"}
+        ``plan``: the audit plan, the ``outliers`` most outlying records of D
+        plus a uniform random sample of ``random`` records of D (an unbiased estimate of the
+        share of all of D at risk); every record of D; ``k`` random records; the ``k`` most
+        outlying records (see :func:`privgame.settings.targets.outlier_scores`); or the records listed
+        in ``ids``.
+    k : int or None
+        Number of records for ``random`` and ``outliers``.
+    ids : tuple of int
+        Record ids (row numbers of the prepared table) for ``ids``; each must be in D.
+    outliers, random : int
+        The audit plan's two groups (``plan`` only); either may be 0, not both.
+    sample_ids : tuple of int
+        ``plan`` only: the random group's records, fixed instead of drawn (``random`` of them).
+        A leave-out remedy keeps its parent's random sample this way (see
+        :mod:`privgame.runs.remedy`); empty (the default) draws a uniform random sample of D.
+    """
+
+    mode: TargetMode = "random"
+    k: int | None = 20
+    ids: tuple[int, ...] = ()
+    outliers: int = 0
+    random: int = 0
+    sample_ids: tuple[int, ...] = ()
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        if self.mode not in TARGET_MODES:
+            out.append(f"target selection {self.mode!r} is unknown; use one of {list(TARGET_MODES)}.")
+        if self.mode in ("random", "outliers") and (self.k is None or self.k < 1):
+            out.append(f"the number of target records must be at least 1 (got {self.k}).")
+        if self.mode == "ids" and not self.ids:
+            out.append("no record was chosen: pick at least one record of D to audit.")
+        if self.mode == "ids" and len(set(self.ids)) != len(self.ids):
+            out.append("a record was chosen twice: list each record once.")
+        if self.mode == "plan":
+            for name in ("outliers", "random"):
+                value = getattr(self, name)
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    out.append(f"--{name} must be a whole number of records, 0 or more; got {value!r}.")
+            if self.outliers == 0 and self.random == 0:
+                out.append("the audit plan is empty: give --outliers or --random a number above 0.")
+            if self.sample_ids and len(self.sample_ids) != self.random:
+                out.append(
+                    f"the fixed random sample lists {len(self.sample_ids)} records but --random is "
+                    f"{self.random}; they must agree."
+                )
+        if self.sample_ids and self.mode != "plan":
+            out.append("a fixed random sample (sample_ids) belongs to the audit plan (mode 'plan') only.")
+        if len(set(self.sample_ids)) != len(self.sample_ids):
+            out.append("the fixed random sample lists a record twice: list each record once.")
+        return out
+
+    @classmethod
+    def plan(cls, outliers: int = 20, random: int = 20) -> TargetSelection:
+        """The audit plan: the ``outliers`` most outlying records plus ``random`` random ones."""
+        return cls(mode="plan", k=None, outliers=outliers, random=random)
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Where D, the attacker's data and the reference records come from.
+
+    ``paper``
+        The paper's instrument: one table is split into D_aux and D_eval, and a target dataset
+        D of ``sizes["target"]`` records is drawn from D_eval (Table 2's proportions).
+    ``release``
+        D is the data the release is trained on. The population the attacker knows, D_aux, and
+        the reference records come from a *holdout* of the owner's table that is never released
+        (``population="holdout"``) or from a second table (``population="table"``, stored after
+        the owner's rows in the run's table). D_aux and the reference records are disjoint; the
+        traditional game's pool is D_eval = D + the reference records.
+
+    Attributes
+    ----------
+    kind : {"paper", "release"}
+    population : {"holdout", "table"} or None
+        ``release`` only: where the population comes from.
+    data_rows : int
+        ``release`` only: rows of the owner's (prepared) table; with a population table, the run's
+        table holds these rows first and the population's after them.
+    population_rows : int
+        ``release`` only: rows of the holdout, or of the population table.
+    population_name : str or None
+        The population table's file name, for display.
+    shadow_size : int or None
+        Rows of each shadow training dataset; ``None`` means ``|D|``, as in the paper.
+    shadow_replace : bool
+        Whether shadow datasets are drawn from D_aux with replacement (the default when D_aux has
+        fewer rows than a shadow dataset needs).
+    data_fingerprint, population_fingerprint : str or None
+        SHA-256 of D and of the population part (see :func:`privgame.data.fingerprint_table`).
+    synthetic_rows : int or None
+        Rows of every synthetic dataset the attack sees, and of the release; ``None`` means
+        ``|D|``. A leave-out remedy keeps its parent's size, so the release stays as large and
+        the parent's trained attacks stay exactly valid (see :mod:`privgame.runs.remedy`).
+    """
+
+    kind: Literal["paper", "release"] = "paper"
+    population: Literal["holdout", "table"] | None = None
+    data_rows: int = 0
+    population_rows: int = 0
+    population_name: str | None = None
+    shadow_size: int | None = None
+    shadow_replace: bool = False
+    data_fingerprint: str | None = None
+    population_fingerprint: str | None = None
+    synthetic_rows: int | None = None
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        if self.kind not in SETUP_KINDS:
+            out.append(f"set-up {self.kind!r} is unknown; use one of {list(SETUP_KINDS)}.")
+        if self.kind == "release" and self.population not in ("holdout", "table"):
+            out.append("a release set-up needs a population: a holdout of the table or a second table.")
+        if self.shadow_size is not None and (
+            isinstance(self.shadow_size, bool)
+            or not isinstance(self.shadow_size, int)
+            or self.shadow_size < 2
+        ):
+            out.append(f"--shadow-size must be a whole number of at least 2; got {self.shadow_size!r}.")
+        if self.synthetic_rows is not None and (
+            isinstance(self.synthetic_rows, bool)
+            or not isinstance(self.synthetic_rows, int)
+            or self.synthetic_rows < 2
+        ):
+            out.append(f"synthetic_rows must be a whole number of at least 2; got {self.synthetic_rows!r}.")
+        return out
+
+
+@dataclass(frozen=True)
+class AttackSettings:
+    """The TAPAS attack's settings (the attacker's knowledge is fixed by the threat model).
+
+    ``n_shadow`` defaults to 1,000, the paper's: with 200 shadow datasets the attack is weaker and
+    its model-seeded risks are biased low (Synthpop on Adult: by 0.046 ± 0.012 on average against
+    1,000; see ``benchmarks/shadow_strength.py`` and REPRODUCTION.md), which would turn records
+    at risk into "not at risk".
+
+    ``traditional`` says how the traditional game's evaluation datasets are made. ``"pooled"``
+    (the default) serves every target from one seeded sequence of |D|-row datasets drawn from
+    D_eval, so a generator is trained once per pool dataset instead of once per target and run;
+    each target's game is exactly the same (see :mod:`privgame.games.pool`). ``"per-target"``
+    draws and trains every target's datasets separately. Specs written before the option existed
+    read as ``"per-target"``, so their runs resume unchanged.
+
+    ``games`` is ``"both"`` (the default) or ``"model-seeded"``: a remedy's re-audit plays the
+    model-seeded game alone unless asked for both, since the verdict rests on it; the traditional
+    game's columns then read "not run".
+
+    ``attacker`` names the threat model the attack is trained under (:mod:`privgame.games.threat`):
+    ``"population"`` (the paper's: shadow datasets drawn from D_aux; the dataclass default, so
+    specs written before the option read as it) or ``"leave-one-out"`` (the attacker knows D but
+    the target; the command line's and the dashboard's default in the release set-up). The
+    leave-one-out attacker plays the model-seeded game alone: the traditional game draws a fresh
+    dataset for every run, so no attacker can know "every other record" of it, and its risks
+    would not be comparable with the model-seeded ones.
+    """
+
+    n_shadow: int = 1000
+    n_eval: int = 200
+    classifier: Literal["random_forest", "logistic"] = "random_forest"
+    max_exact_columns: int = 20
+    traditional: Literal["pooled", "per-target"] = "pooled"
+    games: Literal["both", "model-seeded"] = "both"
+    attacker: Literal["population", "leave-one-out"] = "population"
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
+            problem = count_problem(name, getattr(self, name), most)
+            if problem is not None:
+                out.append(problem)
+        if self.classifier not in ("random_forest", "logistic"):
+            out.append(f"classifier {self.classifier!r} is unknown; use 'random_forest' or 'logistic'.")
+        if not 1 <= self.max_exact_columns <= 24:
+            out.append(
+                f"max_exact_columns must be between 1 and 24 (2^d features); got {self.max_exact_columns}."
+            )
+        if self.traditional not in TRADITIONAL_MODES:
+            out.append(
+                f"--traditional {self.traditional!r} is unknown; use 'pooled' (one pool of datasets "
+                "serves every target, the default) or 'per-target'."
+            )
+        if self.games not in GAMES:
+            out.append(f"--games {self.games!r} is unknown; use 'model-seeded' or 'both'.")
+        if self.attacker not in ATTACKERS:
+            out.append(
+                f"--attacker {self.attacker!r} is unknown; use 'leave-one-out' (knows every record of D "
+                "but the target, the worst case) or 'population' (knows a sample of the population, "
+                "the paper's)."
+            )
+        elif self.attacker == "leave-one-out" and self.games == "both":
+            out.append(
+                "--attacker leave-one-out plays the model-seeded game only: the traditional game draws a "
+                "fresh dataset for every run, so no attacker knows 'every other record' of it, and its "
+                "risks cannot be set against the leave-one-out ones. Use --games model-seeded, or "
+                "--attacker population to compare the two games under one attacker."
+            )
+        return out
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that can change a run's numbers."""
+    import numpy
+    import pandas
+    import sklearn
+
+    import privgame
+
+    return {
+        "privgame": privgame.__version__,
+        "numpy": numpy.__version__,
+        "pandas": pandas.__version__,
+        "scikit-learn": sklearn.__version__,
+    }
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run's results, frozen and JSON-serialisable.
+
+    Attributes
+    ----------
+    data_name : str
+        A human name for the data (file name), for display only.
+    data_fingerprint : str
+        SHA-256 of the prepared table.
+    schema : dict
+        :meth:`privgame.data.Schema.to_dict` of the prepared table.
+    sizes : dict
+        ``{"aux": |D_aux|, "eval": |D_eval|, "target": |D|}``; in the release set-up
+        ``eval`` is ``|D|`` plus the reference records.
+    generator : str
+        Registry name of the generator.
+    generator_params : dict
+        Its parameters.
+    attack : AttackSettings
+    targets : TargetSelection
+    threshold : float
+        The high-risk threshold t used by reports (reports may pick another).
+    seed : int
+        The root seed of every random choice.
+    versions : dict
+        Package versions, recorded for provenance.
+    setup : Setup
+        The paper's set-up or the release set-up (specs written before set-ups existed read as
+        the paper's).
+    left_out : tuple of int
+        Record ids taken out of D by a leave-out remedy: they are in neither D nor D_eval, so
+        neither the audit nor the release uses them (record ids stay the rows of the table).
+    parent : dict or None
+        A remedy run's lineage: ``{"run_id", "path", "remedies": [...], "description"}`` of the
+        run it was made from (see :mod:`privgame.runs.remedy`); None for an ordinary run.
+    """
+
+    data_name: str
+    data_fingerprint: str
+    schema: dict[str, Any]
+    sizes: dict[str, int]
+    generator: str
+    generator_params: dict[str, Any] = field(default_factory=dict)
+    attack: AttackSettings = field(default_factory=AttackSettings)
+    targets: TargetSelection = field(default_factory=TargetSelection)
+    threshold: float = 0.8
+    seed: int = 0
+    versions: dict[str, str] = field(default_factory=package_versions)
+    setup: Setup = field(default_factory=Setup)
+    left_out: tuple[int, ...] = ()
+    parent: dict[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        # A Synthpop spec names its categorical splits, so that its JSON (a run folder, a study)
+        # keeps them when the default changes; JSON written before the option reads as ordinal.
+        if self.generator == "synthpop" and "categorical_splits" not in self.generator_params:
+            params = {**self.generator_params, "categorical_splits": _SYNTHPOP_SPLITS_DEFAULT}
+            object.__setattr__(self, "generator_params", params)
+
+    def validate(self) -> RunSpec:
+        """Check every setting and raise one :class:`ParameterError` listing all problems."""
+        from privgame.generators import available, is_known
+
+        problems = [*self.attack.problems(), *self.targets.problems(), *self.setup.problems()]
+        if not is_known(self.generator):
+            problems.append(
+                f"generator {self.generator!r} is unknown; use one of {available()}, an installed plug-in, "
+                "or a plug-in class as module.path:ClassName."
+            )
+        for problem in (threshold_problem(self.threshold, numbers_only=True), seed_problem(self.seed)):
+            if problem is not None:
+                problems.append(problem)
+        if set(self.sizes) != {"aux", "eval", "target"}:
+            problems.append("sizes must give 'aux', 'eval' and 'target'.")
+        if problems:
+            raise ParameterError("The run settings are not valid.", problems)
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (infinite epsilon is written as the string "inf")."""
+        data = asdict(self)
+        data["targets"]["ids"] = list(self.targets.ids)
+        if self.targets.sample_ids:
+            data["targets"]["sample_ids"] = list(self.targets.sample_ids)
+        else:  # written only when set, so the specs of existing runs serialise exactly as before
+            del data["targets"]["sample_ids"]
+        data["generator_params"] = {k: _json_number(v) for k, v in self.generator_params.items()}
+        # Written only when set, so the specs of existing runs serialise exactly as before.
+        for key, default in (("left_out", ()), ("parent", None)):
+            if getattr(self, key) == default:
+                del data[key]
+            elif key == "left_out":
+                data[key] = list(self.left_out)
+        if self.attack.games == "both":
+            del data["attack"]["games"]
+        if self.attack.attacker == "population":  # specs written before the option read as it
+            del data["attack"]["attacker"]
+        if self.setup.synthetic_rows is None:
+            del data["setup"]["synthetic_rows"]
+        return data
+
+    def to_json(self) -> str:
+        """Canonical JSON text (sorted keys), identical for identical specs."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RunSpec:
+        """Rebuild a spec from :meth:`to_dict` output."""
+        targets = dict(data.get("targets", {}))
+        targets["ids"] = tuple(int(i) for i in targets.get("ids", ()))
+        targets["sample_ids"] = tuple(int(i) for i in targets.get("sample_ids", ()))
+        params = {k: _from_json_number(v) for k, v in dict(data.get("generator_params", {})).items()}
+        if data.get("generator") == "synthpop":
+            # A Synthpop spec written before the option existed split categories as ordered codes.
+            params.setdefault("categorical_splits", "ordinal")
+        return cls(
+            data_name=str(data["data_name"]),
+            data_fingerprint=str(data["data_fingerprint"]),
+            schema=dict(data["schema"]),
+            sizes={k: int(v) for k, v in dict(data["sizes"]).items()},
+            generator=str(data["generator"]),
+            generator_params=params,
+            # A spec written before pooling existed played the per-target traditional game.
+            attack=AttackSettings(**{"traditional": "per-target", **dict(data.get("attack", {}))}),
+            targets=TargetSelection(**targets),
+            threshold=float(data.get("threshold", 0.8)),
+            seed=int(data.get("seed", 0)),
+            versions=dict(data.get("versions", {})),
+            setup=Setup(**dict(data.get("setup", {}))),
+            left_out=tuple(int(i) for i in data.get("left_out", ())),
+            parent=dict(data["parent"]) if data.get("parent") is not None else None,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> RunSpec:
+        """Parse :meth:`to_json` output."""
+        return cls.from_dict(json.loads(text))
+
+
+def _json_number(value: Any) -> Any:
+    if isinstance(value, float) and math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
+
+
+def _from_json_number(value: Any) -> Any:
+    if value in ("inf", "-inf"):
+        return float(value)
+    return value
+
+
+def parse_ids(values: Sequence[str]) -> tuple[int, ...]:
+    """Parse record ids given as text, with a clear error for anything that is not an integer."""
+    out = []
+    bad = []
+    for v in values:
+        try:
+            out.append(int(v))
+        except ValueError:
+            bad.append(v)
+    if bad:
+        raise ParameterError(f"Record ids must be whole numbers; these are not: {bad}.")
+    return tuple(out)

@@ -1,0 +1,1 @@
+"""The run store: run folders on disk, their files and their locks."""

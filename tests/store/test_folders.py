@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from privgame.core.errors import RunError
+from privgame.settings.run_spec import RunSpec
+from privgame.store.folders import RunFolder, atomic_write, list_runs, new_run_folder, open_run
+
+
+def _spec() -> RunSpec:
+    return RunSpec(
+        data_name="t.csv",
+        data_fingerprint="abc",
+        schema={"columns": [], "missing_policy": "drop"},
+        sizes={"aux": 10, "eval": 10, "target": 5},
+        generator="marginals",
+    )
+
+
+def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> None:
+    table = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    folder = new_run_folder(tmp_path / "runs", _spec(), table)
+    assert stat.S_IMODE(folder.path.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder.path / "spec.json").stat().st_mode) == 0o600
+    assert folder.spec() == _spec()
+    pd.testing.assert_frame_equal(folder.load_table(), table)
+    assert folder.status()["state"] == "created"
+    assert [info.run_id for info in list_runs(tmp_path / "runs")] == [folder.run_id]
+    assert open_run(tmp_path / "runs", folder.run_id).path == folder.path
+
+
+def test_shared_datasets_are_stored_narrow_and_restored_bit_for_bit(tmp_path: Path) -> None:
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    rng = np.random.default_rng(0)
+    m, n = 3, 50
+    columns = [
+        rng.integers(0, 5, (m, n)),  # category codes
+        rng.integers(-100, 100, (m, n)),  # negative whole numbers
+        rng.integers(0, 1_500_000, (m, n)),  # a wide range (fnlwgt)
+        rng.integers(0, 2**40, (m, n)),  # beyond int32: float64 stays
+        rng.normal(size=(m, n)),  # fractions: float64 stays
+        rng.integers(0, 8, (m, n)) / 4,  # quarters: exact in float32
+        np.where(rng.random((m, n)) < 0.5, -0.0, 0.0),  # not the integer 0: float32 keeps its sign
+        np.where(rng.random((m, n)) < 0.5, np.nan, np.inf),
+    ]
+    datasets = np.stack([np.asarray(c, dtype=np.float64) for c in columns], axis=-1)
+    folder.save_shared("shadow_out", 0, datasets)
+    restored = folder.load_shared("shadow_out")
+    assert restored.dtype == np.float64 and restored.shape == datasets.shape
+    assert np.array_equal(restored.view(np.uint64), datasets.view(np.uint64))
+    assert np.array_equal(folder.load_shared_chunk("shadow_out", 0).view(np.uint64), datasets.view(np.uint64))
+    with np.load(folder.path / "shared" / "shadow_out-000000.npz") as stored:
+        kinds = [stored[f"column_{j}"].dtype for j in range(len(columns))]
+    assert kinds == [np.uint8, np.int8, np.int32, np.float64, np.float64, np.float32, np.float32, np.float32]
+
+
+def test_shared_codes_take_a_byte_a_cell(tmp_path: Path) -> None:
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    codes = np.random.default_rng(1).integers(0, 16, (20, 1000, 10)).astype(np.float64)
+    folder.save_shared("ms_in", 0, codes)
+    size = (folder.path / "shared" / "ms_in-000000.npz").stat().st_size
+    assert size < codes.nbytes / 7  # float64 took 8 bytes a cell
+    assert np.array_equal(folder.load_shared("ms_in"), codes)
+
+
+def test_shared_checkpoints_of_one_float64_array_still_load(tmp_path: Path) -> None:
+    # Run folders written before the column-by-column layout hold one "datasets" array.
+    from privgame.store.folders import _npz_bytes, _shared_name, write_checked
+
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    old = np.random.default_rng(2).normal(size=(4, 6, 3))
+    write_checked(folder.path, _shared_name("shadow_out", 0), _npz_bytes({"datasets": old}))
+    folder.save_shared("shadow_out", 4, old + 1)
+    assert np.array_equal(folder.load_shared("shadow_out"), np.concatenate([old, old + 1]))
+
+
+def test_checkpoints_round_trip_and_are_listed(tmp_path: Path) -> None:
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder.save_shared("shadow_out", 16, np.ones((2, 3, 4)))
+    folder.save_shared("shadow_out", 0, np.zeros((16, 3, 4)))
+    assert folder.shared_done("shadow_out", 0) and not folder.shared_done("ms_in", 0)
+    stacked = folder.load_shared("shadow_out")
+    assert stacked.shape == (18, 3, 4) and stacked[:16].sum() == 0 and stacked[16:].min() == 1
+    folder.save_target(7, {"ms_scores": np.arange(4.0)})
+    assert folder.finished_targets() == [7]
+    assert np.array_equal(folder.load_target(7)["ms_scores"], np.arange(4.0))
+    with pytest.raises(RunError, match="Record 8 was not evaluated"):
+        folder.load_target(8)
+
+
+def test_cancel_flag_and_results_guard(tmp_path: Path) -> None:
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    assert not folder.cancel_requested()
+    folder.request_cancel()
+    assert folder.cancel_requested()
+    folder.clear_cancel()
+    assert not folder.cancel_requested()
+    with pytest.raises(RunError, match="no results yet"):
+        folder.records()
+
+
+def test_atomic_write_leaves_no_temporary_files(tmp_path: Path) -> None:
+    atomic_write(tmp_path / "f.txt", b"one")
+    atomic_write(tmp_path / "f.txt", b"two")
+    assert (tmp_path / "f.txt").read_bytes() == b"two"
+    assert [p.name for p in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_a_folder_without_spec_or_a_bad_run_id_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RunError, match="not a privgame run folder"):
+        RunFolder(tmp_path)
+    with pytest.raises(RunError, match="not a run id"):
+        open_run(tmp_path, "../../etc")
+
+
+def test_summaries_with_infinite_epsilon_are_written_as_strict_json(tmp_path: Path) -> None:
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    records = pd.DataFrame({"record_id": [0], "risk_model_seeded": [0.5]})
+    scores = pd.DataFrame({"record_id": [0], "score": [0.5]})
+    folder.write_results(
+        records, scores, {"epsilon": float("inf"), "rate": float("nan"), "x": [np.float64(1.5)]}
+    )
+    assert folder.summary() == {"epsilon": "inf", "rate": None, "x": [1.5]}
+
+
+def test_progress_is_the_share_of_generator_fits_done(tmp_path: Path) -> None:
+    """Units differ in size (a shared chunk of 16 fits, a target's 200): progress counts fits, as
+    the Evaluate page and the command line's bar do, so every page shows the same figure."""
+    folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
+    folder.write_status(state="running", done_units=97, total_units=100, fits_done=75, fits_total=100)
+    (info,) = list_runs(tmp_path)
+    assert info.progress == pytest.approx(0.75)
+    folder.write_status(state="running", done_units=3, total_units=4, fits_done=None, fits_total=None)
+    (info,) = list_runs(tmp_path)
+    assert info.progress == pytest.approx(0.75)  # a status without fits: its units
