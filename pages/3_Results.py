@@ -46,6 +46,7 @@ from privgame.outputs.figures import (
 from privgame.service import (
     GROUP_LABELS,
     NOT_RUN,
+    TRADITIONAL,
     RunFolder,
     RunSpec,
     Schema,
@@ -62,6 +63,7 @@ from privgame.service import (
     number_text,
     open_run,
     per_column_table,
+    played,
     records_at,
     run_summary,
     stored_utility,
@@ -274,7 +276,7 @@ def _model_seeded_summary(folder: RunFolder, summary: dict[str, Any], t: float) 
 
 
 def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
-    if summary.get("games") == "model-seeded":
+    if TRADITIONAL not in played(summary.get("games", "both")):
         _model_seeded_summary(folder, summary, t)
         return
     cols = st.columns(5)
@@ -505,7 +507,7 @@ def _open_if_new(source: str, folder: RunFolder, record_id: int | None) -> None:
 
 def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Figures")
-    if folder.spec().attack.games == "model-seeded":
+    if TRADITIONAL not in played(folder.spec().attack.games):
         event = _chart(risk_intervals(records, t), folder, "risk-intervals", select=True)
         _open_if_new("intervals", folder, _selected_point(event))
         st.caption(
@@ -573,7 +575,7 @@ def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
 
 def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Records")
-    both = folder.spec().attack.games == "both"
+    both = TRADITIONAL in played(folder.spec().attack.games)
     options = list(SHOW) if both else [k for k in SHOW if k != "missed"]
     show = st.radio("Show", options, format_func=SHOW.__getitem__, horizontal=True, key="show")
     view = _group_filter(records, folder.spec())

@@ -19,10 +19,12 @@ from privgame.core.errors import RunError
 from privgame.service import (
     DAMAGED,
     NOT_RUN,
+    TRADITIONAL,
     RunFolder,
     launch,
     number_text,
     open_run,
+    played,
     run_summary,
     symlinked_entries,
 )
@@ -145,7 +147,7 @@ def _row(summary: dict[str, Any], spec_dict: dict[str, Any]) -> dict[str, Any]:
     pct_t = summary.get("percentiles_traditional") or {}
     params = ", ".join(f"{k}={v}" for k, v in spec_dict["generator_params"].items()) or "defaults"
     sizes = spec_dict["sizes"]
-    if summary.get("games") == "model-seeded":
+    if TRADITIONAL not in played(summary.get("games", "both")):
         # A re-audit without the traditional game: its figures were not measured, not undefined.
         summary = {**summary, "rmsd": NOT_RUN, "miss_rate": NOT_RUN, "at_risk_traditional": NOT_RUN}
         summary |= {"mean_traditional": NOT_RUN, "percentiles_traditional": {"p90": NOT_RUN}}

@@ -11,9 +11,11 @@ import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
 from privgame.service import (
+    TRADITIONAL,
     export_frame,
     html_report,
     not_played_reason,
+    played,
     to_bytes,
 )
 
@@ -50,7 +52,7 @@ def body() -> None:
     )
 
     st.subheader("High-risk records")
-    if spec.attack.games == "both":
+    if TRADITIONAL in played(spec.attack.games):
         missed = int(risky["missed_by_traditional"].sum()) if len(risky) else 0
         traditional = f"the traditional game would miss **{missed:,}** of them."
     else:

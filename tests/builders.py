@@ -20,6 +20,20 @@ SIZES = {"aux": 700, "eval": 600, "target": 60}
 """|D_aux|, |D_eval| and |D| of :func:`small_spec`: fit for the 1,500-row ``small_adult`` table."""
 
 
+def bare_spec(**changes: Any) -> RunSpec:
+    """A spec on no real table (a 10/10/5 split of "t.csv", the marginals generator) for tests of
+    the spec and the store that never run it; ``changes`` replace any field."""
+    fields: dict[str, Any] = {
+        "data_name": "t.csv",
+        "data_fingerprint": "abc",
+        "schema": {"columns": [], "missing_policy": "drop"},
+        "sizes": {"aux": 10, "eval": 10, "target": 5},
+        "generator": "marginals",
+        **changes,
+    }
+    return RunSpec(**fields)
+
+
 def small_spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tuple[RunSpec, pd.DataFrame]:
     """A validated run spec of a few seconds on the table at ``path``, and the prepared table.
 

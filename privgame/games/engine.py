@@ -45,7 +45,7 @@ from privgame.games.context import (
     union_of_groups,
 )
 from privgame.games.estimate import time_left
-from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL
+from privgame.games.game import GAMES, MODEL_SEEDED, SHARED_ROLES, TRADITIONAL
 from privgame.games.game import played as played_games
 from privgame.games.work import (
     Context,
@@ -85,7 +85,6 @@ __all__ = [
 # The model-seeded game's shared 'in' datasets (the generator on D) and a target's scores in it.
 _MS_IN = MODEL_SEEDED.array("in")
 _MS_SCORES = MODEL_SEEDED.array("scores")
-_SHARED_ROLES = {"shadow_out": Role.SHADOW_OUT, "shadow_in": Role.SHADOW_IN, _MS_IN: MODEL_SEEDED.in_role}
 _ON_D = ("shadow_in", _MS_IN)
 """Shared roles whose datasets are the generator on D (one deterministic fit serves them all)."""
 _MAX_CHUNK_BYTES = 64 * 2**20
@@ -353,7 +352,7 @@ def _execute(
                 done_units += 1
                 fits_done += fits
             else:
-                args = (ctx, _SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
+                args = (ctx, SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
                 todo.append(((name, start, fits), shared_chunk, args))
         # Pool units need only the context too: they run alongside the shared units.
         todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]

@@ -135,6 +135,14 @@ GAMES: tuple[Game, ...] = (MODEL_SEEDED, TRADITIONAL)
 GAME_KEYS: tuple[str, ...] = tuple(game.key for game in GAMES)
 """The games as the results tables name them (``game`` columns, ``risk_<key>``), in that order."""
 
+SHARED_ROLES: dict[str, Role] = {
+    "shadow_out": Role.SHADOW_OUT,
+    "shadow_in": Role.SHADOW_IN,
+    MODEL_SEEDED.array("in"): MODEL_SEEDED.in_role,
+}
+"""The datasets made once per run and shared by every target (the run folder's names), with the
+seeding role of each: the attacker's shadow datasets and the model-seeded game's 'in' datasets."""
+
 
 def played(games: str) -> tuple[Game, ...]:
     """The games a run with the setting ``games`` (``"both"`` or ``"model-seeded"``) plays.

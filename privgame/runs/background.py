@@ -66,8 +66,7 @@ def _same_settings(spec: RunSpec) -> dict[str, object]:
 
 
 def _resume_unless_active(found: RunFolder, workers: int | None, scheduler: str | None = None) -> None:
-    active = found.is_running() or (found.status().get("state") == "queued" and not found.status_is_stale())
-    if not active and not found.is_done() and found.damage() is None:
+    if found.needs_engine() and found.damage() is None:
         launch(found, workers=workers, scheduler=scheduler)
 
 

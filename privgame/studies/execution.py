@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from privgame.games.engine import CHUNK, Progress, record_results
-from privgame.games.game import MODEL_SEEDED
+from privgame.games.game import MODEL_SEEDED, SHARED_ROLES
 from privgame.games.work import Context, evaluate_target, shared_chunk
 from privgame.settings.executors import Cancelled, resolve_workers, run_calls, until_cancelled
 from privgame.store.folders import (
@@ -24,7 +24,7 @@ from privgame.store.folders import (
 from privgame.studies.folder import StudyFolder
 from privgame.studies.jobs import Job, _job_context, plan_jobs
 from privgame.studies.results import FigureRenderer, write_outputs
-from privgame.studies.spec import _SHARED_ROLES, StudySpec, _json_safe
+from privgame.studies.spec import StudySpec, _json_safe
 
 __all__ = ["execute_study"]
 
@@ -244,7 +244,7 @@ def _run_batch(
                 counter.fits_done += fits
             else:
                 todo.append(
-                    ((i, name, start, fits), shared_chunk, (item.ctx, _SHARED_ROLES[name], start, stop))
+                    ((i, name, start, fits), shared_chunk, (item.ctx, SHARED_ROLES[name], start, stop))
                 )
     report("shared")
     for (i, name, start, fits), datasets, _ in until_cancelled(

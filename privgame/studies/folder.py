@@ -343,7 +343,7 @@ def launch_study_once(
             status = other.status()
             state = status.get("state")
             if status.get("request") == request and state in ("created", "queued", "running"):
-                if state == "created" or (state == "queued" and other.status_is_stale()):
+                if other.needs_engine():
                     launch_study(other, workers=workers)
                 return other, False
         folder = create_study(runs_root, spec, table)

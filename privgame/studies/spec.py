@@ -12,8 +12,6 @@ from typing import Any, Literal
 
 from privgame.core.defaults import STUDIES
 from privgame.core.errors import ParameterError
-from privgame.core.seeding import Role
-from privgame.games.game import MODEL_SEEDED
 from privgame.settings.run_spec import RunSpec, TargetSelection
 
 __all__ = ["StudyName", "StudySpec"]
@@ -22,11 +20,6 @@ StudyName = Literal["size", "epsilon", "datasets", "convergence"]
 
 _STUDY_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-(size|epsilon|datasets|convergence)-[0-9a-f]{6}$")
 _ALL = TargetSelection(mode="all", k=None)
-_SHARED_ROLES = {
-    "shadow_out": Role.SHADOW_OUT,
-    "shadow_in": Role.SHADOW_IN,
-    MODEL_SEEDED.array("in"): MODEL_SEEDED.in_role,
-}
 
 
 # --------------------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from _hardening import REPO, cli
-from builders import small_spec
+from builders import bare_spec, small_spec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -136,15 +136,7 @@ def runs_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _spec(**changes: Any) -> RunSpec:
-    fields: dict[str, Any] = {
-        "data_name": "t.csv",
-        "data_fingerprint": "f",
-        "schema": {"columns": [], "missing_policy": "drop"},
-        "sizes": {"aux": 10, "eval": 10, "target": 5},
-        "generator": "marginals",
-    }
-    fields.update(changes)
-    return RunSpec(**fields)
+    return bare_spec(**{"data_fingerprint": "f", **changes})
 
 
 @pytest.mark.parametrize(

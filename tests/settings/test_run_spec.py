@@ -4,22 +4,16 @@ import math
 from dataclasses import replace
 
 import pytest
+from builders import bare_spec
 
 from privgame.core.errors import ParameterError
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 
 
 def _spec(**kwargs: object) -> RunSpec:
-    base: dict[str, object] = {
-        "data_name": "t.csv",
-        "data_fingerprint": "abc",
-        "schema": {"columns": [], "missing_policy": "drop"},
-        "sizes": {"aux": 10, "eval": 10, "target": 5},
-        "generator": "privbayes",
-        "generator_params": {"epsilon": math.inf, "degree": 1},
-    }
-    base.update(kwargs)
-    return RunSpec(**base)  # type: ignore[arg-type]
+    return bare_spec(
+        **{"generator": "privbayes", "generator_params": {"epsilon": math.inf, "degree": 1}, **kwargs}
+    )
 
 
 def test_spec_round_trips_through_json_including_infinite_epsilon() -> None:

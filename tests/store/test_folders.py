@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import bare_spec
 
 from privgame.core.errors import RunError
 from privgame.settings.run_spec import RunSpec
@@ -13,13 +14,7 @@ from privgame.store.folders import RunFolder, atomic_write, list_runs, new_run_f
 
 
 def _spec() -> RunSpec:
-    return RunSpec(
-        data_name="t.csv",
-        data_fingerprint="abc",
-        schema={"columns": [], "missing_policy": "drop"},
-        sizes={"aux": 10, "eval": 10, "target": 5},
-        generator="marginals",
-    )
+    return bare_spec()
 
 
 def test_create_run_writes_a_private_self_contained_folder(tmp_path: Path) -> None:
@@ -138,3 +133,25 @@ def test_progress_is_the_share_of_generator_fits_done(tmp_path: Path) -> None:
     folder.write_status(state="running", done_units=3, total_units=4, fits_done=None, fits_total=None)
     (info,) = list_runs(tmp_path)
     assert info.progress == pytest.approx(0.75)  # a status without fits: its units
+
+
+def test_needs_engine_for_a_folder_never_started_or_whose_engine_died(tmp_path: Path) -> None:
+    import json
+    import time
+
+    folder = new_run_folder(tmp_path / "runs", _spec(), pd.DataFrame({"a": [1, 2, 3]}))
+    assert folder.needs_engine()  # created, never started
+    status = folder.path / "status.json"
+    cases = [
+        ({"state": "queued", "updated": time.time()}, False),  # an engine is starting
+        ({"state": "queued", "updated": time.time() - 3600}, True),  # it never started
+        ({"state": "running", "updated": time.time()}, True),  # no engine holds the lock
+        ({"state": "done", "updated": time.time() - 3600}, False),
+        ({"state": "failed", "updated": time.time() - 3600}, False),
+    ]
+    for fields, expected in cases:
+        status.write_text(json.dumps(fields))
+        assert folder.needs_engine() is expected, fields
+    with folder.claim():  # an engine holds it: never launched twice
+        status.write_text(json.dumps({"state": "running", "updated": time.time() - 3600}))
+        assert not folder.needs_engine()

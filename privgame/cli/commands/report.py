@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from privgame.cli.terminal import json_text, terminal_safe
 from privgame.core.defaults import NOT_RUN
-from privgame.service import number_text
+from privgame.service import TRADITIONAL, number_text, played
 
 if TYPE_CHECKING:
     pass
@@ -59,7 +59,7 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"audited             {line}" if i == 0 else f"                    {line}"
         for i, line in enumerate(summary.get("setup_text") or [])
     ]
-    both = summary.get("games", "both") == "both"
+    both = TRADITIONAL in played(summary.get("games", "both"))
     lines += [
         f"attacker            {summary.get('attacker', 'population')}: "
         f"{summary.get('attacker_text') or 'an attacker who knows a sample of the population, not D'}",
