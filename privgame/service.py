@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from privgame.store.folders import RunFolder
 
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "privgame": ("metrics",),
+    "privgame.core": ("metrics",),
     "privgame.games.audit": (
         "GROUP_LABELS",
         "NOT_RUN",
