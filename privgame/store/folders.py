@@ -617,13 +617,13 @@ class StatusFolder:
     def needs_engine(self) -> bool:
         """Whether the folder is unfinished and no engine holds it or is starting for it.
 
-        True for a folder created but never started, and for one 'queued' or 'running' whose
-        engine died; a 'queued' status younger than :meth:`status_is_stale`'s limit is an engine
-        still starting. Launching the same request again resumes such a folder instead of making
-        a duplicate.
+        True for a folder created but never started, one that failed or was cancelled, and one
+        'queued' or 'running' whose engine died; a 'queued' status younger than
+        :meth:`status_is_stale`'s limit is an engine still starting. Launching the same request
+        again resumes such a folder instead of making a duplicate.
         """
         state = self.status().get("state")
-        if state not in ("created", "queued", "running") or self.is_running():
+        if state == "done" or self.is_running():
             return False
         return state != "queued" or self.status_is_stale()
 

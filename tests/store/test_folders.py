@@ -147,7 +147,7 @@ def test_needs_engine_for_a_folder_never_started_or_whose_engine_died(tmp_path: 
         ({"state": "queued", "updated": time.time() - 3600}, True),  # it never started
         ({"state": "running", "updated": time.time()}, True),  # no engine holds the lock
         ({"state": "done", "updated": time.time() - 3600}, False),
-        ({"state": "failed", "updated": time.time() - 3600}, False),
+        ({"state": "failed", "updated": time.time() - 3600}, True),  # resumed where it stopped
     ]
     for fields, expected in cases:
         status.write_text(json.dumps(fields))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from privgame.cli.terminal import json_text, terminal_safe
 from privgame.core.defaults import NOT_RUN
-from privgame.service import TRADITIONAL, number_text, played
+from privgame.service import number_text
 
 if TYPE_CHECKING:
     pass
@@ -59,6 +59,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"audited             {line}" if i == 0 else f"                    {line}"
         for i, line in enumerate(summary.get("setup_text") or [])
     ]
+    from privgame.service import TRADITIONAL, played  # the games load numpy: not at --help
+
     both = TRADITIONAL in played(summary.get("games", "both"))
     lines += [
         f"attacker            {summary.get('attacker', 'population')}: "
