@@ -559,6 +559,100 @@ def _grow_pool(pool):
 
 
 @njit(cache=True)
+def _scan_bins(
+    hist, f, uoff, uniq, hoff, width, classify, ncls, m, tot, sq_tot, s_tot, min_leaf, one, fl, fr, best
+):
+    """Scan binned predictor ``f``'s histograms (see ``_hist_split``) for a split better than
+    ``best``: ``(proxy, bin, rows going left)``, bin -1 if none is (for a threshold, the bin
+    left of it; one-vs-rest (``one``), the code's bin).
+
+    The same scan as ``_hist_split``'s over a binned predictor, for the refits; ``_hist_split``
+    keeps its own copy because calling this from it made fits 7-9% slower (measured with
+    ``benchmarks/ab.py``, compiled as a function or inlined).
+    """
+    best_lv = -1
+    best_nl = 0
+    if one:
+        # One-vs-rest: the rows of one code go right, the others left; code 0 is the
+        # reference category (it has no indicator), as one-hot encoding with drop-first.
+        for v in range(uoff[f + 1] - uoff[f]):
+            b = (hoff[f] + v) * width
+            cnt = np.int64(hist[b])
+            n_l = m - cnt
+            if cnt < min_leaf or n_l < min_leaf or uniq[uoff[f] + v] == 0.0:
+                continue
+            if classify:
+                sq_l = 0.0
+                sq_r = 0.0
+                for c in range(ncls):
+                    h = hist[b + 1 + c]
+                    sq_r += h * h
+                    g = tot[c] - h
+                    sq_l += g * g
+                p = sq_l / n_l + sq_r / (m - n_l)
+            else:
+                s_r = hist[b + 1]
+                s_l = s_tot - s_r
+                p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+            if p > best:
+                best = p
+                best_lv = v
+                best_nl = n_l
+        return best, best_lv, best_nl
+    n_l = 0
+    prev = -1
+    if classify:
+        # Counts and sums of squared counts are whole numbers below 2**53, exact as floats,
+        # so the proxy is the one the integer scan computes; floats let the class loop vectorise.
+        for c in range(ncls):
+            fl[c] = 0.0
+            fr[c] = tot[c]
+        sq_l = 0.0
+        sq_r = np.float64(sq_tot)
+        for v in range(uoff[f + 1] - uoff[f]):
+            b = (hoff[f] + v) * width
+            cnt = np.int64(hist[b])
+            if cnt == 0:
+                continue
+            if n_l >= min_leaf:  # a threshold between bins ``prev`` and ``v``
+                p = sq_l / n_l + sq_r / (m - n_l)
+                if p > best:
+                    best = p
+                    best_lv = prev
+                    best_nl = n_l
+            for c in range(ncls):
+                h = hist[b + 1 + c]
+                sq_l += h * (2.0 * fl[c] + h)
+                fl[c] += h
+                sq_r -= h * (2.0 * fr[c] - h)
+                fr[c] -= h
+            n_l += cnt
+            prev = v
+            if n_l > m - min_leaf:
+                break
+    else:
+        s_l = 0.0
+        for v in range(uoff[f + 1] - uoff[f]):
+            b = (hoff[f] + v) * width
+            cnt = np.int64(hist[b])
+            if cnt == 0:
+                continue
+            if n_l >= min_leaf:
+                s_r = s_tot - s_l
+                p = s_l * s_l / n_l + s_r * s_r / (m - n_l)
+                if p > best:
+                    best = p
+                    best_lv = prev
+                    best_nl = n_l
+            s_l += hist[b + 1]
+            n_l += cnt
+            prev = v
+            if n_l > m - min_leaf:
+                break
+    return best, best_lv, best_nl
+
+
+@njit(cache=True)
 def _hist_split(
     rows, rank, uoff, uniq, ords, rks, yc, yv, wt, classify, ncls, k, s, e, min_leaf, binned, blist, hoff,
     hist, onehot, tot, cl, cr, fl, fr,
@@ -1399,6 +1493,11 @@ def sample_forest(forest: Forest, u: np.ndarray) -> np.ndarray:
 # below it a fresh subtree costs less than a search over every histogram bin.
 _REFIT_SMALL = 96
 
+# Internal nodes of more than this many rows keep their histograms in the refit state (about
+# 21 MB at Adult's 31,655 rows): a path node's histograms are then its old ones moved by the
+# changed row instead of its rows' (or its sibling's) counted again.
+_REFIT_CACHE = 1024
+
 _EVAL = 0  # a node holding the row (old or new version): search its split again
 _COPY = 1  # a node holding neither: its subtree is the old one
 
@@ -1449,23 +1548,6 @@ def _targets(X, j, classify, centre):
         for i in range(n):
             yv[i] = X[i, j] - centre
     return yc, yv
-
-
-@njit(cache=True)
-def _root_hist(X, rank, j, classify, centre, blist, hoff, width, n_bins):
-    """The root's histograms of tree ``j`` (see ``_add_rows``), bins indexed by ``rank``."""
-    n = X.shape[0]
-    yc, yv = _targets(X, j, classify, centre)
-    hist = np.zeros(n_bins * width, dtype=np.float64)
-    for r in range(n):
-        for f in blist:
-            b = (hoff[f] + rank[f, r]) * width
-            hist[b] += 1.0
-            if classify:
-                hist[b + 1 + yc[r]] += 1.0
-            else:
-                hist[b + 1] += yv[r]
-    return hist
 
 
 @njit(cache=True)
@@ -1539,35 +1621,6 @@ def _swap_orders(orders, rank2, p, need):
             ords[f, w] = p
             rks[f, w] = kp
     return ords, rks
-
-
-@njit(cache=True)
-def _swap_hist(hist, rank, rank2, p, blist, hoff, hoff2, uoff, ins, width, classify, old_y, new_y):
-    """The root's histograms after row ``p`` changed (``old_y``/``new_y``: its class or centred
-    target), from the old ones; bins move to the dense ranks ``rank2``."""
-    n_cells = 0
-    for f in blist:
-        n_cells = max(n_cells, (hoff2[f] + uoff[f + 1] - uoff[f] + (1 if ins[f] < 2**62 else 0)) * width)
-    out = np.zeros(n_cells, dtype=np.float64)
-    for f in blist:
-        for v in range(uoff[f + 1] - uoff[f]):
-            v2 = v + (1 if v >= ins[f] else 0)
-            a = (hoff[f] + v) * width
-            b = (hoff2[f] + v2) * width
-            for c in range(width):
-                out[b + c] = hist[a + c]
-        vo = rank[f, p]
-        bo = (hoff2[f] + vo + (1 if vo >= ins[f] else 0)) * width
-        bn = (hoff2[f] + rank2[f, p]) * width
-        out[bo] -= 1.0
-        out[bn] += 1.0
-        if classify:
-            out[bo + 1 + np.int64(old_y)] -= 1.0
-            out[bn + 1 + np.int64(new_y)] += 1.0
-        else:
-            out[bo + 1] -= old_y
-            out[bn + 1] += new_y
-    return out
 
 
 @njit(cache=True)
@@ -1645,25 +1698,420 @@ def _regrow(
     return counter + count - 1
 
 
-@njit(cache=True)
-def _refit_tree(
-    X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, hist_mode, small, rank2, rank_t,
-    uniq2, uoff2, binned, hoff2, root_hist, ord2, rks2, o_feature, o_threshold, o_upper, o_left, o_lo,
-    o_hi, o_root, last, o_perm, o_values, values,
-):  # fmt: skip
-    """Tree ``j`` of ``X2`` (the old array with row ``p`` changed from ``old_row``) from its old
-    tree; writes its leaf values into ``values`` and returns its node arrays (local numbers).
+# A path node keeps its split, unsearched, when its best split beats every other candidate (and
+# leaving the node unsplit) by more than one swap can change their proxies. A proxy is a sum of
+# two children's terms ``sq / n`` (``sq`` the sum of squared class counts) or ``s**2 / n`` (``s``
+# the sum of the centred targets). Adding a row of class ``a`` to a child of ``n`` rows changes
+# its term by ``(2 n_a + 1 - sq / n) / (n + 1)``, within [-1, 1] since ``n_a**2 / n <= sq / n <=
+# n``; adding a target ``y`` changes it by ``(n (2 m y - m**2) + y**2) / (n + 1)`` with ``m`` the
+# child's mean, within ``3 Y**2`` when ``|y|, |m| <= Y``; removing a row undoes an addition. The
+# differences between proxies of one node do not depend on the centring, so ``Y`` is half the
+# target's range (old and new values). So ``ops`` row changes (1 or 2) move a gap between two
+# proxies by at most ``2 * ops * bound``: a larger gap cannot close
+# (``tests/generators/test_cart_margins.py``). The candidates a changed row can create or validate
+# are counted too: every split with both sides of at least ``min_leaf - 1`` rows competes. The
+# rest is checked at the refit: the split's children keep ``min_leaf`` rows, and its threshold
+# (the midpoint of the two values either side) keeps its two values.
 
-    ``hist_mode``: search splits through histograms (classification, or whole-number targets in
-    both arrays); else by sorted lists only, as ``_grow_tree`` does then. ``ord2``/``rks2`` hold
-    the sorted lists of the root of every predictor searched by sorted lists; ``cols2`` is
-    ``X2`` column by column and ``rank_t`` its dense ranks ``rank2`` row by row.
-    """
+# Per node: the gap; the values either side of the threshold and their row counts; the best
+# proxy of a predictor searched by sorted lists (+inf when the split is on one); whether the
+# node holds at least three distinct targets (so one removed row cannot leave it pure).
+_MARGIN_FIELDS = 7
+
+
+@njit(cache=True)
+def _scan_margin(
+    cells, gval, nv, width, classify, ncls, m, tot, sq_tot, s_tot, min_leaf, one, star, th, fl, fr, res
+):
+    """Scan one predictor's groups of equal values (``cells``: per group, its row count then
+    its class counts or target sum; ``gval``: their values, ascending) for candidate splits of a
+    node of ``m`` rows. ``res`` holds the best split's proxy (when ``star`` and its threshold is
+    ``th``), the best other proxy, the values either side and their counts."""
+    relax = min_leaf - 1
+    if one:
+        for v in range(nv):
+            b = v * width
+            cnt = cells[b]
+            n_l = m - cnt
+            if cnt == 0 or gval[v] == 0.0 or cnt < relax or n_l < max(relax, 1):
+                continue
+            if classify:
+                sq_l = 0.0
+                sq_r = 0.0
+                for c in range(ncls):
+                    h = cells[b + 1 + c]
+                    sq_r += h * h
+                    g = tot[c] - h
+                    sq_l += g * g
+                p = sq_l / n_l + sq_r / cnt
+            else:
+                s_r = cells[b + 1]
+                s_l = s_tot - s_r
+                p = s_l * s_l / n_l + s_r * s_r / cnt
+            if star and cnt >= min_leaf and n_l >= min_leaf and _same_float(gval[v] - 0.5, th):
+                res[0] = p
+                res[2] = gval[v]
+                res[3] = gval[v]
+                res[4] = m
+                res[5] = m
+            elif p > res[1]:
+                res[1] = p
+        return
+    n_l = 0.0
+    prev = -1
+    c_prev = 0.0
+    sq_l = 0.0
+    sq_r = np.float64(sq_tot)
+    s_l = 0.0
+    if classify:
+        for c in range(ncls):
+            fl[c] = 0.0
+            fr[c] = tot[c]
+    for v in range(nv):
+        b = v * width
+        cnt = cells[b]
+        if cnt == 0:
+            continue
+        if prev >= 0:
+            n_r = m - n_l
+            if n_l >= relax and n_r >= relax:
+                if classify:
+                    p = sq_l / n_l + sq_r / n_r
+                else:
+                    s_r = s_tot - s_l
+                    p = s_l * s_l / n_l + s_r * s_r / n_r
+                if (
+                    star
+                    and n_l >= min_leaf
+                    and n_r >= min_leaf
+                    and _same_float(_midpoint(gval[prev], gval[v]), th)
+                ):
+                    res[0] = p
+                    res[2] = gval[prev]
+                    res[3] = gval[v]
+                    res[4] = c_prev
+                    res[5] = cnt
+                elif p > res[1]:
+                    res[1] = p
+        if classify:
+            for c in range(ncls):
+                h = cells[b + 1 + c]
+                sq_l += h * (2.0 * fl[c] + h)
+                fl[c] += h
+                sq_r -= h * (2.0 * fr[c] - h)
+                fr[c] -= h
+        else:
+            s_l += cells[b + 1]
+        n_l += cnt
+        prev = v
+        c_prev = cnt
+
+
+@njit(cache=True)
+def _tree_margins(
+    X, orders, rank, uniq, uoff, j, classify, ncls, centre, min_leaf, onehot, binned, hoff, feature,
+    threshold, upper, left, root, last, small, margins, cache_index, cache,
+):  # fmt: skip
+    """The margins (see above) of tree ``j``'s splits of more than ``small`` rows, into
+    ``margins`` (shape (5, nodes)): the gap, the values either side of the threshold and their
+    row counts in the node (only when ``min_leaf >= 2``); and the histograms of the nodes with a
+    row of ``cache`` (``cache_index[node] >= 0``). Nodes are walked from the root, their rows
+    partitioned as grown."""
+    n = X.shape[0]
+    if left[root] < 0 or n <= small:
+        return
+    k = j
+    yc, yv = _targets(X, j, classify, centre)
+    width = ncls + 1 if classify else 2
+    n_cells = hoff[k] * width
+    hist = np.zeros(n_cells, dtype=np.float64)
+    gcells = np.zeros(n * width, dtype=np.float64)
+    gval = np.empty(n, dtype=np.float64)
+    ords = np.empty((k, n), dtype=np.int32)
+    rks = np.empty((k, n), dtype=np.int32)
+    for f in range(k):
+        if not binned[f]:
+            for i in range(n):
+                r = orders[f, i]
+                ords[f, i] = r
+                rks[f, i] = rank[f, r]
+    rows = np.arange(n)
+    goes_left = np.zeros(n, dtype=np.bool_)
+    tmp_i = np.empty(n, dtype=np.int64)
+    tmp_o = np.empty(n, dtype=np.int32)
+    tmp_k = np.empty(n, dtype=np.int32)
+    tot = np.zeros(max(ncls, 1), dtype=np.int64)
+    fl = np.empty(max(ncls, 1), dtype=np.float64)
+    fr = np.empty(max(ncls, 1), dtype=np.float64)
+    res = np.empty(6, dtype=np.float64)
+    res_nb = np.empty(6, dtype=np.float64)
+    cap = last[root] - root + 2
+    st_q = np.empty(cap, dtype=np.int64)
+    st_s = np.empty(cap, dtype=np.int64)
+    st_e = np.empty(cap, dtype=np.int64)
+    st_q[0] = root
+    st_s[0] = 0
+    st_e[0] = n
+    top = 1
+    while top > 0:
+        top -= 1
+        q = st_q[top]
+        s = st_s[top]
+        e = st_e[top]
+        m = e - s
+        tot[:] = 0
+        s_tot = 0.0
+        first_y = yv[rows[s]]
+        second_y = first_y
+        third = False
+        for i in range(s, e):
+            r = rows[i]
+            if classify:
+                tot[yc[r]] += 1
+            else:
+                s_tot += yv[r]
+                y = yv[r]
+                if second_y == first_y and y != first_y:
+                    second_y = y
+                elif y != first_y and y != second_y:
+                    third = True
+        margins[6, q] = 1.0 if third else 0.0
+        sq_tot = 0
+        for c in range(ncls):
+            sq_tot += tot[c] * tot[c]
+        hist[:] = 0.0
+        for i in range(s, e):
+            r = rows[i]
+            for f in range(k):
+                if binned[f]:
+                    b = (hoff[f] + rank[f, r]) * width
+                    hist[b] += 1.0
+                    if classify:
+                        hist[b + 1 + yc[r]] += 1.0
+                    else:
+                        hist[b + 1] += yv[r]
+        if cache_index[q] >= 0:
+            cache[cache_index[q]] = hist
+        bf = feature[q]
+        one = upper[q] != np.inf
+        res[0] = -np.inf
+        res[1] = -np.inf
+        res[2] = np.nan
+        res[3] = np.nan
+        res[4] = 0.0
+        res[5] = 0.0
+        nb_max = -np.inf
+        for f in range(k if min_leaf >= 2 else 0):
+            nv = uoff[f + 1] - uoff[f]
+            if binned[f]:
+                cells = hist[hoff[f] * width : (hoff[f] + nv) * width]
+                values = uniq[uoff[f] : uoff[f + 1]]
+            else:
+                g = -1
+                for i in range(s, e):
+                    r = ords[f, i]
+                    if g < 0 or rks[f, i] != rks[f, i - 1]:
+                        g += 1
+                        gval[g] = uniq[uoff[f] + rks[f, i]]
+                        for c in range(width):
+                            gcells[g * width + c] = 0.0
+                    gcells[g * width] += 1.0
+                    if classify:
+                        gcells[g * width + 1 + yc[r]] += 1.0
+                    else:
+                        gcells[g * width + 1] += yv[r]
+                nv = g + 1
+                cells = gcells
+                values = gval
+            into = res if binned[f] else res_nb
+            if not binned[f]:
+                res_nb[0] = -np.inf
+                res_nb[1] = -np.inf
+            _scan_margin(
+                cells, values, nv, width, classify, ncls, np.float64(m), tot, sq_tot, s_tot, min_leaf,
+                onehot[f], f == bf and one == onehot[f], threshold[q], fl, fr, into,
+            )  # fmt: skip
+            if not binned[f]:
+                nb_max = max(nb_max, res_nb[1])
+                res[1] = max(res[1], res_nb[1])
+                if res_nb[0] > -np.inf:
+                    nb_max = np.inf
+                    for c in range(6):
+                        if c != 1:
+                            res[c] = res_nb[c]
+        if min_leaf >= 2:
+            margins[5, q] = nb_max
+        p0 = sq_tot / m if classify else s_tot * s_tot / m
+        rival = max(res[1], p0)
+        if res[0] > -np.inf:
+            margins[0, q] = res[0] - rival - 1e-9 * (abs(res[0]) + abs(rival)) - 1e-9
+            for c in range(4):
+                margins[1 + c, q] = res[2 + c]
+        # The children, their rows partitioned as the split sends them.
+        mid = s
+        for i in range(s, e):
+            r = rows[i]
+            g = not (threshold[q] < X[r, bf] <= upper[q])
+            goes_left[r] = g
+            mid += g
+        _partition_rows(rows, s, e, goes_left, tmp_i)
+        for f in range(k):
+            if not binned[f]:
+                _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
+        c = left[q]
+        for child, cs, ce in ((c + 1, mid, e), (c, s, mid)):
+            if left[child] >= 0 and ce - cs > small:
+                st_q[top] = child
+                st_s[top] = cs
+                st_e[top] = ce
+                top += 1
+
+
+@njit(cache=True)
+def _load_hist(
+    out, hist, rank, rank2, p, blist, hoff, hoff2, uoff, ins, width, classify, old_y, new_y, in_old, in_new
+):
+    """A node's histograms after row ``p`` changed, into ``out`` (zeroed), from its old ones
+    ``hist``: bins move to the dense ranks ``rank2``; the row's old version leaves the node if
+    it was in it (``in_old``, class or centred target ``old_y``), its new one enters if it is
+    (``in_new``)."""
+    for f in blist:
+        for v in range(uoff[f + 1] - uoff[f]):
+            v2 = v + (1 if v >= ins[f] else 0)
+            a = (hoff[f] + v) * width
+            b = (hoff2[f] + v2) * width
+            for c in range(width):
+                out[b + c] = hist[a + c]
+        if in_old:
+            vo = rank[f, p]
+            bo = (hoff2[f] + vo + (1 if vo >= ins[f] else 0)) * width
+            out[bo] -= 1.0
+            if classify:
+                out[bo + 1 + np.int64(old_y)] -= 1.0
+            else:
+                out[bo + 1] -= old_y
+        if in_new:
+            bn = (hoff2[f] + rank2[f, p]) * width
+            out[bn] += 1.0
+            if classify:
+                out[bn + 1 + np.int64(new_y)] += 1.0
+            else:
+                out[bn + 1] += new_y
+
+
+@njit(inline="always")
+def _keeps_split(
+    o, size, in_old, in_new, small, min_leaf, bound, margins, o_feature, o_upper, o_left, o_lo, o_hi, old_row,
+    new_row,
+):  # fmt: skip
+    """Whether path node ``o`` (``size`` rows after the swap) keeps its old split unsearched."""
+    if min_leaf < 2 or size <= small or o_left[o] < 0:
+        return False
+    ops = np.int64(in_old) + np.int64(in_new)
+    if not margins[0, o] > 2.0 * ops * bound:
+        return False
+    c = o_left[o]
+    if o_hi[c] - o_lo[c] <= min_leaf or o_hi[c + 1] - o_lo[c + 1] <= min_leaf:
+        return False
+    if o_upper[o] == np.inf:
+        f = o_feature[o]
+        if in_old:
+            v = old_row[f]
+            if (v == margins[1, o] and margins[3, o] <= 1.0) or (v == margins[2, o] and margins[4, o] <= 1.0):
+                return False
+        if in_new and margins[1, o] < new_row[f] < margins[2, o]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def _copy_subtree(
+    o, nid, s, counter, o_feature, o_threshold, o_upper, o_left, o_lo, o_hi, last, o_values, feature,
+    threshold, upper, left, right, lo, hi, values,
+):  # fmt: skip
+    """Copy old node ``o``'s subtree (its rows unchanged) as node ``nid`` at position ``s``, its
+    descendants numbered from ``counter``; returns the next free number."""
+    size = o_hi[o] - o_lo[o]
+    dpos = s - o_lo[o]
+    feature[nid] = o_feature[o]
+    threshold[nid] = o_threshold[o]
+    upper[nid] = o_upper[o]
+    lo[nid] = s
+    hi[nid] = s + size
+    if o_left[o] < 0:
+        left[nid] = -1
+        right[nid] = -1
+    else:
+        first = o_left[o]
+        shift = counter - first
+        left[nid] = counter
+        right[nid] = counter + 1
+        for q in range(first, last[o] + 1):
+            t = q + shift
+            feature[t] = o_feature[q]
+            threshold[t] = o_threshold[q]
+            upper[t] = o_upper[q]
+            if o_left[q] >= 0:
+                left[t] = o_left[q] + shift
+                right[t] = o_left[q] + 1 + shift
+            else:
+                left[t] = -1
+                right[t] = -1
+            lo[t] = o_lo[q] + dpos
+            hi[t] = o_hi[q] + dpos
+        counter += last[o] - first + 1
+    values[s : s + size] = o_values[o_lo[o] : o_hi[o]]
+    return counter
+
+
+@njit(cache=True)
+def _leaf_swapped(
+    o, nid, s, e, in_new, p, j, X2, o_lo, o_hi, o_perm, feature, threshold, upper, left, right, lo, hi, values
+):
+    """Old leaf ``o``, still a leaf, as node ``nid`` at ``[s, e)``: its old rows without the
+    changed row's old version, with the new one placed by column 0's value, then row."""
+    feature[nid] = -1
+    left[nid] = -1
+    right[nid] = -1
+    threshold[nid] = np.nan
+    upper[nid] = np.nan
+    lo[nid] = s
+    hi[nid] = e
+    w = s
+    placed = not in_new
+    key = X2[p, 0]
+    for i in range(o_lo[o], o_hi[o]):
+        r = o_perm[i]
+        if r == p:
+            continue
+        if not placed and (X2[r, 0] > key or (X2[r, 0] == key and r > p)):
+            values[w] = X2[p, j]
+            w += 1
+            placed = True
+        values[w] = X2[r, j]
+        w += 1
+    if not placed:
+        values[w] = X2[p, j]
+
+
+@njit(cache=True)
+def _refit_hist_tree(
+    X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, rank, rank2, rank_t, uniq2,
+    uoff, uoff2, ins, binned, hoff, hoff2, n_cells, cache_index, cache, o_feature, o_threshold, o_upper,
+    o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins, bound, ord2, rks2, shift,
+):  # fmt: skip
+    """``_refit_tree`` for a tree searched through histograms (``hist_mode``). A searched path
+    node's histograms are its old ones moved by the changed row where ``cache`` holds them,
+    else counted from its rows; its totals come from the histograms; the predictors searched by
+    sorted lists are skipped where their best old proxy (``margins[5]``) cannot reach the best
+    histogram split: a proxy moves by at most ``bound`` per changed row when the target is
+    centred at ``centre + shift`` (see ``_keeps_split``), and by that plus what re-centring
+    moves the node's proxies by otherwise."""
     n = X2.shape[0]
     k = j
     yc = np.zeros(n, dtype=np.int32)
     yv = np.zeros(n, dtype=np.float64)
-    column = cols2[j]  # the array's columns, each contiguous: reading a column of X2 is slower
+    column = cols2[j]
     if classify:
         for i in range(n):
             yc[i] = np.int64(column[i])
@@ -1679,26 +2127,278 @@ def _refit_tree(
     right = np.empty(cap, dtype=np.int64)
     lo = np.empty(cap, dtype=np.int64)
     hi = np.empty(cap, dtype=np.int64)
-    use = np.zeros(k, dtype=np.bool_)
-    for f in range(k):
-        use[f] = hist_mode and binned[f]
-    blist = np.flatnonzero(use)
+    blist = np.flatnonzero(binned[:k])
+    sorted_f = np.flatnonzero(~binned[:k])
     rows = np.arange(n)
     ords = np.empty((k, n), dtype=np.int32)
     rks = np.empty((k, n), dtype=np.int32)
-    for f in range(k):
-        if not use[f]:
-            ords[f] = ord2[f]
-            rks[f] = rks2[f]
-    n_cells = len(root_hist) if hist_mode else 0
-    pool = np.zeros((4 if hist_mode else 0, n_cells), dtype=np.float64)
-    free = np.arange(pool.shape[0])
-    n_free = pool.shape[0]
-    tot = np.empty(max(ncls, 1), dtype=np.int64)
+    for f in sorted_f:
+        ords[f] = ord2[f]
+        rks[f] = rks2[f]
+    goes_left = np.zeros(n, dtype=np.bool_)
+    tmp_i = np.empty(n, dtype=np.int64)
+    tmp_o = np.empty(n, dtype=np.int32)
+    tmp_k = np.empty(n, dtype=np.int32)
+    hist = np.zeros(n_cells, dtype=np.float64)
+    tot = np.zeros(max(ncls, 1), dtype=np.int64)
     cl = np.empty_like(tot)
     cr = np.empty_like(tot)
     fl = np.empty(len(tot), dtype=np.float64)
     fr = np.empty(len(tot), dtype=np.float64)
+    new_row = X2[p]
+    old_y = old_row[j] if classify else old_row[j] - centre
+    new_y = new_row[j] if classify else new_row[j] - centre
+    f0 = blist[0]
+    depth = cap + 2
+    st_kind = np.empty(depth, dtype=np.int64)
+    st_old = np.empty(depth, dtype=np.int64)
+    st_nid = np.empty(depth, dtype=np.int64)
+    st_s = np.empty(depth, dtype=np.int64)
+    st_in_old = np.empty(depth, dtype=np.bool_)
+    st_in_new = np.empty(depth, dtype=np.bool_)
+    st_kind[0] = _EVAL
+    st_old[0] = o_root
+    st_nid[0] = 0
+    st_s[0] = 0
+    st_in_old[0] = True
+    st_in_new[0] = True
+    top = 1
+    counter = 1
+    while top > 0:
+        top -= 1
+        kind = st_kind[top]
+        o = st_old[top]
+        nid = st_nid[top]
+        s = st_s[top]
+        in_old = st_in_old[top]
+        in_new = st_in_new[top]
+        if kind == _COPY:
+            counter = _copy_subtree(
+                o, nid, s, counter, o_feature, o_threshold, o_upper, o_left, o_lo, o_hi, last, o_values,
+                feature, threshold, upper, left, right, lo, hi, values,
+            )  # fmt: skip
+            continue
+        size = o_hi[o] - o_lo[o] - np.int64(in_old) + np.int64(in_new)
+        e = s + size
+        old_leaf = o_left[o] < 0
+        if old_leaf or size <= small or size < 2 * min_leaf:
+            if old_leaf and (size < 2 * min_leaf or _pure_rows(rows, s, e, classify, yc, yv)):
+                _leaf_swapped(
+                    o, nid, s, e, in_new, p, j, X2, o_lo, o_hi, o_perm, feature, threshold, upper, left,
+                    right, lo, hi, values,
+                )  # fmt: skip
+            else:
+                counter = _regrow(
+                    X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature,
+                    threshold, upper, left, right, lo, hi, values,
+                )  # fmt: skip
+            continue
+        ops = np.int64(in_old) + np.int64(in_new)
+        keep = _keeps_split(
+            o, size, in_old, in_new, small, min_leaf, bound, margins, o_feature, o_upper, o_left, o_lo, o_hi,
+            old_row, new_row,
+        )  # fmt: skip
+        same = keep
+        if not keep:
+            if cache_index[o] >= 0:
+                hist[:] = 0.0
+                _load_hist(
+                    hist, cache[cache_index[o]], rank, rank2, p, blist, hoff, hoff2, uoff, ins, width,
+                    classify, old_y, new_y, in_old, in_new,
+                )  # fmt: skip
+            else:
+                hist[:] = 0.0
+                _hist_rows(hist, rows, s, e, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+            # The node's totals from the histograms of one predictor.
+            tot[:] = 0
+            s_tot = 0.0
+            for v in range(uoff2[f0 + 1] - uoff2[f0]):
+                b = (hoff2[f0] + v) * width
+                if classify:
+                    for c in range(ncls):
+                        tot[c] += np.int64(hist[b + 1 + c])
+                else:
+                    s_tot += hist[b + 1]
+            m = size
+            sq_tot = 0
+            for c in range(ncls):
+                sq_tot += tot[c] * tot[c]
+            if classify:
+                pure = sq_tot == m * m
+            elif margins[6, o] == 1.0:
+                pure = False  # three distinct targets before one row left: two at least remain
+            else:
+                pure = _pure_rows(rows, s, e, classify, yc, yv)
+            bf = -1
+            lv = -1
+            ra = -1
+            best = -np.inf
+            if not pure:
+                for f in blist:
+                    pv, v, _ = _scan_bins(
+                        hist, f, uoff2, uniq2, hoff2, width, classify, ncls, m, tot, sq_tot, s_tot, min_leaf,
+                        onehot[f], fl, fr, best,
+                    )  # fmt: skip
+                    if v >= 0:
+                        best = pv
+                        bf = f
+                        lv = v
+                # A proxy centred at ``centre`` is the one centred at ``centre + shift`` plus
+                # ``2 shift s_tot - shift**2 m`` (the node's target sum and size); the old node's
+                # sum is the new one with the row's versions moved back.
+                moved = 0.0
+                if not classify:
+                    old_s = s_tot + (old_y if in_old else 0.0) - (new_y if in_new else 0.0)
+                    moved = 2.0 * shift * (s_tot - old_s) - shift * shift * (
+                        np.int64(in_new) - np.int64(in_old)
+                    )
+                reach = margins[5, o] + ops * bound + moved
+                skip = (
+                    min_leaf >= 2
+                    and not np.isnan(margins[5, o])
+                    and reach + 1e-9 * (abs(reach) + abs(best)) + 1e-9 < best
+                )
+                if len(sorted_f) and not skip:
+                    for f in sorted_f:
+                        if rks[f, s] == rks[f, e - 1]:
+                            continue
+                        # Earlier predictors win ties, as in the search over all of them in order.
+                        floor = np.nextafter(best, -np.inf) if f < bf else best
+                        if onehot[f]:
+                            pv, a, _ = _scan_onehot(
+                                ords, rks, uniq2, uoff2, yc, yv, None, classify, ncls, f, s, e, m, min_leaf,
+                                tot, sq_tot, s_tot, cl, floor,
+                            )  # fmt: skip
+                        else:
+                            pv, i = _scan_sorted(
+                                ords, rks, yc, yv, None, classify, ncls, f, s, e, m, min_leaf, tot, sq_tot,
+                                s_tot, cl, cr, floor,
+                            )  # fmt: skip
+                            a = i + 1 if i >= 0 else -1
+                        if a >= 0:
+                            best = pv
+                            bf = f
+                            ra = a
+            th = np.nan
+            up = np.inf
+            same = bf >= 0 and bf == o_feature[o]
+            if same:
+                if ra < 0 and onehot[bf]:
+                    code = uniq2[uoff2[bf] + lv]
+                    th = code - 0.5
+                    up = code + 0.5
+                elif ra < 0:
+                    rv = lv + 1
+                    while hist[(hoff2[bf] + rv) * width] == 0:
+                        rv += 1
+                    th = _midpoint(uniq2[uoff2[bf] + lv], uniq2[uoff2[bf] + rv])
+                else:
+                    value = uniq2[uoff2[bf] + rks[bf, ra]]
+                    if onehot[bf]:
+                        th = value - 0.5
+                        up = value + 0.5
+                    else:
+                        th = _midpoint(uniq2[uoff2[bf] + rks[bf, ra - 1]], value)
+                same = _same_float(th, o_threshold[o]) and _same_float(up, o_upper[o])
+        if not same:
+            counter = _regrow(
+                X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature, threshold,
+                upper, left, right, lo, hi, values,
+            )  # fmt: skip
+            continue
+        bf = o_feature[o]
+        th = o_threshold[o]
+        up = o_upper[o]
+        feature[nid] = bf
+        threshold[nid] = th
+        upper[nid] = up
+        lo[nid] = s
+        hi[nid] = e
+        first = o_left[o]
+        old_goes_left = not (th < old_row[bf] <= up)
+        new_goes_left = not (th < new_row[bf] <= up)
+        l_old = in_old and old_goes_left
+        r_old = in_old and not old_goes_left
+        l_new = in_new and new_goes_left
+        r_new = in_new and not new_goes_left
+        mid = s + o_hi[first] - o_lo[first] - np.int64(l_old) + np.int64(l_new)
+        by = cols2[bf]
+        for i in range(s, e):
+            r = rows[i]
+            goes_left[r] = not (th < by[r] <= up)
+        _partition_rows(rows, s, e, goes_left, tmp_i)
+        for f in sorted_f:
+            if f != bf or onehot[f]:  # a threshold split leaves its own list sorted
+                _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
+        left[nid] = counter
+        right[nid] = counter + 1
+        # Right first, so the left subtree is numbered first.
+        st_kind[top] = _EVAL if r_old or r_new else _COPY
+        st_old[top] = first + 1
+        st_nid[top] = counter + 1
+        st_s[top] = mid
+        st_in_old[top] = r_old
+        st_in_new[top] = r_new
+        st_kind[top + 1] = _EVAL if l_old or l_new else _COPY
+        st_old[top + 1] = first
+        st_nid[top + 1] = counter
+        st_s[top + 1] = s
+        st_in_old[top + 1] = l_old
+        st_in_new[top + 1] = l_new
+        counter += 2
+        top += 2
+    return (
+        feature[:counter].copy(),
+        threshold[:counter].copy(),
+        upper[:counter].copy(),
+        left[:counter].copy(),
+        right[:counter].copy(),
+        lo[:counter].copy(),
+        hi[:counter].copy(),
+    )
+
+
+@njit(cache=True)
+def _refit_tree(
+    X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, uniq2, uoff2, ord2, rks2,
+    o_feature, o_threshold, o_upper, o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins,
+    bound,
+):  # fmt: skip
+    """Tree ``j`` of ``X2`` (the old array with row ``p`` changed from ``old_row``) from its old
+    tree, for a tree searched by sorted lists only (as ``_grow_tree`` does when its target is
+    not made of whole numbers); writes its leaf values into ``values`` and returns its node
+    arrays (local numbers). ``ord2``/``rks2`` hold every predictor's sorted list of the root;
+    ``cols2`` is ``X2`` column by column. ``margins`` and ``bound`` decide which path nodes
+    keep their split unsearched (see ``_keeps_split``).
+    """
+    n = X2.shape[0]
+    k = j
+    yc = np.zeros(n, dtype=np.int32)
+    yv = np.zeros(n, dtype=np.float64)
+    column = cols2[j]  # the array's columns, each contiguous: reading a column of X2 is slower
+    if classify:
+        for i in range(n):
+            yc[i] = np.int64(column[i])
+    else:
+        for i in range(n):
+            yv[i] = column[i] - centre
+    cap = _node_bound(n, n, min_leaf)
+    feature = np.empty(cap, dtype=np.int64)
+    threshold = np.empty(cap, dtype=np.float64)
+    upper = np.empty(cap, dtype=np.float64)
+    left = np.empty(cap, dtype=np.int64)
+    right = np.empty(cap, dtype=np.int64)
+    lo = np.empty(cap, dtype=np.int64)
+    hi = np.empty(cap, dtype=np.int64)
+    rows = np.arange(n)
+    ords = np.empty((k, n), dtype=np.int32)
+    rks = np.empty((k, n), dtype=np.int32)
+    for f in range(k):
+        ords[f] = ord2[f]
+        rks[f] = rks2[f]
+    tot = np.empty(max(ncls, 1), dtype=np.int64)
+    cl = np.empty_like(tot)
+    cr = np.empty_like(tot)
     goes_left = np.zeros(n, dtype=np.bool_)
     tmp_i = np.empty(n, dtype=np.int64)
     tmp_o = np.empty(n, dtype=np.int32)
@@ -1711,7 +2411,6 @@ def _refit_tree(
     st_nid = np.empty(depth, dtype=np.int64)
     st_s = np.empty(depth, dtype=np.int64)
     st_e = np.empty(depth, dtype=np.int64)
-    st_slot = np.empty(depth, dtype=np.int64)
     st_in_old = np.empty(depth, dtype=np.bool_)
     st_in_new = np.empty(depth, dtype=np.bool_)
     st_kind[0] = _EVAL
@@ -1719,13 +2418,8 @@ def _refit_tree(
     st_nid[0] = 0
     st_s[0] = 0
     st_e[0] = n
-    st_slot[0] = -1
     st_in_old[0] = True
     st_in_new[0] = True
-    if hist_mode:
-        n_free -= 1
-        st_slot[0] = free[n_free]
-        pool[st_slot[0]] = root_hist
     top = 1
     counter = 1
     while top > 0:
@@ -1735,201 +2429,96 @@ def _refit_tree(
         nid = st_nid[top]
         s = st_s[top]
         e = st_e[top]
-        slot = st_slot[top]
         in_old = st_in_old[top]
         in_new = st_in_new[top]
         if kind == _COPY:
-            size = o_hi[o] - o_lo[o]
-            dpos = s - o_lo[o]
-            feature[nid] = o_feature[o]
-            threshold[nid] = o_threshold[o]
-            upper[nid] = o_upper[o]
-            lo[nid] = s
-            hi[nid] = s + size
-            if o_left[o] < 0:
-                left[nid] = -1
-                right[nid] = -1
-            else:
-                first = o_left[o]
-                shift = counter - first
-                left[nid] = counter
-                right[nid] = counter + 1
-                for q in range(first, last[o] + 1):
-                    t = q + shift
-                    feature[t] = o_feature[q]
-                    threshold[t] = o_threshold[q]
-                    upper[t] = o_upper[q]
-                    if o_left[q] >= 0:
-                        left[t] = o_left[q] + shift
-                        right[t] = o_left[q] + 1 + shift
-                    else:
-                        left[t] = -1
-                        right[t] = -1
-                    lo[t] = o_lo[q] + dpos
-                    hi[t] = o_hi[q] + dpos
-                counter += last[o] - first + 1
-            values[s : s + size] = o_values[o_lo[o] : o_hi[o]]
+            counter = _copy_subtree(
+                o, nid, s, counter, o_feature, o_threshold, o_upper, o_left, o_lo, o_hi, last, o_values,
+                feature, threshold, upper, left, right, lo, hi, values,
+            )  # fmt: skip
             continue
         size = e - s
         old_leaf = o_left[o] < 0
         if old_leaf or size <= small or size < 2 * min_leaf:
-            if slot >= 0:
-                pool[slot] = 0.0
-                free[n_free] = slot
-                n_free += 1
             if old_leaf and (size < 2 * min_leaf or _pure_rows(rows, s, e, classify, yc, yv)):
-                # Still a leaf: its old rows without the old version, with the new one placed
-                # by column 0's value, then row.
-                feature[nid] = -1
-                left[nid] = -1
-                right[nid] = -1
-                threshold[nid] = np.nan
-                upper[nid] = np.nan
-                lo[nid] = s
-                hi[nid] = e
-                w = s
-                placed = not in_new
-                key = X2[p, 0]
-                for i in range(o_lo[o], o_hi[o]):
-                    r = o_perm[i]
-                    if r == p:
-                        continue
-                    if not placed and (X2[r, 0] > key or (X2[r, 0] == key and r > p)):
-                        values[w] = X2[p, j]
-                        w += 1
-                        placed = True
-                    values[w] = X2[r, j]
-                    w += 1
-                if not placed:
-                    values[w] = X2[p, j]
+                _leaf_swapped(
+                    o, nid, s, e, in_new, p, j, X2, o_lo, o_hi, o_perm, feature, threshold, upper, left,
+                    right, lo, hi, values,
+                )  # fmt: skip
             else:
                 counter = _regrow(
                     X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature,
                     threshold, upper, left, right, lo, hi, values,
                 )  # fmt: skip
             continue
-        lv = -1
-        rv = -1
-        if hist_mode:
-            bf, lv, rv, _, ra, _ = _hist_split(
-                rows, rank2, uoff2, uniq2, ords, rks, yc, yv, None, classify, ncls, k, s, e, min_leaf, use,
-                blist, hoff2, pool[slot], onehot, tot, cl, cr, fl, fr,
-            )  # fmt: skip
-        else:
+        keep = _keeps_split(
+            o, size, in_old, in_new, small, min_leaf, bound, margins, o_feature, o_upper, o_left, o_lo, o_hi,
+            old_row, new_row,
+        )  # fmt: skip
+        if not keep:
             bf, ra, _, _ = _best_split(
                 ords, rks, uniq2, uoff2, yc, yv, None, classify, ncls, k, s, e, min_leaf, onehot, tot, cl, cr
             )  # fmt: skip
-        same = bf == o_feature[o]
-        th = np.nan
-        up = np.inf
-        if same:
-            if ra < 0 and onehot[bf]:
-                code = uniq2[uoff2[bf] + lv]
-                th = code - 0.5
-                up = code + 0.5
-            elif ra < 0:
-                th = _midpoint(uniq2[uoff2[bf] + lv], uniq2[uoff2[bf] + rv])
-            else:
+            same = bf >= 0 and bf == o_feature[o]
+            if same:
                 value = uniq2[uoff2[bf] + rks[bf, ra]]
                 if onehot[bf]:
                     th = value - 0.5
                     up = value + 0.5
                 else:
                     th = _midpoint(uniq2[uoff2[bf] + rks[bf, ra - 1]], value)
-            same = _same_float(th, o_threshold[o]) and _same_float(up, o_upper[o])
-        if not same:
-            if slot >= 0:
-                pool[slot] = 0.0
-                free[n_free] = slot
-                n_free += 1
-            counter = _regrow(
-                X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature, threshold,
-                upper, left, right, lo, hi, values,
-            )  # fmt: skip
-            continue
+                    up = np.inf
+                same = _same_float(th, o_threshold[o]) and _same_float(up, o_upper[o])
+            if not same:
+                counter = _regrow(
+                    X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature,
+                    threshold, upper, left, right, lo, hi, values,
+                )  # fmt: skip
+                continue
+        bf = o_feature[o]
+        th = o_threshold[o]
+        up = o_upper[o]
         feature[nid] = bf
         threshold[nid] = th
         upper[nid] = up
         lo[nid] = s
         hi[nid] = e
-        # Rows go left by their rank (a contiguous column, unlike the rows' values).
-        cut = lv if ra < 0 else rks[bf, ra] if onehot[bf] else rks[bf, ra - 1]
+        by = cols2[bf]
         mid = s
         for i in range(s, e):
             r = rows[i]
-            g = rank2[bf, r] != cut if onehot[bf] else rank2[bf, r] <= cut
+            g = not (th < by[r] <= up)
             goes_left[r] = g
             mid += g
         _partition_rows(rows, s, e, goes_left, tmp_i)
         for f in range(k):
-            if not use[f] and (f != bf or onehot[f]):
+            if f != bf or onehot[f]:  # a threshold split leaves its own list sorted
                 _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
         first = o_left[o]
-        old_goes_left = not (o_threshold[o] < old_row[bf] <= o_upper[o])
+        old_goes_left = not (th < old_row[bf] <= up)
         new_goes_left = not (th < new_row[bf] <= up)
         l_old = in_old and old_goes_left
         r_old = in_old and not old_goes_left
         l_new = in_new and new_goes_left
         r_new = in_new and not new_goes_left
-        l_eval = l_old or l_new
-        r_eval = r_old or r_new
         left[nid] = counter
         right[nid] = counter + 1
-        l_nid = counter
-        r_nid = counter + 1
-        counter += 2
-        l_slot = -1
-        r_slot = -1
-        if hist_mode:
-            l_hist = l_eval and o_left[first] >= 0 and mid - s > small
-            r_hist = r_eval and o_left[first + 1] >= 0 and e - mid > small
-            small_left = mid - s <= e - mid
-            if l_hist and r_hist:
-                if n_free == 0:
-                    pool, free, n_free = _grow_pool(pool)
-                n_free -= 1
-                fresh = free[n_free]
-                ss, se = (s, mid) if small_left else (mid, e)
-                _hist_rows(pool[slot], rows, ss, se, -1.0, rank_t, blist, hoff2, width, classify, yc, yv)
-                _hist_rows(pool[fresh], rows, ss, se, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
-                l_slot, r_slot = (fresh, slot) if small_left else (slot, fresh)
-            elif l_hist or r_hist:
-                # The child needing histograms: the larger keeps the node's, less its sibling's rows.
-                larger = l_hist != small_left
-                if larger:
-                    ss, se = (mid, e) if l_hist else (s, mid)
-                    _hist_rows(pool[slot], rows, ss, se, -1.0, rank_t, blist, hoff2, width, classify, yc, yv)
-                    kept = slot
-                else:
-                    pool[slot] = 0.0
-                    ss, se = (s, mid) if l_hist else (mid, e)
-                    _hist_rows(pool[slot], rows, ss, se, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
-                    kept = slot
-                if l_hist:
-                    l_slot = kept
-                else:
-                    r_slot = kept
-            else:
-                pool[slot] = 0.0
-                free[n_free] = slot
-                n_free += 1
         # Right first, so the left subtree is numbered first.
-        st_kind[top] = _EVAL if r_eval else _COPY
+        st_kind[top] = _EVAL if r_old or r_new else _COPY
         st_old[top] = first + 1
-        st_nid[top] = r_nid
+        st_nid[top] = counter + 1
         st_s[top] = mid
         st_e[top] = e
-        st_slot[top] = r_slot
         st_in_old[top] = r_old
         st_in_new[top] = r_new
-        st_kind[top + 1] = _EVAL if l_eval else _COPY
+        st_kind[top + 1] = _EVAL if l_old or l_new else _COPY
         st_old[top + 1] = first
-        st_nid[top + 1] = l_nid
+        st_nid[top + 1] = counter
         st_s[top + 1] = s
         st_e[top + 1] = mid
-        st_slot[top + 1] = l_slot
         st_in_old[top + 1] = l_old
         st_in_new[top + 1] = l_new
+        counter += 2
         top += 2
     return (
         feature[:counter].copy(),
@@ -1991,26 +2580,33 @@ class RefitState:
                 for j in range(len(counts))
             ]
         )
-        self._root_hists: dict[int, np.ndarray] = {}
-
-    def root_hist(self, j: int) -> np.ndarray:
-        """Tree ``j``'s root histograms over the binned predictors (built on first use)."""
-        if j not in self._root_hists:
-            width = self.ncls[j] + 1 if self.categorical[j] else 2
-            blist = np.flatnonzero(self.binned[:j])
-            n_bins = int(self.hoff[j])
-            self._root_hists[j] = _root_hist(
-                self.X,
-                self.rank,
-                j,
-                bool(self.categorical[j]),
-                float(self.centres[j]),
-                blist,
-                self.hoff,
-                width,
-                n_bins,
-            )
-        return self._root_hists[j]
+        # Each column's range; each split's margin (see ``_keeps_split``); the histograms of
+        # each tree's internal nodes of more than ``_REFIT_CACHE`` rows (row ``cache_index[node]``
+        # of ``caches[j]``), for the trees that may be searched through histograms.
+        self.low = self.X.min(axis=0, initial=np.inf)
+        self.high = self.X.max(axis=0, initial=-np.inf)
+        self.margins = np.full((_MARGIN_FIELDS, len(f.left)), np.nan)
+        self.margins[0] = -np.inf
+        self.cache_index = np.full(len(f.left), -1, dtype=np.int64)
+        self.caches: list[np.ndarray] = [np.zeros((0, 0))]
+        small, above = int(_REFIT_SMALL), int(_REFIT_CACHE)
+        sizes = f.hi - f.lo
+        for j in range(1, len(counts)):
+            root, last = int(f.roots[j]), int(self.last[f.roots[j]])
+            width = int(self.ncls[j]) + 1 if self.categorical[j] else 2
+            cached = np.zeros(0, dtype=np.int64)
+            if self.integral[j] and self.binned[:j].any():
+                nodes = np.arange(root, last + 1)
+                cached = nodes[(f.left[nodes] >= 0) & (sizes[nodes] > above)]
+            self.cache_index[cached] = np.arange(len(cached))
+            self.caches.append(np.zeros((len(cached), int(self.hoff[j]) * width)))
+            if self.min_leaf >= 2 or len(cached):
+                _tree_margins(
+                    self.X, self.orders, self.rank, self.uniq, self.uoff, j, bool(self.categorical[j]),
+                    int(self.ncls[j]), float(self.centres[j]), self.min_leaf, self.onehot, self.binned,
+                    self.hoff, f.feature, f.threshold, f.upper, f.left, root, self.last, min(small, above),
+                    self.margins, self.cache_index, self.caches[j],
+                )  # fmt: skip
 
 
 def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[Forest, np.ndarray]:
@@ -2088,22 +2684,30 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
             parts.append(tuple(a[:count] for a in arrays))
             continue
         hist = modes[j] == 1
-        if hist:
-            width = int(ncls2[j]) + 1 if classify else 2
-            old_y = old[j] if classify else old[j] - centres2[j]
-            new_y = new[j] if classify else new[j] - centres2[j]
-            root_hist = _swap_hist(
-                state.root_hist(j), state.rank, rank2, p, np.flatnonzero(state.binned[:j]), state.hoff, hoff2,
-                state.uoff, ins, width, classify, old_y, new_y,
+        n_cells = int(hoff2[j]) * (int(ncls2[j]) + 1 if classify else 2)
+        centre = float(centres2[j])
+        shift = 0.0
+        if classify:
+            bound = 1.0
+        else:
+            low, high = min(state.low[j], new[j]), max(state.high[j], new[j])
+            bound = 3.0 * ((high - low) / 2.0) ** 2
+            shift = (low + high) / 2.0 - centre
+        if modes[j] == 1:
+            tree = _refit_hist_tree(
+                X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, centre, small,
+                state.rank, rank2, rank_t, uniq2, state.uoff, uoff2, ins, state.binned, state.hoff, hoff2,
+                n_cells, state.cache_index, state.caches[j], f.feature, f.threshold, f.upper, f.left, f.lo,
+                f.hi, int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j], values[j], state.margins,
+                bound, ord2, rks2, shift,
             )  # fmt: skip
         else:
-            root_hist = np.zeros(0)
-        tree = _refit_tree(
-            X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, float(centres2[j]),
-            hist, small, rank2, rank_t, uniq2, uoff2, state.binned, hoff2, root_hist, ord2, rks2, f.feature,
-            f.threshold, f.upper, f.left, f.lo, f.hi, int(f.roots[j]), state.last, state.perms[j],
-            f.leaf_values[j], values[j],
-        )  # fmt: skip
+            tree = _refit_tree(
+                X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, centre, small,
+                uniq2, uoff2, ord2, rks2, f.feature, f.threshold, f.upper, f.left, f.lo, f.hi,
+                int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j], values[j], state.margins,
+                bound,
+            )  # fmt: skip
         parts.append(tree)
     sizes = np.array([len(part[0]) for part in parts])
     roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)

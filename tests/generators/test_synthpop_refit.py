@@ -92,11 +92,13 @@ def fresh_fit(
     return SynthpopGenerator(**params).fit(X2, schema, rng=np.random.default_rng(0))
 
 
-@pytest.fixture(params=[0, None], ids=["walk-every-node", "default"])
+@pytest.fixture(params=[(0, 0), (0, 10**9), None], ids=["walk-cached", "walk-counted", "default"])
 def small(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Refit with every path node searched again (0), or with the default regrowth size."""
+    """Refit with every path node searched again (regrowth size 0) and every internal node's
+    histograms cached or none, or with the default regrowth and cache sizes."""
     if request.param is not None:
-        monkeypatch.setattr(_cart, "_REFIT_SMALL", request.param)
+        monkeypatch.setattr(_cart, "_REFIT_SMALL", request.param[0])
+        monkeypatch.setattr(_cart, "_REFIT_CACHE", request.param[1])
 
 
 @pytest.mark.usefixtures("small")
@@ -176,7 +178,7 @@ def test_a_broken_refit_is_caught(adult: tuple[np.ndarray, Schema], monkeypatch:
     one tree come in another order, is caught by the comparison."""
     X_all, schema = adult
     X, row = X_all[:600], X_all[600]
-    real = _cart._refit_tree
+    real = _cart._refit_hist_tree  # Adult's trees are searched through histograms
     base = SynthpopGenerator(min_samples_leaf=1).fit(X, schema, rng=np.random.default_rng(0))
     fresh = fresh_fit(base.get_params(), X, schema, 11, row)
     assert model_difference(fresh, base.refit_swap(11, row, rng=np.random.default_rng(0))) is None
@@ -187,19 +189,19 @@ def test_a_broken_refit_is_caught(adult: tuple[np.ndarray, Schema], monkeypatch:
             threshold[0] = np.nextafter(threshold[0], np.inf)
         return (feature, threshold, *rest)
 
-    monkeypatch.setattr(_cart, "_refit_tree", nudged_root)
+    monkeypatch.setattr(_cart, "_refit_hist_tree", nudged_root)
     assert (
         model_difference(fresh, base.refit_swap(11, row, rng=np.random.default_rng(0))) == "forest.threshold"
     )
 
     def reversed_values(*args):
         out = real(*args)
-        values = args[-1]
+        values = args[-6]
         if args[4] == 3:
             values[:] = values[::-1].copy()
         return out
 
-    monkeypatch.setattr(_cart, "_refit_tree", reversed_values)
+    monkeypatch.setattr(_cart, "_refit_hist_tree", reversed_values)
     assert (
         model_difference(fresh, base.refit_swap(11, row, rng=np.random.default_rng(0)))
         == "forest.leaf_values"
