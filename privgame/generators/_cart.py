@@ -1507,6 +1507,11 @@ _REFIT_SMALL = 96
 # changed row instead of its rows' (or its sibling's) counted again.
 _REFIT_CACHE = 1024
 
+# The cached nodes also keep their sorted lists of the predictors not binned, up to this many
+# bytes per tree (17 MB in all for Adult's fnlwgt at 31,655 rows); beyond it a searched node
+# sorts its rows.
+_REFIT_LISTS_BYTES = 64 * 2**20
+
 _EVAL = 0  # a node holding the row (old or new version): search its split again
 _COPY = 1  # a node holding neither: its subtree is the old one
 
@@ -1819,13 +1824,14 @@ def _scan_margin(
 @njit(cache=True)
 def _tree_margins(
     X, orders, rank, uniq, uoff, j, classify, ncls, centre, min_leaf, onehot, binned, hoff, feature,
-    threshold, upper, left, root, last, small, margins, cache_index, cache,
+    threshold, upper, left, root, last, small, margins, cache_index, cache, lists, loff,
 ):  # fmt: skip
     """The margins (see above) of tree ``j``'s splits of more than ``small`` rows, into
     ``margins`` (shape (5, nodes)): the gap, the values either side of the threshold and their
     row counts in the node (only when ``min_leaf >= 2``); and the histograms of the nodes with a
-    row of ``cache`` (``cache_index[node] >= 0``). Nodes are walked from the root, their rows
-    partitioned as grown."""
+    row of ``cache`` (``cache_index[node] >= 0``), with their sorted lists of the predictors not
+    binned (``lists[t, loff[row]:loff[row + 1]]`` for the ``t``-th, when ``lists`` has room).
+    Nodes are walked from the root, their rows partitioned as grown."""
     n = X.shape[0]
     if left[root] < 0 or n <= small:
         return
@@ -1900,7 +1906,14 @@ def _tree_margins(
                     else:
                         hist[b + 1] += yv[r]
         if cache_index[q] >= 0:
-            cache[cache_index[q]] = hist
+            ci = cache_index[q]
+            cache[ci] = hist
+            if lists.shape[1] > 0:
+                t = 0
+                for f in range(k):
+                    if not binned[f]:
+                        lists[t, loff[ci] : loff[ci + 1]] = ords[f, s:e]
+                        t += 1
         bf = feature[q]
         one = upper[q] != np.inf
         res[0] = -np.inf
@@ -2104,10 +2117,53 @@ def _leaf_swapped(
 
 
 @njit(cache=True)
+def _node_rows(o_perm, a, b, p, in_new, rows, s, ascending):
+    """Write a path node's rows into ``rows[s:]``: its old rows ``o_perm[a:b]`` without row
+    ``p``, then ``p`` if its new version is in the node (ascending if asked)."""
+    w = s
+    for i in range(a, b):
+        r = o_perm[i]
+        if r != p:
+            rows[w] = r
+            w += 1
+    if in_new:
+        rows[w] = p
+        w += 1
+    if ascending:
+        rows[s:w].sort()
+
+
+@njit(cache=True)
+def _swap_list(old, a, b, p, in_new, rank2, ords, rks, s):
+    """A path node's sorted list of one predictor (rows by value, then row; dense ranks
+    ``rank2``) into ``ords[s:]``/``rks[s:]``, from its old list ``old[a:b]``: row ``p``'s old
+    version out, its new one (if in the node) in at its place."""
+    kp = rank2[p]
+    w = s
+    placed = not in_new
+    for i in range(a, b):
+        r = old[i]
+        if r == p:
+            continue
+        kr = rank2[r]
+        if not placed and (kr > kp or (kr == kp and r > p)):
+            ords[w] = p
+            rks[w] = kp
+            w += 1
+            placed = True
+        ords[w] = r
+        rks[w] = kr
+        w += 1
+    if not placed:
+        ords[w] = p
+        rks[w] = kp
+
+
+@njit(cache=True)
 def _refit_hist_tree(
     X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, rank, rank2, rank_t, uniq2,
     uoff, uoff2, ins, binned, hoff, hoff2, n_cells, cache_index, cache, o_feature, o_threshold, o_upper,
-    o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins, bound, ord2, rks2, shift,
+    o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins, bound, lists, loff, shift,
 ):  # fmt: skip
     """``_refit_tree`` for a tree searched through histograms (``hist_mode``). A searched path
     node's histograms are its old ones moved by the changed row where ``cache`` holds them,
@@ -2115,7 +2171,13 @@ def _refit_hist_tree(
     sorted lists are skipped where their best old proxy (``margins[5]``) cannot reach the best
     histogram split: a proxy moves by at most ``bound`` per changed row when the target is
     centred at ``centre + shift`` (see ``_keeps_split``), and by that plus what re-centring
-    moves the node's proxies by otherwise."""
+    moves the node's proxies by otherwise.
+
+    No rows are walked: a path node's rows are its old ones (``o_perm``) with the changed row
+    moved, read only where needed (a node counted from its rows, grown afresh or a leaf); its
+    sorted lists, where searched, are its old ones with the row moved (``lists[t]`` from
+    ``loff[cache_index[node]]`` for the ``t``-th predictor searched by sorted lists, where
+    cached) or its rows sorted."""
     n = X2.shape[0]
     k = j
     yc = np.zeros(n, dtype=np.int32)
@@ -2138,16 +2200,10 @@ def _refit_hist_tree(
     hi = np.empty(cap, dtype=np.int64)
     blist = np.flatnonzero(binned[:k])
     sorted_f = np.flatnonzero(~binned[:k])
-    rows = np.arange(n)
+    rows = np.empty(n, dtype=np.int64)
     ords = np.empty((k, n), dtype=np.int32)
     rks = np.empty((k, n), dtype=np.int32)
-    for f in sorted_f:
-        ords[f] = ord2[f]
-        rks[f] = rks2[f]
-    goes_left = np.zeros(n, dtype=np.bool_)
-    tmp_i = np.empty(n, dtype=np.int64)
-    tmp_o = np.empty(n, dtype=np.int32)
-    tmp_k = np.empty(n, dtype=np.int32)
+    keys = np.empty(n, dtype=np.int64)
     hist = np.zeros(n_cells, dtype=np.float64)
     tot = np.zeros(max(ncls, 1), dtype=np.int64)
     cl = np.empty_like(tot)
@@ -2191,6 +2247,7 @@ def _refit_hist_tree(
         e = s + size
         old_leaf = o_left[o] < 0
         if old_leaf or size <= small or size < 2 * min_leaf:
+            _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, True)
             if old_leaf and (size < 2 * min_leaf or _pure_rows(rows, s, e, classify, yc, yv)):
                 _leaf_swapped(
                     o, nid, s, e, in_new, p, j, X2, o_lo, o_hi, o_perm, feature, threshold, upper, left,
@@ -2208,6 +2265,7 @@ def _refit_hist_tree(
             old_row, new_row,
         )  # fmt: skip
         same = keep
+        have_rows = False
         if not keep:
             if cache_index[o] >= 0:
                 hist[:] = 0.0
@@ -2216,6 +2274,8 @@ def _refit_hist_tree(
                     classify, old_y, new_y, in_old, in_new,
                 )  # fmt: skip
             else:
+                _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, False)
+                have_rows = True
                 hist[:] = 0.0
                 _hist_rows(hist, rows, s, e, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
             # The node's totals from the histograms of one predictor.
@@ -2237,6 +2297,9 @@ def _refit_hist_tree(
             elif margins[6, o] == 1.0:
                 pure = False  # three distinct targets before one row left: two at least remain
             else:
+                if not have_rows:
+                    _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, False)
+                    have_rows = True
                 pure = _pure_rows(rows, s, e, classify, yc, yv)
             bf = -1
             lv = -1
@@ -2268,7 +2331,24 @@ def _refit_hist_tree(
                     and reach + 1e-9 * (abs(reach) + abs(best)) + 1e-9 < best
                 )
                 if len(sorted_f) and not skip:
-                    for f in sorted_f:
+                    ci = cache_index[o]
+                    for t in range(len(sorted_f)):
+                        f = sorted_f[t]
+                        if ci >= 0 and lists.shape[1] > 0:
+                            _swap_list(
+                                lists[t], loff[ci], loff[ci + 1], p, in_new, rank2[f], ords[f], rks[f], s
+                            )
+                        else:
+                            # The node's rows sorted by value, then row.
+                            if not have_rows:
+                                _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, False)
+                                have_rows = True
+                            for i in range(s, e):
+                                keys[i] = np.int64(rank2[f, rows[i]]) * n + rows[i]
+                            keys[s:e].sort()
+                            for i in range(s, e):
+                                ords[f, i] = keys[i] % n
+                                rks[f, i] = keys[i] // n
                         if rks[f, s] == rks[f, e - 1]:
                             continue
                         # Earlier predictors win ties, as in the search over all of them in order.
@@ -2310,6 +2390,7 @@ def _refit_hist_tree(
                         th = _midpoint(uniq2[uoff2[bf] + rks[bf, ra - 1]], value)
                 same = _same_float(th, o_threshold[o]) and _same_float(up, o_upper[o])
         if not same:
+            _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, True)
             counter = _regrow(
                 X2, rows, s, e, j, classify, ncls, min_leaf, onehot, centre, nid, counter, feature, threshold,
                 upper, left, right, lo, hi, values,
@@ -2331,14 +2412,6 @@ def _refit_hist_tree(
         l_new = in_new and new_goes_left
         r_new = in_new and not new_goes_left
         mid = s + o_hi[first] - o_lo[first] - np.int64(l_old) + np.int64(l_new)
-        by = cols2[bf]
-        for i in range(s, e):
-            r = rows[i]
-            goes_left[r] = not (th < by[r] <= up)
-        _partition_rows(rows, s, e, goes_left, tmp_i)
-        for f in sorted_f:
-            if f != bf or onehot[f]:  # a threshold split leaves its own list sorted
-                _partition(ords, rks, f, s, e, goes_left, tmp_o, tmp_k)
         left[nid] = counter
         right[nid] = counter + 1
         # Right first, so the left subtree is numbered first.
@@ -2598,6 +2671,8 @@ class RefitState:
         self.margins[0] = -np.inf
         self.cache_index = np.full(len(f.left), -1, dtype=np.int64)
         self.caches: list[np.ndarray] = [np.zeros((0, 0))]
+        self.lists: list[np.ndarray] = [np.zeros((0, 0), dtype=np.int32)]
+        self.loffs: list[np.ndarray] = [np.zeros(1, dtype=np.int64)]
         small, above = int(_REFIT_SMALL), int(_REFIT_CACHE)
         sizes = f.hi - f.lo
         for j in range(1, len(counts)):
@@ -2609,12 +2684,17 @@ class RefitState:
                 cached = nodes[(f.left[nodes] >= 0) & (sizes[nodes] > above)]
             self.cache_index[cached] = np.arange(len(cached))
             self.caches.append(np.zeros((len(cached), int(self.hoff[j]) * width)))
+            loff = np.concatenate([[0], np.cumsum(sizes[cached])]).astype(np.int64)
+            n_sorted = int((~self.binned[:j]).sum())
+            room = int(loff[-1]) if n_sorted * int(loff[-1]) * 4 <= _REFIT_LISTS_BYTES else 0
+            self.lists.append(np.zeros((n_sorted, room), dtype=np.int32))
+            self.loffs.append(loff)
             if self.min_leaf >= 2 or len(cached):
                 _tree_margins(
                     self.X, self.orders, self.rank, self.uniq, self.uoff, j, bool(self.categorical[j]),
                     int(self.ncls[j]), float(self.centres[j]), self.min_leaf, self.onehot, self.binned,
                     self.hoff, f.feature, f.threshold, f.upper, f.left, root, self.last, min(small, above),
-                    self.margins, self.cache_index, self.caches[j],
+                    self.margins, self.cache_index, self.caches[j], self.lists[j], self.loffs[j],
                 )  # fmt: skip
 
 
@@ -2666,7 +2746,8 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
             exact = bool(state.integral[j]) and bool(_integral_sums(X2[:, j] - centres2[j], None))
         hist = exact and bool(state.binned[:j].any())
         modes[j] = 1 if hist else 2
-        need[:j] |= ~state.binned[:j] if hist else True
+        if not hist:
+            need[:j] = True
     ord2, rks2 = _swap_orders(state.orders, rank2, p, need)
     rank_t = np.ascontiguousarray(rank2.T)
     cols2 = np.ascontiguousarray(X2.T)
@@ -2708,7 +2789,7 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
                 state.rank, rank2, rank_t, uniq2, state.uoff, uoff2, ins, state.binned, state.hoff, hoff2,
                 n_cells, state.cache_index, state.caches[j], f.feature, f.threshold, f.upper, f.left, f.lo,
                 f.hi, int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j], values[j], state.margins,
-                bound, ord2, rks2, shift,
+                bound, state.lists[j], state.loffs[j], shift,
             )  # fmt: skip
         else:
             tree = _refit_tree(

@@ -140,6 +140,26 @@ def test_refit_swap_equals_fresh_fit_on_adult(adult: tuple[np.ndarray, Schema], 
             assert model_difference(fresh_fit(params, X, schema, position, row), got) is None, (n, k)
 
 
+@pytest.mark.usefixtures("small")
+def test_refit_swap_equals_fresh_fit_on_a_slice_with_a_sorted_list_predictor(
+    adult: tuple[np.ndarray, Schema],
+) -> None:
+    """3,000 rows: fnlwgt has more distinct values than a histogram takes, so the refit moves
+    its cached sorted lists, sorts rows or skips it; rows copied, edited or extreme."""
+    X_all, schema = adult
+    rng = np.random.default_rng(31)
+    rows = rng.choice(len(X_all), 3_000, replace=False)
+    X = X_all[rows]
+    base = SynthpopGenerator().fit(X, schema, rng=np.random.default_rng(0))
+    fnlwgt = [c.name for c in schema.used].index("fnlwgt")
+    for k in range(10):
+        position, row = int(rng.integers(len(X))), random_row(rng, X_all, schema)
+        if k % 3 == 0:
+            row[fnlwgt] = X[:, fnlwgt].max() + 1 + k  # a new largest value
+        got = base.refit_swap(position, row, rng=np.random.default_rng(0))
+        assert model_difference(fresh_fit(base.get_params(), X, schema, position, row), got) is None, k
+
+
 def test_swapping_a_row_for_itself_or_a_duplicate(adult: tuple[np.ndarray, Schema]) -> None:
     X_all, schema = adult
     X = X_all[:400]
