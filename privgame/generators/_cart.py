@@ -1729,8 +1729,9 @@ def _regrow(
 
 # Per node: the gap; the values either side of the threshold and their row counts; the best
 # proxy of a predictor searched by sorted lists (+inf when the split is on one); whether the
-# node holds at least three distinct targets (so one removed row cannot leave it pure).
-_MARGIN_FIELDS = 7
+# node holds at least three distinct targets (so one removed row cannot leave it pure); its
+# lowest and highest centred target (a regression tree's bound is then the node's own).
+_MARGIN_FIELDS = 9
 
 
 @njit(cache=True)
@@ -1876,6 +1877,8 @@ def _tree_margins(
         m = e - s
         tot[:] = 0
         s_tot = 0.0
+        y_lo = np.inf
+        y_hi = -np.inf
         first_y = yv[rows[s]]
         second_y = first_y
         third = False
@@ -1886,11 +1889,16 @@ def _tree_margins(
             else:
                 s_tot += yv[r]
                 y = yv[r]
+                y_lo = min(y_lo, y)
+                y_hi = max(y_hi, y)
                 if second_y == first_y and y != first_y:
                     second_y = y
                 elif y != first_y and y != second_y:
                     third = True
         margins[6, q] = 1.0 if third else 0.0
+        if not classify:
+            margins[7, q] = y_lo
+            margins[8, q] = y_hi
         sq_tot = 0
         for c in range(ncls):
             sq_tot += tot[c] * tot[c]
@@ -2019,6 +2027,22 @@ def _load_hist(
                 out[bn + 1 + np.int64(new_y)] += 1.0
             else:
                 out[bn + 1] += new_y
+
+
+@njit(inline="always")
+def _node_bound_shift(o, classify, bound, shift, margins, new_y, in_new):
+    """The bound (see above) and the centring shift for path node ``o``: a regression node's
+    from its own targets' range (old, and the new row's if it enters), where the margins hold
+    it; else the tree's."""
+    if classify or np.isnan(margins[7, o]):
+        return bound, shift
+    lo = margins[7, o]
+    hi = margins[8, o]
+    if in_new:
+        lo = min(lo, new_y)
+        hi = max(hi, new_y)
+    half = (hi - lo) / 2.0
+    return 3.0 * half * half, (hi + lo) / 2.0
 
 
 @njit(inline="always")
@@ -2160,12 +2184,35 @@ def _swap_list(old, a, b, p, in_new, rank2, ords, rks, s):
 
 
 @njit(cache=True)
+def _hist_rows_swapped(hist, rows, s, e, rank_t, ins, rank2, p, blist, hoff2, width, classify, yc, yv):
+    """Add the rows ``rows[s:e]`` to ``hist`` (see ``_add_rows``), binned by the dense ranks of
+    the array with row ``p`` changed: the old ranks ``rank_t`` (row by row) moved up where a
+    value was inserted below (``ins``), and ``rank2`` for row ``p``."""
+    for i in range(s, e):
+        r = rows[i]
+        for f in blist:
+            if r == p:
+                k = rank2[f, p]
+            else:
+                k = rank_t[r, f]
+                k += 1 if k >= ins[f] else 0
+            b = (hoff2[f] + k) * width
+            hist[b] += 1.0
+            if classify:
+                hist[b + 1 + yc[r]] += 1.0
+            else:
+                hist[b + 1] += yv[r]
+
+
+@njit(cache=True)
 def _refit_hist_tree(
-    X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, rank, rank2, rank_t, uniq2,
+    X2, cols, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, rank, rank2, rank_t, uniq2,
     uoff, uoff2, ins, binned, hoff, hoff2, n_cells, cache_index, cache, o_feature, o_threshold, o_upper,
-    o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins, bound, lists, loff, shift,
+    o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins, bound, lists, loff, shift, base,
+    feature, threshold, upper, left, right, lo, hi,
 ):  # fmt: skip
-    """``_refit_tree`` for a tree searched through histograms (``hist_mode``). A searched path
+    """``_refit_tree`` for a tree searched through histograms: nodes are written into the
+    forest's arrays from ``base`` on, and the next free index is returned. A searched path
     node's histograms are its old ones moved by the changed row where ``cache`` holds them,
     else counted from its rows; its totals come from the histograms; the predictors searched by
     sorted lists are skipped where their best old proxy (``margins[5]``) cannot reach the best
@@ -2182,22 +2229,17 @@ def _refit_hist_tree(
     k = j
     yc = np.zeros(n, dtype=np.int32)
     yv = np.zeros(n, dtype=np.float64)
-    column = cols2[j]
+    column = cols[j]  # the old array's columns, each contiguous (row ``p`` set below)
     if classify:
         for i in range(n):
             yc[i] = np.int64(column[i])
+        yc[p] = np.int64(X2[p, j])
     else:
         for i in range(n):
             yv[i] = column[i] - centre
+        yv[p] = X2[p, j] - centre
     width = ncls + 1 if classify else 2
     cap = _node_bound(n, n, min_leaf)
-    feature = np.empty(cap, dtype=np.int64)
-    threshold = np.empty(cap, dtype=np.float64)
-    upper = np.empty(cap, dtype=np.float64)
-    left = np.empty(cap, dtype=np.int64)
-    right = np.empty(cap, dtype=np.int64)
-    lo = np.empty(cap, dtype=np.int64)
-    hi = np.empty(cap, dtype=np.int64)
     blist = np.flatnonzero(binned[:k])
     sorted_f = np.flatnonzero(~binned[:k])
     rows = np.empty(n, dtype=np.int64)
@@ -2223,12 +2265,12 @@ def _refit_hist_tree(
     st_in_new = np.empty(depth, dtype=np.bool_)
     st_kind[0] = _EVAL
     st_old[0] = o_root
-    st_nid[0] = 0
+    st_nid[0] = base
     st_s[0] = 0
     st_in_old[0] = True
     st_in_new[0] = True
     top = 1
-    counter = 1
+    counter = base + 1
     while top > 0:
         top -= 1
         kind = st_kind[top]
@@ -2260,8 +2302,9 @@ def _refit_hist_tree(
                 )  # fmt: skip
             continue
         ops = np.int64(in_old) + np.int64(in_new)
+        b_node, shift_node = _node_bound_shift(o, classify, bound, shift, margins, new_y, in_new)
         keep = _keeps_split(
-            o, size, in_old, in_new, small, min_leaf, bound, margins, o_feature, o_upper, o_left, o_lo, o_hi,
+            o, size, in_old, in_new, small, min_leaf, b_node, margins, o_feature, o_upper, o_left, o_lo, o_hi,
             old_row, new_row,
         )  # fmt: skip
         same = keep
@@ -2277,7 +2320,9 @@ def _refit_hist_tree(
                 _node_rows(o_perm, o_lo[o], o_hi[o], p, in_new, rows, s, False)
                 have_rows = True
                 hist[:] = 0.0
-                _hist_rows(hist, rows, s, e, 1.0, rank_t, blist, hoff2, width, classify, yc, yv)
+                _hist_rows_swapped(
+                    hist, rows, s, e, rank_t, ins, rank2, p, blist, hoff2, width, classify, yc, yv
+                )
             # The node's totals from the histograms of one predictor.
             tot[:] = 0
             s_tot = 0.0
@@ -2321,10 +2366,10 @@ def _refit_hist_tree(
                 moved = 0.0
                 if not classify:
                     old_s = s_tot + (old_y if in_old else 0.0) - (new_y if in_new else 0.0)
-                    moved = 2.0 * shift * (s_tot - old_s) - shift * shift * (
+                    moved = 2.0 * shift_node * (s_tot - old_s) - shift_node * shift_node * (
                         np.int64(in_new) - np.int64(in_old)
                     )
-                reach = margins[5, o] + ops * bound + moved
+                reach = margins[5, o] + ops * b_node + moved
                 skip = (
                     min_leaf >= 2
                     and not np.isnan(margins[5, o])
@@ -2429,29 +2474,22 @@ def _refit_hist_tree(
         st_in_new[top + 1] = l_new
         counter += 2
         top += 2
-    return (
-        feature[:counter].copy(),
-        threshold[:counter].copy(),
-        upper[:counter].copy(),
-        left[:counter].copy(),
-        right[:counter].copy(),
-        lo[:counter].copy(),
-        hi[:counter].copy(),
-    )
+    return counter
 
 
 @njit(cache=True)
 def _refit_tree(
     X2, cols2, p, old_row, j, classify, ncls, min_leaf, onehot, centre, small, uniq2, uoff2, ord2, rks2,
     o_feature, o_threshold, o_upper, o_left, o_lo, o_hi, o_root, last, o_perm, o_values, values, margins,
-    bound,
+    bound, base, feature, threshold, upper, left, right, lo, hi,
 ):  # fmt: skip
     """Tree ``j`` of ``X2`` (the old array with row ``p`` changed from ``old_row``) from its old
     tree, for a tree searched by sorted lists only (as ``_grow_tree`` does when its target is
-    not made of whole numbers); writes its leaf values into ``values`` and returns its node
-    arrays (local numbers). ``ord2``/``rks2`` hold every predictor's sorted list of the root;
-    ``cols2`` is ``X2`` column by column. ``margins`` and ``bound`` decide which path nodes
-    keep their split unsearched (see ``_keeps_split``).
+    not made of whole numbers); writes its leaf values into ``values`` and its nodes into the
+    forest's arrays from ``base`` on, and returns the next free index. ``ord2``/``rks2`` hold
+    every predictor's sorted list of the root; ``cols2`` is ``X2`` column by column.
+    ``margins`` and ``bound`` decide which path nodes keep their split unsearched (see
+    ``_keeps_split``).
     """
     n = X2.shape[0]
     k = j
@@ -2465,13 +2503,6 @@ def _refit_tree(
         for i in range(n):
             yv[i] = column[i] - centre
     cap = _node_bound(n, n, min_leaf)
-    feature = np.empty(cap, dtype=np.int64)
-    threshold = np.empty(cap, dtype=np.float64)
-    upper = np.empty(cap, dtype=np.float64)
-    left = np.empty(cap, dtype=np.int64)
-    right = np.empty(cap, dtype=np.int64)
-    lo = np.empty(cap, dtype=np.int64)
-    hi = np.empty(cap, dtype=np.int64)
     rows = np.arange(n)
     ords = np.empty((k, n), dtype=np.int32)
     rks = np.empty((k, n), dtype=np.int32)
@@ -2497,13 +2528,13 @@ def _refit_tree(
     st_in_new = np.empty(depth, dtype=np.bool_)
     st_kind[0] = _EVAL
     st_old[0] = o_root
-    st_nid[0] = 0
+    st_nid[0] = base
     st_s[0] = 0
     st_e[0] = n
     st_in_old[0] = True
     st_in_new[0] = True
     top = 1
-    counter = 1
+    counter = base + 1
     while top > 0:
         top -= 1
         kind = st_kind[top]
@@ -2602,15 +2633,7 @@ def _refit_tree(
         st_in_new[top + 1] = l_new
         counter += 2
         top += 2
-    return (
-        feature[:counter].copy(),
-        threshold[:counter].copy(),
-        upper[:counter].copy(),
-        left[:counter].copy(),
-        right[:counter].copy(),
-        lo[:counter].copy(),
-        hi[:counter].copy(),
-    )
+    return counter
 
 
 class RefitState:
@@ -2646,6 +2669,8 @@ class RefitState:
         self.onehot = _onehot(onehot, self.X.shape[1])
         self.min_leaf = int(min_samples_leaf)
         self.orders, self.rank, self.uniq, self.uoff = _presort(self.X)
+        self.cols = np.ascontiguousarray(self.X.T)  # column by column
+        self.rank_t = np.ascontiguousarray(self.rank.T)  # row by row
         f = forest
         self.perms = _leaf_perms(
             self.X, self.orders[0], f.feature, f.threshold, f.upper, f.left, f.lo, f.roots
@@ -2749,31 +2774,33 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
         if not hist:
             need[:j] = True
     ord2, rks2 = _swap_orders(state.orders, rank2, p, need)
-    rank_t = np.ascontiguousarray(rank2.T)
-    cols2 = np.ascontiguousarray(X2.T)
+    cols2 = np.ascontiguousarray(X2.T) if (modes == 2).any() else state.cols
     small = int(_REFIT_SMALL)
     values = np.empty((d, n), dtype=np.float64)
     values[0] = X2[:, 0]
-    parts: list[tuple[np.ndarray, ...]] = [
-        (np.array([-1]), np.array([np.nan]), np.array([np.nan]), np.array([-1]), np.array([-1]),
-         np.array([0]), np.array([n]))
-    ]  # fmt: skip
+    # Every tree's nodes go into one set of arrays, as ``_grow_forest`` lays them out.
+    cap = d * _node_bound(n, n, state.min_leaf)
+    feature = np.empty(cap, dtype=np.int64)
+    threshold = np.empty(cap, dtype=np.float64)
+    upper = np.empty(cap, dtype=np.float64)
+    left = np.empty(cap, dtype=np.int64)
+    right = np.empty(cap, dtype=np.int64)
+    lo = np.empty(cap, dtype=np.int64)
+    hi = np.empty(cap, dtype=np.int64)
+    nodes = (feature, threshold, upper, left, right, lo, hi)
+    roots = np.zeros(d, dtype=np.int64)
+    feature[0], threshold[0], upper[0], left[0], right[0], lo[0], hi[0] = -1, np.nan, np.nan, -1, -1, 0, n
+    base = 1
     everything = np.arange(n)
     for j in range(1, d):
+        roots[j] = base
         classify = bool(categorical[j])
         if modes[j] == 0:
-            size = _node_bound(n, n, state.min_leaf)
-            arrays = [
-                np.empty(size, dtype=t)
-                for t in (np.int64, np.float64, np.float64, np.int64, np.int64, np.int64, np.int64)
-            ]
-            count = _regrow(
+            base = _regrow(
                 X2, everything, 0, n, j, classify, int(ncls2[j]), state.min_leaf, state.onehot,
-                float(centres2[j]), 0, 1, *arrays, values[j],
+                float(centres2[j]), base, base + 1, *nodes, values[j],
             )  # fmt: skip
-            parts.append(tuple(a[:count] for a in arrays))
             continue
-        hist = modes[j] == 1
         n_cells = int(hoff2[j]) * (int(ncls2[j]) + 1 if classify else 2)
         centre = float(centres2[j])
         shift = 0.0
@@ -2784,28 +2811,19 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
             bound = 3.0 * ((high - low) / 2.0) ** 2
             shift = (low + high) / 2.0 - centre
         if modes[j] == 1:
-            tree = _refit_hist_tree(
-                X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, centre, small,
-                state.rank, rank2, rank_t, uniq2, state.uoff, uoff2, ins, state.binned, state.hoff, hoff2,
-                n_cells, state.cache_index, state.caches[j], f.feature, f.threshold, f.upper, f.left, f.lo,
-                f.hi, int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j], values[j], state.margins,
-                bound, state.lists[j], state.loffs[j], shift,
+            base = _refit_hist_tree(
+                X2, state.cols, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, centre,
+                small, state.rank, rank2, state.rank_t, uniq2, state.uoff, uoff2, ins, state.binned,
+                state.hoff, hoff2, n_cells, state.cache_index, state.caches[j], f.feature, f.threshold,
+                f.upper, f.left, f.lo, f.hi, int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j],
+                values[j], state.margins, bound, state.lists[j], state.loffs[j], shift, base, *nodes,
             )  # fmt: skip
         else:
-            tree = _refit_tree(
+            base = _refit_tree(
                 X2, cols2, p, old, j, classify, int(ncls2[j]), state.min_leaf, state.onehot, centre, small,
                 uniq2, uoff2, ord2, rks2, f.feature, f.threshold, f.upper, f.left, f.lo, f.hi,
                 int(f.roots[j]), state.last, state.perms[j], f.leaf_values[j], values[j], state.margins,
-                bound,
+                bound, base, *nodes,
             )  # fmt: skip
-        parts.append(tree)
-    sizes = np.array([len(part[0]) for part in parts])
-    roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    fields = list(zip(*parts, strict=True))
-    feature, threshold, upper = (np.concatenate(x) for x in fields[:3])
-    left, right = (
-        np.concatenate([np.where(a >= 0, a + base, -1) for a, base in zip(x, roots, strict=True)])
-        for x in fields[3:5]
-    )
-    lo, hi = (np.concatenate(x) for x in fields[5:7])
+    feature, threshold, upper, left, right, lo, hi = (a[:base].copy() for a in nodes)
     return Forest(feature, threshold, upper, left, right, lo, hi, roots, values), X2

@@ -9,6 +9,7 @@ fit.
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -81,10 +82,11 @@ def test_a_refit_without_the_bound_is_caught(adult, monkeypatch: pytest.MonkeyPa
         got = base.refit_swap(position, row, rng=np.random.default_rng(0))
         assert model_difference(fresh_fit(base.get_params(), X, schema, position, row), got) is None
     real = _cart._refit_hist_tree
+    at = list(inspect.signature(real.py_func).parameters).index("bound")
 
     def unbounded(*args):
         args = list(args)
-        args[-4] = 0.0  # ``bound``
+        args[at] = 0.0
         return real(*args)
 
     monkeypatch.setattr(_cart, "_refit_hist_tree", unbounded)

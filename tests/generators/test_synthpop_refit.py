@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -199,15 +200,17 @@ def test_a_broken_refit_is_caught(adult: tuple[np.ndarray, Schema], monkeypatch:
     X_all, schema = adult
     X, row = X_all[:600], X_all[600]
     real = _cart._refit_hist_tree  # Adult's trees are searched through histograms
+    at = {name: i for i, name in enumerate(inspect.signature(real.py_func).parameters)}
     base = SynthpopGenerator(min_samples_leaf=1).fit(X, schema, rng=np.random.default_rng(0))
     fresh = fresh_fit(base.get_params(), X, schema, 11, row)
     assert model_difference(fresh, base.refit_swap(11, row, rng=np.random.default_rng(0))) is None
 
     def nudged_root(*args):
-        feature, threshold, *rest = real(*args)
-        if args[4] == 3:  # tree 3's root
-            threshold[0] = np.nextafter(threshold[0], np.inf)
-        return (feature, threshold, *rest)
+        out = real(*args)
+        if args[at["j"]] == 3:  # tree 3's root
+            threshold = args[at["threshold"]]
+            threshold[args[at["base"]]] = np.nextafter(threshold[args[at["base"]]], np.inf)
+        return out
 
     monkeypatch.setattr(_cart, "_refit_hist_tree", nudged_root)
     assert (
@@ -216,8 +219,8 @@ def test_a_broken_refit_is_caught(adult: tuple[np.ndarray, Schema], monkeypatch:
 
     def reversed_values(*args):
         out = real(*args)
-        values = args[-6]
-        if args[4] == 3:
+        values = args[at["values"]]
+        if args[at["j"]] == 3:
             values[:] = values[::-1].copy()
         return out
 
