@@ -1069,25 +1069,73 @@ def _node_bound(n, total, min_leaf):
 
 @njit(cache=True)
 def _centres(X, categorical):
-    """What each column's regression target is centred by: its mean, rounded to a multiple of
-    a power of two ``q`` between 1/128 and 1/64 of the column's range (1 below a range of 128).
+    """What each column's regression target is centred by (see ``_column_centre``)."""
+    centres = np.zeros(X.shape[1], dtype=np.float64)
+    for j in range(X.shape[1]):
+        if not categorical[j]:
+            centres[j] = _column_centre(X[:, j], -1, 0.0)
+    return centres
+
+
+@njit(cache=True)
+def _column_centre(column, p, new):
+    """The centre of ``column`` with entry ``p`` set to ``new`` (``p`` -1: as it is): its mean,
+    rounded to a multiple of a power of two ``q`` between 1/128 and 1/64 of its range (1 below
+    a range of 128).
 
     Shifting by a whole number keeps integer targets exact while keeping the squared sums of
     large-valued columns (e.g. incomes) small enough to compare splits precisely. The coarse
     grid keeps the centre when one row changes (the mean moves by at most range / n, about a
     128th of ``q`` at 31,655 rows), so a one-row refit of the tree keeps its walk instead of
-    regrowing it (``refit_forest``).
+    regrowing it (``refit_forest``). The sum runs in row order, as in a fit.
     """
-    centres = np.zeros(X.shape[1], dtype=np.float64)
-    for j in range(X.shape[1]):
-        if not categorical[j] and X.shape[0]:
-            column = X[:, j].copy()
-            span = column.max() - column.min()
-            q = 1.0
-            while q * 128.0 <= span:
-                q *= 2.0
-            centres[j] = np.round(np.mean(column) / q) * q
-    return centres
+    n = len(column)
+    if n == 0:
+        return 0.0
+    total = 0.0
+    low = np.inf
+    high = -np.inf
+    for i in range(n):
+        v = new if i == p else column[i]
+        total += v
+        low = min(low, v)
+        high = max(high, v)
+    q = 1.0
+    while q * 128.0 <= high - low:
+        q *= 2.0
+    return np.round(total / n / q) * q
+
+
+@njit(cache=True)
+def _swapped_columns(cols, categorical, p, new):
+    """Each column's class count (categorical), centre and whether its centred values are
+    whole numbers with an exact sum (``_integral_sums``), for the array ``cols`` (column by
+    column) with row ``p`` set to ``new``: what a fit computes, without copying the array."""
+    d, n = cols.shape
+    ncls = np.zeros(d, dtype=np.int64)
+    centres = np.zeros(d, dtype=np.float64)
+    integral = np.zeros(d, dtype=np.bool_)
+    for j in range(d):
+        column = cols[j]
+        if categorical[j]:
+            top = new[j]
+            for i in range(n):
+                if i != p:
+                    top = max(top, column[i])
+            ncls[j] = np.int64(top) + 1
+            continue
+        c = _column_centre(column, p, new[j])
+        centres[j] = c
+        whole = True
+        total = 0.0
+        for i in range(n):
+            v = (new[j] if i == p else column[i]) - c
+            if v != np.floor(v):
+                whole = False
+                break
+            total += abs(v)
+        integral[j] = whole and total < 2.0**53
+    return ncls, centres, integral
 
 
 @njit(cache=True)
@@ -2030,17 +2078,20 @@ def _tree_margins(
 def _load_hist(
     out, hist, rank, rank2, p, blist, hoff, hoff2, uoff, ins, width, classify, old_y, new_y, in_old, in_new
 ):
-    """A node's histograms after row ``p`` changed, into ``out`` (zeroed), from its old ones
-    ``hist``: bins move to the dense ranks ``rank2``; the row's old version leaves the node if
-    it was in it (``in_old``, class or centred target ``old_y``), its new one enters if it is
-    (``in_new``)."""
+    """A node's histograms after row ``p`` changed, into ``out`` (every cell written), from its
+    old ones ``hist``: bins move to the dense ranks ``rank2`` (an inserted value's bin starts
+    empty); the row's old version leaves the node if it was in it (``in_old``, class or centred
+    target ``old_y``), its new one enters if it is (``in_new``)."""
     for f in blist:
-        for v in range(uoff[f + 1] - uoff[f]):
-            v2 = v + (1 if v >= ins[f] else 0)
-            a = (hoff[f] + v) * width
-            b = (hoff2[f] + v2) * width
-            for c in range(width):
-                out[b + c] = hist[a + c]
+        nv = uoff[f + 1] - uoff[f]
+        a = hoff[f] * width
+        b = hoff2[f] * width
+        cut = min(ins[f], nv) * width
+        out[b : b + cut] = hist[a : a + cut]
+        if ins[f] < nv + 1:
+            out[b + cut : b + cut + width] = 0.0
+            b += width
+        out[b + cut : b + nv * width] = hist[a + cut : a + nv * width]
         if in_old:
             vo = rank[f, p]
             bo = (hoff2[f] + vo + (1 if vo >= ins[f] else 0)) * width
@@ -2340,7 +2391,6 @@ def _refit_hist_tree(
         have_rows = False
         if not keep:
             if cache_index[o] >= 0:
-                hist[:] = 0.0
                 _load_hist(
                     hist, cache[cache_index[o]], rank, rank2, p, blist, hoff, hoff2, uoff, ins, width,
                     classify, old_y, new_y, in_old, in_new,
@@ -2780,8 +2830,7 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
     if np.array_equal(old.view(np.uint64), new.view(np.uint64)):
         return f, X2
     categorical = state.categorical
-    ncls2 = _classes(X2, categorical)
-    centres2 = _centres(X2, categorical)
+    ncls2, centres2, integral2 = _swapped_columns(state.cols, categorical, p, new)
     rank2, uniq2, uoff2, ins = _swap_ranks(state.rank, state.uniq, state.uoff, p, new)
     nb2 = np.diff(uoff2)
     hoff2 = np.concatenate([[0], np.cumsum(np.where(state.binned, nb2, 0))]).astype(np.int64)
@@ -2797,7 +2846,7 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
         else:
             if centres2[j] != state.centres[j]:
                 continue
-            exact = bool(state.integral[j]) and bool(_integral_sums(X2[:, j] - centres2[j], None))
+            exact = bool(state.integral[j]) and bool(integral2[j])
         hist = exact and bool(state.binned[:j].any())
         modes[j] = 1 if hist else 2
         if not hist:
@@ -2806,7 +2855,8 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
     cols2 = np.ascontiguousarray(X2.T) if (modes == 2).any() else state.cols
     small = int(_REFIT_SMALL)
     values = np.empty((d, n), dtype=np.float64)
-    values[0] = X2[:, 0]
+    values[0] = state.cols[0]
+    values[0, p] = new[0]
     # Every tree's nodes go into one set of arrays, as ``_grow_forest`` lays them out.
     cap = d * _node_bound(n, n, state.min_leaf)
     feature = np.empty(cap, dtype=np.int64)
