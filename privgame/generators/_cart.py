@@ -1107,35 +1107,102 @@ def _column_centre(column, p, new):
 
 
 @njit(cache=True)
-def _swapped_columns(cols, categorical, p, new):
-    """Each column's class count (categorical), centre and whether its centred values are
-    whole numbers with an exact sum (``_integral_sums``), for the array ``cols`` (column by
-    column) with row ``p`` set to ``new``: what a fit computes, without copying the array."""
+def _column_swapped(column, categorical, p, w):
+    """A column's class count (categorical), centre and whether its centred values are whole
+    numbers with an exact sum (``_integral_sums``), with entry ``p`` set to ``w``: what a fit
+    computes, read in place."""
+    n = len(column)
+    if categorical:
+        top = w
+        for i in range(n):
+            if i != p:
+                top = max(top, column[i])
+        return np.int64(top) + 1, 0.0, False
+    c = _column_centre(column, p, w)
+    total = 0.0
+    for i in range(n):
+        v = (w if i == p else column[i]) - c
+        if v != np.floor(v):
+            return 0, c, False
+        total += abs(v)
+    return 0, c, total < 2.0**53
+
+
+@njit(cache=True)
+def _column_stats(cols, categorical, centres):
+    """What ``_swapped_columns`` updates instead of reading a column again, per column: the
+    count of its largest code (categorical); its lowest and highest value and their counts,
+    its sum in row order, the sum of its absolute values, its count of values that are not
+    whole numbers and the sum of its absolute centred values."""
     d, n = cols.shape
-    ncls = np.zeros(d, dtype=np.int64)
-    centres = np.zeros(d, dtype=np.float64)
-    integral = np.zeros(d, dtype=np.bool_)
+    out = np.zeros((d, 8), dtype=np.float64)
     for j in range(d):
         column = cols[j]
-        if categorical[j]:
-            top = new[j]
-            for i in range(n):
-                if i != p:
-                    top = max(top, column[i])
-            ncls[j] = np.int64(top) + 1
+        if n == 0:
             continue
-        c = _column_centre(column, p, new[j])
-        centres[j] = c
-        whole = True
-        total = 0.0
+        low = column.min()
+        high = column.max()
+        out[j, 0] = low
+        out[j, 1] = high
         for i in range(n):
-            v = (new[j] if i == p else column[i]) - c
-            if v != np.floor(v):
-                whole = False
-                break
-            total += abs(v)
-        integral[j] = whole and total < 2.0**53
-    return ncls, centres, integral
+            v = column[i]
+            out[j, 2] += v == low
+            out[j, 3] += v == high
+            out[j, 4] += v
+            out[j, 5] += abs(v)
+            out[j, 6] += v != np.floor(v)
+            out[j, 7] += abs(v - centres[j])
+    return out
+
+
+@njit(cache=True)
+def _swapped_columns(cols, categorical, p, new, ncls, centres, stats):
+    """``_column_swapped`` for every column of ``cols`` (column by column) with row ``p`` set to
+    ``new``, from the old array's class counts, centres and ``_column_stats``: a column is read
+    again only where the row held its only extreme value or its mean lies too near a rounding
+    boundary for the running sum to decide it."""
+    d, n = cols.shape
+    ncls2 = np.zeros(d, dtype=np.int64)
+    centres2 = np.zeros(d, dtype=np.float64)
+    integral2 = np.zeros(d, dtype=np.bool_)
+    eps = np.finfo(np.float64).eps
+    for j in range(d):
+        o = cols[j, p]
+        w = new[j]
+        low, high, n_low, n_high, total, absolute, fractional, centred = stats[j]
+        exact = n == 0
+        if categorical[j]:
+            top = ncls[j] - 1
+            if w > top:
+                ncls2[j] = np.int64(w) + 1
+            elif o == top and n_high == 1 and w < top:
+                exact = True
+            else:
+                ncls2[j] = ncls[j]
+        else:
+            if (o == low and n_low == 1 and w > low) or (o == high and n_high == 1 and w < high):
+                exact = True
+            else:
+                q = 1.0
+                while q * 128.0 <= max(high, w) - min(low, w):
+                    q *= 2.0
+                x = (total - o + w) / n / q
+                # A sum in row order is within n * eps * sum(|v|) of the exact one.
+                slack = 4.0 * (n + 2) * eps * (absolute + abs(w)) / n / q + 1e-12 * abs(x)
+                fraction = x - np.floor(x)
+                if abs(fraction - 0.5) <= slack + 1e-9:
+                    exact = True
+                else:
+                    c = (np.floor(x) + (1.0 if fraction > 0.5 else 0.0)) * q
+                    centres2[j] = c
+                    whole = fractional - (o != np.floor(o)) + (w != np.floor(w)) == 0
+                    if whole and c == centres[j] and centred < 2.0**52:
+                        integral2[j] = centred - abs(o - c) + abs(w - c) < 2.0**53
+                    elif whole:
+                        exact = True  # whole numbers, but their centred sum is not tracked
+        if exact:
+            ncls2[j], centres2[j], integral2[j] = _column_swapped(cols[j], categorical[j], p, w)
+    return ncls2, centres2, integral2
 
 
 @njit(cache=True)
@@ -2757,6 +2824,7 @@ class RefitState:
         self.last = _subtree_last(f.left)
         self.ncls = _classes(self.X, self.categorical)
         self.centres = _centres(self.X, self.categorical)
+        self.column_stats = _column_stats(self.cols, self.categorical, self.centres)
         counts = np.diff(self.uoff)
         self.binned = counts <= _MAX_BINS
         self.hoff = np.concatenate([[0], np.cumsum(np.where(self.binned, counts, 0))]).astype(np.int64)
@@ -2830,7 +2898,9 @@ def refit_forest(state: RefitState, position: int, row: np.ndarray) -> tuple[For
     if np.array_equal(old.view(np.uint64), new.view(np.uint64)):
         return f, X2
     categorical = state.categorical
-    ncls2, centres2, integral2 = _swapped_columns(state.cols, categorical, p, new)
+    ncls2, centres2, integral2 = _swapped_columns(
+        state.cols, categorical, p, new, state.ncls, state.centres, state.column_stats
+    )
     rank2, uniq2, uoff2, ins = _swap_ranks(state.rank, state.uniq, state.uoff, p, new)
     nb2 = np.diff(uoff2)
     hoff2 = np.concatenate([[0], np.cumsum(np.where(state.binned, nb2, 0))]).astype(np.int64)

@@ -180,8 +180,11 @@ class SynthpopGenerator(SyntheticGenerator):
             raise ParameterError(f"Cannot sample {n!r} rows: n must be an integer >= 0.")
         forest: Forest = self.forest_
         u = rng.random((int(n), len(self.order_)))
+        drawn = sample_forest(forest, u)
+        if np.array_equal(self.order_, np.arange(len(self.order_))):
+            return drawn  # visited in table order (the default): no reordering copy
         out = np.empty_like(u)
-        out[:, self.order_] = sample_forest(forest, u)
+        out[:, self.order_] = drawn
         return out
 
     @property
