@@ -1782,21 +1782,6 @@ def _swap_orders(orders, rank2, p, need):
 
 
 @njit(cache=True)
-def _hist_rows(hist, rows, s, e, sign, rank_t, blist, hoff2, width, classify, yc, yv):
-    """Add (``sign`` 1) or subtract (-1) the rows ``rows[s:e]`` in ``hist``; ``rank_t`` is the
-    dense ranks row by row, shape (n, d)."""
-    for i in range(s, e):
-        r = rows[i]
-        for f in blist:
-            b = (hoff2[f] + rank_t[r, f]) * width
-            hist[b] += sign
-            if classify:
-                hist[b + 1 + yc[r]] += sign
-            else:
-                hist[b + 1] += sign * yv[r]
-
-
-@njit(cache=True)
 def _same_float(a, b):
     return a == b and math.copysign(1.0, a) == math.copysign(1.0, b)
 
