@@ -35,9 +35,11 @@ def test_ctrl_c_prints_the_resume_command_and_resume_finishes_the_run(
     small_csv: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "runs"
+    # Long enough (about 10 s with one worker) that the run is still going when the test, reading
+    # its output on a loaded machine, sends Ctrl-C: with 40 + 40 datasets it took 2 s and could end first.
     command = [
         sys.executable, "-m", "privgame", "run", "--data", str(small_csv), "--generator", "marginals",
-        "--outliers", "2", "--random", "2", "--n-shadow", "40", "--n-eval", "40", "--workers", "1",
+        "--outliers", "2", "--random", "2", "--n-shadow", "200", "--n-eval", "200", "--workers", "1",
         "--out", str(out),
     ]  # fmt: skip
     proc = subprocess.Popen(
