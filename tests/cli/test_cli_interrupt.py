@@ -42,9 +42,16 @@ def test_ctrl_c_prints_the_resume_command_and_resume_finishes_the_run(
         "--outliers", "2", "--random", "2", "--n-shadow", "200", "--n-eval", "200", "--workers", "1",
         "--out", str(out),
     ]  # fmt: skip
-    proc = subprocess.Popen(
-        command, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    # A child inherits an ignored SIGINT, and a shell without job control starts background jobs
+    # (``pytest ... &``) with SIGINT ignored: the run would then never see the Ctrl-C. A handler set
+    # here is reset to the default in the child when it starts, as in a terminal.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+    finally:
+        signal.signal(signal.SIGINT, previous)
     said: list[str] = []
     reader = threading.Thread(target=lambda: said.extend(iter(lambda: proc.stderr.read(1), "")))  # type: ignore[union-attr]
     reader.start()
