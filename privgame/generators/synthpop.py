@@ -131,7 +131,7 @@ class SynthpopGenerator(SyntheticGenerator):
         """
         from privgame.generators._cart import RefitState, refit_forest
 
-        train = getattr(self, "_train", None)
+        train = self._training_rows()
         if not hasattr(self, "forest_") or train is None:
             raise ParameterError(
                 "The synthpop generator must be fitted before refit_swap(); call fit() on the "
@@ -154,18 +154,33 @@ class SynthpopGenerator(SyntheticGenerator):
                 categorical & onehot,
                 _check_min_samples_leaf(self.min_samples_leaf),
             )
-        forest, swapped = refit_forest(self._refit_state, int(position), values[self.order_])
+        state = self._refit_state
+        new = values[self.order_]
+        forest = refit_forest(state, int(position), new)
         model = type(self)(**self.get_params())
         model.schema_ = self.schema_
         model.order_ = self.order_
         model.forest_ = forest
-        model._train = swapped
+        # Its training array is made only if it is refitted or pickled in turn (most such
+        # models are sampled once and dropped).
+        model._train = None
+        model._train_swap = (state, int(position), new)
         model._refit_state = None
         return model
+
+    def _training_rows(self) -> np.ndarray | None:
+        """The training rows in visit order (made from the refit it came from, on first use)."""
+        swap = getattr(self, "_train_swap", None)
+        if swap is not None:
+            state, position, row = swap
+            self._train = state.swapped(position, row)
+            self._train_swap = None
+        return getattr(self, "_train", None)
 
     def __getstate__(self) -> dict[str, Any]:
         # The refit state (tens of MB at Adult's size) is rebuilt by the first refit of a copy;
         # a model sent to a worker process travels without it.
+        self._training_rows()
         state = dict(self.__dict__)
         if state.get("_refit_state") is not None:
             state["_refit_state"] = None
