@@ -2,7 +2,8 @@
 
 Usage: ``python benchmarks/attackers.py [--rows 10000] [--holdout 0.3] [--generator synthpop]
 [--outliers 10] [--random 10] [--n-eval 200] [--shadows 200,1000]
-[--attackers leave-one-out,population] [--workers 2] [--seed 0] [--out DIR] [--json] [--dry-run]``
+[--attackers leave-one-out,population] [--workers 2] [--seed 0] [--shadow-size N] [--out DIR] [--json]
+[--dry-run]``
 
 Adult in the release set-up: ``--rows`` rows of the bundled table, a seeded random subset (all of
 it when ``--rows`` is as large), of which ``--holdout`` is held back to play the population (D_aux
@@ -246,6 +247,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--shadow-size",
+        type=int,
+        default=None,
+        help="the population attacker's shadow datasets: this many rows drawn from D_aux without "
+        "replacement (default: |D| rows, with replacement when D_aux is smaller)",
+    )
+    parser.add_argument(
         "--out", type=Path, default=None, help="folder for the run folders (temporary by default)"
     )
     parser.add_argument("--json", action="store_true")
@@ -257,13 +265,14 @@ def main() -> None:
 
     dataset = adult_slice(args.rows, args.seed)
     args.rows = len(dataset.table)
-    inputs = release_inputs(dataset, seed=args.seed, holdout=args.holdout)
+    inputs = release_inputs(dataset, seed=args.seed, holdout=args.holdout, shadow_size=args.shadow_size)
     header = (
         f"Adult, {args.rows:,}-row slice, release set-up (holdout {args.holdout:g}: "
         f"|D| = {inputs.sizes['target']:,}, |D_aux| = {inputs.sizes['aux']:,}, "
         f"{inputs.sizes['eval'] - inputs.sizes['target']:,} reference records), {args.generator}, "
         f"plan {args.outliers} outliers + {args.random} random, N_eval = {args.n_eval}, model-seeded game, "
         f"seed {args.seed}, {args.workers} workers"
+        + (f", population shadow datasets of {args.shadow_size:,} rows" if args.shadow_size else "")
     )
 
     if args.dry_run:
@@ -360,6 +369,7 @@ def main() -> None:
         "record_ids": ids[0].tolist(),
         "record_ids_identical": same_ids,
         "n_eval": args.n_eval,
+        "shadow_size": args.shadow_size,
         "seed": args.seed,
         "workers": args.workers,
         "threshold": make_spec(inputs, args, *settings[0]).threshold,
