@@ -1647,6 +1647,12 @@ def sample_forest(forest: Forest, u: np.ndarray) -> np.ndarray:
 # below it a fresh subtree costs less than a search over every histogram bin.
 _REFIT_SMALL = 96
 
+# Below this many training rows ``SynthpopGenerator.refit_swap`` grows the forest afresh: the
+# refit's fixed costs (a histogram search over every bin of a path node) then exceed a fresh
+# fit's (Adult, ``benchmarks/refit.py``, two draws of D: refit / fit 1.07 and 1.23 at 1,000
+# rows, the paper's |D|; 0.88 at 1,250; 0.71 and 0.78 at 2,000).
+_REFIT_MIN_ROWS = 1200
+
 # Internal nodes of more than this many rows keep their histograms in the refit state (about
 # 21 MB at Adult's 31,655 rows): a path node's histograms are then its old ones moved by the
 # changed row instead of its rows' (or its sibling's) counted again.

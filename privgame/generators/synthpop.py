@@ -105,8 +105,9 @@ class SynthpopGenerator(SyntheticGenerator):
         with ``X2`` the training array with that row replaced, array for array, so its samples are
         the same bit for bit; it is computed from this model, re-searching splits only on the
         nodes the old and new row pass through and growing afresh only the subtrees whose split
-        changes. This model is not changed (it keeps what every refit starts from), and ``rng``
-        is not drawn from, as ``fit`` does not draw from it.
+        changes; below 1,200 training rows, where that costs more than a fit, it is grown afresh.
+        This model is not changed (it keeps what every refit starts from), and ``rng`` is not
+        drawn from, as ``fit`` does not draw from it.
 
         Parameters
         ----------
@@ -129,7 +130,7 @@ class SynthpopGenerator(SyntheticGenerator):
         DataError
             When ``row`` does not fit the schema (shape, non-finite values, invalid codes).
         """
-        from privgame.generators._cart import RefitState, refit_forest
+        from privgame.generators import _cart
 
         train = self._training_rows()
         if not hasattr(self, "forest_") or train is None:
@@ -144,28 +145,28 @@ class SynthpopGenerator(SyntheticGenerator):
                 "position of the row to replace in the training array."
             )
         values = _check_row(row, self.schema_)
-        if self._refit_state is None:
-            categorical = self.schema_.is_categorical[self.order_]
-            onehot = _check_categorical_splits(self.categorical_splits) == "onehot"
-            self._refit_state = RefitState(
-                train,
-                self.forest_,
-                categorical,
-                categorical & onehot,
-                _check_min_samples_leaf(self.min_samples_leaf),
-            )
-        state = self._refit_state
         new = values[self.order_]
-        forest = refit_forest(state, int(position), new)
+        categorical = self.schema_.is_categorical[self.order_]
+        onehot = categorical & (_check_categorical_splits(self.categorical_splits) == "onehot")
+        min_leaf = _check_min_samples_leaf(self.min_samples_leaf)
         model = type(self)(**self.get_params())
         model.schema_ = self.schema_
         model.order_ = self.order_
-        model.forest_ = forest
+        model._refit_state = None
+        if n < _cart._REFIT_MIN_ROWS:
+            # A fresh fit on the swapped rows is the faster way to the same forest here.
+            model._train = train.copy()
+            model._train[int(position)] = new
+            model.forest_ = _cart.grow_forest(model._train, categorical, min_leaf, onehot=onehot)
+            return model
+        if self._refit_state is None:
+            self._refit_state = _cart.RefitState(train, self.forest_, categorical, onehot, min_leaf)
+        state = self._refit_state
+        model.forest_ = _cart.refit_forest(state, int(position), new)
         # Its training array is made only if it is refitted or pickled in turn (most such
         # models are sampled once and dropped).
         model._train = None
         model._train_swap = (state, int(position), new)
-        model._refit_state = None
         return model
 
     def _training_rows(self) -> np.ndarray | None:

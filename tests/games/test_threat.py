@@ -20,6 +20,7 @@ from privgame.games.engine import build_context, execute, extend, start_run
 from privgame.games.plan import count_fits
 from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
+from privgame.generators import _cart
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 
 LOO = AttackSettings(n_shadow=20, n_eval=20, games="model-seeded", attacker="leave-one-out")
@@ -186,8 +187,9 @@ def test_the_leave_one_out_attacker_finds_more_risk_than_the_population_attacker
 
 @pytest.mark.parametrize("generator", ["synthpop", "baynet", "privbayes"])
 def test_a_swapped_dataset_refitted_from_the_model_on_d_equals_a_fresh_fit(
-    small_adult: Path, generator: str
+    small_adult: Path, generator: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(_cart, "_REFIT_MIN_ROWS", 0)  # refit even a small D (see _cart)
     spec, table = _spec(small_adult, generator=generator)
     ctx, targets = build_context(spec, table)
     assert callable(getattr(ctx.new_generator(), "refit_swap", None))

@@ -194,6 +194,29 @@ def test_refits_leave_the_base_and_rng_untouched(adult: tuple[np.ndarray, Schema
     assert model_difference(fresh_fit(base.get_params(), X2, schema, 3, pool[1]), again) is None
 
 
+def test_small_tables_are_fitted_afresh_and_larger_ones_refitted(
+    adult: tuple[np.ndarray, Schema], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below ``_REFIT_MIN_ROWS`` rows (where a refit costs more than a fit) ``refit_swap`` grows
+    the forest afresh and builds no refit state; from it on it refits. Both are exact."""
+    monkeypatch.undo()  # the default size (conftest.py sets it to 0 for the other tests)
+    least = _cart._REFIT_MIN_ROWS
+    assert least > 1
+    X_all, schema = adult
+    for n, refitted in ((least - 1, False), (least, True)):
+        X = X_all[:n]
+        base = SynthpopGenerator().fit(X, schema, rng=np.random.default_rng(0))
+        for k, position in enumerate((0, n // 2, n - 1)):
+            row = X_all[n + k]
+            got = base.refit_swap(position, row, rng=np.random.default_rng(0))
+            assert model_difference(fresh_fit(base.get_params(), X, schema, position, row), got) is None
+            again = got.refit_swap(1, X_all[n + 5], rng=np.random.default_rng(0))  # and in turn
+            X2 = X.copy()
+            X2[position] = row
+            assert model_difference(fresh_fit(base.get_params(), X2, schema, 1, X_all[n + 5]), again) is None
+        assert (base._refit_state is not None) is refitted, n
+
+
 def test_a_broken_refit_is_caught(adult: tuple[np.ndarray, Schema], monkeypatch: pytest.MonkeyPatch) -> None:
     """A refit whose root (a path node) gets its threshold one ulp off, or whose leaf values of
     one tree come in another order, is caught by the comparison."""
