@@ -849,6 +849,8 @@ def test_record_page_shows_risks_charts_and_neighbours(with_runs: Path) -> None:
     assert len(at.get("plotly_chart")) == 3
     profile, neighbours = at.dataframe[0].value, at.dataframe[1].value
     assert {"column", "value", "typical"} <= set(profile.columns)
+    # A whole-number column's whole median reads as one ("0", not "0.0"; most gains are 0).
+    assert profile.set_index("column").loc["capital-gain", "typical"] == "0"
     assert len(neighbours) == 5 and record_id not in set(neighbours["record_id"])
 
 

@@ -348,12 +348,14 @@ def record_profile(folder: RunFolder, record_id: int, *, k: int = 5) -> dict[str
             below = float(np.count_nonzero(x < x[position]))
             same = float(np.count_nonzero(x == x[position]))
             percentile = 100.0 * (below + 0.5 * same) / len(x)
+            median = float(np.median(x))
             rows.append(
                 {
                     "column": col.name,
                     "role": col.role,
                     "value": value,
-                    "typical": float(np.median(x)),
+                    # A whole-number median reads as one (37, not 37.0), like the value beside it.
+                    "typical": int(median) if col.integer and median.is_integer() else median,
                     "typical_is": "median",
                     "share_same": math.nan,
                     "percentile": percentile,
