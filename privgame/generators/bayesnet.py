@@ -686,10 +686,11 @@ def _guides(cdf: np.ndarray, k: int, out: np.ndarray) -> None:
 @njit(inline="always")
 def _guided_draw(cdfs, guides, start, guide_start, k, c, u):
     """The value drawn for configuration ``c`` with uniform ``u`` (see ``_draw``)."""
+    # Unsigned indices (all are >= 0): numba wraps signed ones for negative indexing.
     v = np.float64(c) + u
     row = start + c * k
-    below = guides[guide_start + c * GUIDE + np.int64(u * GUIDE)]
-    while below < k and cdfs[row + below] <= v:
+    below = guides[np.uint64(guide_start + c * GUIDE + np.int64(u * GUIDE))]
+    while below < k and cdfs[np.uint64(row + below)] <= v:
         below += 1
     return min(below, k - 1)
 
