@@ -79,9 +79,25 @@ def _align_categories(cats: list[object], values: pd.Series) -> list[object]:
             floats = [float(c) if not isinstance(c, bool) else c for c in cats]
         except (TypeError, ValueError, OverflowError):
             return cats
-        # Integers beyond 2**53 (a uint64 id) can round to one float: keep them exact then.
-        return floats if len(set(floats)) == len(cats) else cats
+        # Integers beyond 2**53 (a uint64 id) may have no float of their own (2**53 + 1 rounds
+        # to 2**53, matching nothing): keep the categories exact unless every one is a float.
+        exact = all(_is_float_exactly(f, c) for f, c in zip(floats, cats, strict=True))
+        return floats if exact and len(set(floats)) == len(cats) else cats
     return cats
+
+
+def _is_float_exactly(f: object, c: object) -> bool:
+    """Whether the float ``f`` made of category ``c`` stands for exactly the same number."""
+    if isinstance(c, bool | float | np.floating):
+        return True
+    if isinstance(c, int | np.integer):
+        return f == int(c)  # a Python int: compared with the float exactly (numpy would round)
+    if isinstance(c, str):
+        try:
+            return f == int(c)  # an integer written out: exact only if the float equals it
+        except ValueError:
+            return True  # a decimal written out: the float is what it means
+    return f == c
 
 
 _INT64_SAFE = 2.0**63 - 2.0**10

@@ -31,7 +31,7 @@ from _hardening import REPO, cli_command
 
 from privgame.cli.main import main
 from privgame.core.errors import DataError
-from privgame.data import inspect_dataset, load_dataset, load_table
+from privgame.data import encode, inspect_dataset, load_dataset, load_table
 from privgame.games.preflight import create_run
 from privgame.settings.run_spec import RunSpec
 
@@ -400,3 +400,15 @@ def test_a_refused_parquet_file_never_aborts_the_process_at_exit(corpus: Path) -
         assert b"terminate called" not in p.stderr.read()
         p.stderr.close()
     assert codes == [2] * 4
+
+
+@pytest.mark.parametrize("big", [2**53 + 1, 2**63 - 1])
+def test_an_integer_code_without_a_float_of_its_own_encodes(big: int) -> None:
+    """2**53 + 1 has no float of its own (it rounds to 2**53): a whole-number column holding it
+    is a categorical one whose categories must be matched exactly (found by the fuzzer)."""
+    frame = pd.DataFrame({"c0": [0] * 11 + [1], "c1": [0] * 11 + [big]})
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False)
+    found = inspect_dataset(buffer.getvalue(), filename="table.parquet")
+    X = encode(found.prepared.table, found.prepared.schema)
+    assert X.shape == (12, 2) and sorted(set(X[:, 1])) == [0.0, 1.0]
