@@ -206,9 +206,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "release_inputs",
         "with_setup",
     ),
+    "privgame.outputs.screen_tables": (
+        "SCREEN_EXPORT_COLUMNS",
+        "high_risk_with_screen",
+        "screen_table",
+        "screen_trusted",
+    ),
     "privgame.settings.run_spec": (
         "AttackSettings",
         "RunSpec",
+        "ScreenSettings",
         "TargetSelection",
         "MAX_N_EVAL",
         "parse_ids",
@@ -285,15 +292,25 @@ def __dir__() -> list[str]:
     return list(__all__)
 
 
-def export_frame(folder: RunFolder, what: str, threshold: float) -> pd.DataFrame:
+def export_frame(folder: RunFolder, what: str, threshold: float, *, screened: bool = False) -> pd.DataFrame:
     """The table ``python -m privgame export`` and the Export page write for ``what``
-    (``"records"`` or ``"high-risk"``) at ``threshold``: :func:`privgame.outputs.run_report.export_table`'s
-    columns with who each record is (its identifier columns) first, the same order on both faces.
+    (``"records"``, ``"high-risk"`` or ``"screen"``) at ``threshold``:
+    :func:`privgame.outputs.run_report.export_table`'s columns (the screen's:
+    :func:`privgame.outputs.screen_tables.screen_table`) with who each record is (its identifier
+    columns) first, the same order on both faces. ``screened`` adds to the high-risk list the
+    records the screen puts at risk that the exact game did not play
+    (:func:`privgame.outputs.screen_tables.high_risk_with_screen`).
     """
     from privgame.core.records import identifiers_first
     from privgame.outputs.run_report import export_table
+    from privgame.outputs.screen_tables import high_risk_with_screen, screen_table
 
-    return identifiers_first(export_table(folder.records(), what, threshold), folder.spec().schema)
+    schema = folder.spec().schema
+    if what == "screen":
+        return identifiers_first(screen_table(folder, threshold), schema)
+    if screened and what == "high-risk":
+        return identifiers_first(high_risk_with_screen(folder, threshold), schema)
+    return identifiers_first(export_table(folder.records(), what, threshold), schema)
 
 
 def duplicate_rows(found: Inspection) -> int | None:

@@ -17,6 +17,9 @@ __all__ = [
     "DEFAULT_EPSILONS",
     "DEFAULT_HOLDOUT",
     "DEFAULT_N_EVALS",
+    "DEFAULT_CONFIRM_TOP",
+    "DEFAULT_SCREEN",
+    "DEFAULT_SCREEN_SHADOWS",
     "DEFAULT_SIZES",
     "EXPORT_FORMATS",
     "MISSING_POLICIES",
@@ -37,6 +40,16 @@ who knows every record of D but the target, or one who knows a sample of the pop
 DEFAULT_ATTACKER: dict[str, str] = {"release": "leave-one-out", "paper": "population"}
 """The attacker of each set-up when none is named: a release is judged against the worst case;
 the paper's research set-up keeps the paper's attacker."""
+
+DEFAULT_SCREEN: dict[str, str] = {"release": "all", "paper": "none"}
+"""Whether each set-up screens every record of D when not told (``--screen``): a release is
+answered for every record; the paper's research set-up plays its chosen targets only."""
+
+DEFAULT_CONFIRM_TOP = 20
+"""``--confirm-top``: the top-screened records the exact game confirms, beside the audit plan."""
+
+DEFAULT_SCREEN_SHADOWS = 500
+"""``--screen-shadows``: the screening datasets (see :mod:`privgame.games.screen`)."""
 
 PLUGIN_TIME_LIMIT_SECONDS = 3600.0
 """The default limit on one call of a plug-in's ``fit`` or ``sample``: an audit makes thousands of

@@ -56,6 +56,7 @@ __all__ = [
     "percentiles",
     "rmsd",
     "roc_points",
+    "screened_share",
     "share_bracket",
     "share_width",
     "summarize",
@@ -811,6 +812,85 @@ def share_bracket(
     low, _ = binomial_interval(a, m, level=level)
     _, high = binomial_interval(u, m, level=level)
     return max(0.0, low - VERDICT_ERROR), min(1.0, high / (1.0 - VERDICT_ERROR))
+
+
+def screened_share(
+    screened_low: ArrayLike,
+    screened_high: ArrayLike,
+    sample_low: ArrayLike,
+    sample_high: ArrayLike,
+    sample_screened_low: ArrayLike,
+    sample_screened_high: ArrayLike,
+    *,
+    level: float = 0.95,
+) -> tuple[float, float, float]:
+    """The share of all of D at risk from every record's screening verdict, corrected by the
+    exact verdicts of a uniform random sample (prediction-powered inference).
+
+    Each end of :func:`share_bracket` counts a uniform sample's exact verdicts. Here every record
+    of D has a cheap screening verdict, and the sample has both. For one end (the low end counts
+    records *at risk*, the high end every record not shown safe), with ``Y`` the exact indicator
+    and ``Ŷ`` the screened one, the share of D the exact game would find is
+
+        mean over D of Ŷ  +  mean over D of (Y - Ŷ),
+
+    the first term known exactly (every record is screened), the second (the *rectifier*)
+    estimated from the sample (Angelopoulos et al., Science 2023). ``Y - Ŷ`` is -1, 0 or 1, so
+    its mean is ``P(+1) - P(-1)``, and each of the two shares gets a one-sided Clopper-Pearson
+    bound at ``(1 - level) / 4``: the low end is ``mean(Ŷ_low) + CP_low(+1) - CP_high(-1)``, the
+    high end ``mean(Ŷ_high) + CP_high(+1) - CP_low(-1)``. By the union bound both ends hold
+    together with probability at least ``level``, whatever the screen's errors: a screen that
+    agrees with the exact game narrows the interval, one that does not widens it but never
+    breaks it. The ends are then corrected for the exact verdicts' own errors as in
+    :func:`share_bracket` (``- e`` and ``/ (1 - e)``, ``e`` = :data:`VERDICT_ERROR`). Sampling
+    without replacement from D makes the binomial bounds conservative.
+
+    Parameters
+    ----------
+    screened_low, screened_high : array-like of bool, shape (N,)
+        Every record of D: screened *at risk*; screened not shown safe (*at risk*, *undecided* or
+        *attack failed*).
+    sample_low, sample_high : array-like of bool, shape (n,)
+        The sample's exact verdicts, the same two indicators.
+    sample_screened_low, sample_screened_high : array-like of bool, shape (n,)
+        The sample's screened verdicts, the same two indicators.
+    level : float, default 0.95
+
+    Returns
+    -------
+    (estimate, low, high) : tuple of float
+        The point estimate of the share at risk (the low end's indicator) and the interval, in
+        [0, 1].
+
+    Raises
+    ------
+    ParameterError
+        For an empty D or sample, lengths that differ, or a level outside (0, 1).
+    """
+    level = _probability(level, "level", open_low=True, open_high=True)
+    arrays = [
+        np.asarray(a, dtype=bool).reshape(-1)
+        for a in (screened_low, screened_high, sample_low, sample_high, sample_screened_low, sample_screened_high)
+    ]
+    all_low, all_high, y_low, y_high, s_low, s_high = arrays
+    if all_low.size == 0 or all_low.size != all_high.size:
+        raise ParameterError("screened_low and screened_high must give every record of D, at least one.")
+    n = y_low.size
+    if n == 0 or any(a.size != n for a in (y_high, s_low, s_high)):
+        raise ParameterError("The sample's four indicators must have one, equal, non-zero length.")
+    each = 1.0 - (1.0 - level) / 2  # each binomial interval's two sides at (1 - level) / 4
+
+    def rectifier(y: NDArray[np.bool_], s: NDArray[np.bool_]) -> tuple[float, float]:
+        plus_low, plus_high = binomial_interval(int(np.count_nonzero(y & ~s)), n, level=each)
+        minus_low, minus_high = binomial_interval(int(np.count_nonzero(~y & s)), n, level=each)
+        return plus_low - minus_high, plus_high - minus_low
+
+    low_shift, _ = rectifier(y_low, s_low)
+    _, high_shift = rectifier(y_high, s_high)
+    estimate = float(all_low.mean() + (y_low.astype(float) - s_low.astype(float)).mean())
+    low = max(0.0, float(all_low.mean()) + low_shift - VERDICT_ERROR)
+    high = min(1.0, (float(all_high.mean()) + high_shift) / (1.0 - VERDICT_ERROR))
+    return min(max(estimate, 0.0), 1.0), low, max(low, high)
 
 
 def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:

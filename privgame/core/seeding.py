@@ -36,6 +36,7 @@ class Role(IntEnum):
     POOL = 13
     UTILITY = 14
     SIMILARITY = 15
+    SCREEN = 16
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

@@ -58,6 +58,7 @@ GROUP_LABELS: dict[str, str] = {
     "random": "random sample (share estimate)",
     "outlier+random": "most outlying, and in the random sample",
     "chosen": "chosen by you",
+    "screened": "top of the screen, confirmed by the exact game",
 }
 """Plain words for the values of the ``audit_group`` column of ``records``."""
 
@@ -179,10 +180,13 @@ def group_masks(records: pd.DataFrame, spec: RunSpec) -> dict[str, np.ndarray]:
     n = len(records)
     if "audit_group" in records.columns:
         group = records["audit_group"].astype(str).to_numpy()
-        return {
+        masks = {
             "outlier": np.isin(group, ("outlier", "outlier+random")),
             "random": np.isin(group, ("random", "outlier+random")),
         }
+        if (group == "screened").any():
+            masks["screened"] = group == "screened"
+        return masks
     mode = spec.targets.mode
     return {
         "outlier": np.full(n, mode == "outliers"),
@@ -200,7 +204,12 @@ def _verdicts(records: pd.DataFrame, threshold: float, game: Game = MODEL_SEEDED
 
 
 def share_at_risk(
-    records: pd.DataFrame, spec: RunSpec, threshold: float, *, level: float = 0.95
+    records: pd.DataFrame,
+    spec: RunSpec,
+    threshold: float,
+    *,
+    level: float = 0.95,
+    screened: pd.DataFrame | None = None,
 ) -> dict[str, Any] | None:
     """The share of all of D at risk, bracketed by the random sample's verdicts.
 
@@ -216,7 +225,10 @@ def share_at_risk(
         ``None`` when the run has no random sample. Otherwise ``records_in_d`` (|D|),
         ``sampled`` (sampled records with a defined risk), ``at_risk``, ``undecided`` and
         ``attack_failed`` (verdicts among them), ``low`` and ``high`` (the bracket), ``census``
-        (every record of D audited), ``level``, ``method``, ``threshold``, ``text``.
+        (every record of D audited), ``level``, ``method``, ``threshold``, ``text``. With
+        ``screened`` (the run screened every record, :mod:`privgame.games.screen`) the bracket is
+        the screen's share corrected by the sample (:func:`privgame.core.metrics.screened_share`),
+        ``method`` "screen", with ``screened_at_risk`` and ``screened_not_safe`` too.
     """
     masks = group_masks(records, spec)
     sample = records.loc[masks["random"]]
@@ -251,6 +263,15 @@ def share_at_risk(
             kept["left_out"]
         )
         extra["unsampled_removable"] = max(0, round(unsampled))
+    elif screened is not None and not census:
+        from privgame.games.screen import summarise_screen
+
+        screen = summarise_screen(screened, sample, verdict, threshold, level=level)
+        low, high = screen["share"]["low"], screen["share"]["high"]
+        method = "screen"
+        extra["screened_at_risk"] = screen["counts"]["at risk"]
+        extra["screened_not_safe"] = screen["records"] - screen["counts"]["not at risk"]
+        n_d = screen["records"]
     else:
         low, high = metrics.share_bracket(at_risk, not_safe, m, level=level)
     out = {
@@ -301,6 +322,12 @@ def share_text(share: Mapping[str, Any]) -> str:
             f"{bracket.capitalize()} (95%): every record was audited, and {found} of {share['sampled']:,} "
             f"({t}; the bracket allows for the verdicts' own errors)."
         )
+    if share.get("method") == "screen":
+        return (
+            f"{bracket.capitalize()} (95%): every record was screened ({share['screened_at_risk']:,} at risk, "
+            f"{share['screened_not_safe']:,} not shown safe), corrected by the exact verdicts of "
+            f"{share['sampled']:,} records of a uniform random sample ({found}; {t})."
+        )
     if share.get("method") == "kept sample":
         return (
             f"{bracket.capitalize()} (95%): of the {share['sampled']:,} records kept from the parent run's "
@@ -333,7 +360,9 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
-def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
+def answer(
+    records: pd.DataFrame, spec: RunSpec, threshold: float, *, screened: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """One answer for the release: the verdict counts, the share, the traditional game.
 
     Each record's verdict (:func:`privgame.core.metrics.verdicts`) reads its model-seeded risk's
@@ -361,10 +390,15 @@ def answer(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, 
         + (f", {counts['attack failed']:,} where the attack failed" if counts["attack failed"] else "")
         + f" of {len(records):,} audited against {_knows(spec)} (t = {threshold:g})"
     )
-    share = share_at_risk(records, spec, threshold)
+    share = share_at_risk(records, spec, threshold, screened=screened)
     if share is not None:
         text += f"; {_share_clause(share)}"
     text += "."
+    if screened is not None:
+        from privgame.games.screen import summarise_screen
+
+        masks = group_masks(records, spec)
+        text += " " + summarise_screen(screened, records.loc[masks["random"]], ms[masks["random"]], threshold)["text"]
     n = counts["at risk"]
     if TRADITIONAL not in played(spec.attack.games):
         text += f" The traditional game was not run ({not_played_reason(spec.attack.attacker)})."
@@ -563,7 +597,9 @@ def miss_rate_caveat(missed: int, at_risk: int) -> dict[str, Any] | None:
     return {"low": low, "high": high, "caveat": caveat}
 
 
-def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dict[str, Any]:
+def audit_summary(
+    records: pd.DataFrame, spec: RunSpec, threshold: float, *, screened: pd.DataFrame | None = None
+) -> dict[str, Any]:
     """The audit's part of a run's summary: set-up, plan, groups and the share at risk.
 
     Returns
@@ -572,7 +608,9 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
         ``setup`` (kind, population source, sizes, shadow drawing), ``setup_text`` (the sentences
         of :func:`describe_setup`), ``audit_plan``, ``groups`` (records per group, and the records
         at risk and not at risk in each: their verdicts), and ``share_at_risk`` (see :func:`share_at_risk`,
-        ``None`` without a sample).
+        ``None`` without a sample); with ``screened``, ``screen``
+        (:func:`privgame.games.screen.summarise_screen`) and ``share_at_risk_sample`` (the
+        bracket of the sample alone).
     """
     masks = group_masks(records, spec)
     verdict = _verdicts(records, threshold)
@@ -581,7 +619,13 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
     traditional = int(np.count_nonzero(_verdicts(records, threshold, TRADITIONAL) == "at risk"))
     setup = spec.setup
     targets = spec.targets
-    return {
+    extra: dict[str, Any] = {}
+    if screened is not None:
+        from privgame.games.screen import summarise_screen
+
+        extra["screen"] = summarise_screen(screened, records.loc[masks["random"]], verdict[masks["random"]], threshold)
+        extra["share_at_risk_sample"] = share_at_risk(records, spec, threshold)
+    return extra | {
         "attacker": spec.attack.attacker,
         "attacker_text": _knows(spec),
         "setup": {
@@ -607,12 +651,12 @@ def audit_summary(records: pd.DataFrame, spec: RunSpec, threshold: float) -> dic
             }
             for name, mask in masks.items()
         },
-        "share_at_risk": share_at_risk(records, spec, threshold),
+        "share_at_risk": share_at_risk(records, spec, threshold, screened=screened),
         "attack_shadow_auc_mean": _mean_of(records, "attack_shadow_auc"),
         # At risk = the verdict, in both games (the paper's point counts are above_t_*).
         "at_risk_model_seeded": int(np.count_nonzero(high)),
         "at_risk_traditional": traditional if plays_traditional else None,
-        "answer": answer(records, spec, threshold),
+        "answer": answer(records, spec, threshold, screened=screened),
         "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
 
@@ -683,7 +727,7 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
         traditional=TRADITIONAL in played(spec.attack.games),
     )
     summary.update({key: stored[key] for key in _STORED_KEYS if key in stored})
-    summary.update(audit_summary(records, spec, t))
+    summary.update(audit_summary(records, spec, t, screened=folder.screen() if folder.has_screen() else None))
     training = summary.get("attack_training_variance")
     if isinstance(training, int | float):
         summary["attack_training_sd_at_t"] = training_sd_at(float(training), t)

@@ -241,6 +241,16 @@ def _execute(
     except Exception as exc:
         _failed(folder, exc, with_type=False)
         raise
+    if spec.screen.on:
+        try:
+            groups = _screen_and_confirm(folder, ctx, spec, groups, workers, scheduler, progress, cancel, started)
+        except Cancelled:
+            folder.write_status(state="cancelled", finished=time.time())
+            return folder
+        except Exception as exc:
+            _failed(folder, exc)
+            raise
+        targets = union_of_groups(groups)
     folder.write_status(
         state="running",
         pid=os.getpid(),
@@ -457,6 +467,42 @@ def _execute(
             Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0)
         )
     return folder
+
+
+def _screen_and_confirm(
+    folder: RunFolder,
+    ctx: Context,
+    spec: RunSpec,
+    groups: dict[str, np.ndarray],
+    workers: int,
+    scheduler: str | None,
+    progress: Callable[[Progress], None] | None,
+    cancel: Callable[[], bool] | None,
+    started: float,
+) -> dict[str, np.ndarray]:
+    """Screen every record of D (:mod:`privgame.games.screen_pass`), then add the top-screened
+    records not already planned to the audit groups as ``screened``, for the exact game."""
+    from privgame.games.screen import confirm_top
+    from privgame.games.screen_pass import screen_pass
+
+    folder.write_status(state="running", pid=os.getpid(), started=started, error=None, phase="screen")
+
+    def report(phase: str, done: int, total: int, eta: float | None) -> None:
+        folder.write_status(phase=phase, screen_done=done, screen_total=total, eta=eta)
+        if progress is not None:
+            progress(Progress(phase, done, total, done, total, time.time() - started, eta))
+
+    screened = screen_pass(
+        folder,
+        ctx,
+        spec,
+        workers=workers,
+        scheduler=scheduler,
+        report=report,
+        cancelled=lambda: folder.cancel_requested() or (cancel is not None and cancel()),
+    )
+    extra = confirm_top(screened, union_of_groups(groups), spec.screen.confirm_top)
+    return {**groups, "screened": extra} if extra.size else dict(groups)
 
 
 def undecided_records(folder: RunFolder, threshold: float | None = None) -> list[int]:
@@ -932,7 +978,9 @@ RISK_COLUMNS = (
 
 
 def _group_of(record_id: int, groups: dict[str, np.ndarray]) -> str:
-    member = [name for name in ("outlier", "random", "chosen") if record_id in set(groups.get(name, ()))]
+    member = [
+        name for name in ("outlier", "random", "chosen", "screened") if record_id in set(groups.get(name, ()))
+    ]
     return "+".join(member) if member else "chosen"
 
 
@@ -1061,7 +1109,8 @@ def record_results(
     summary["queries"] = ctx.queries().describe()
     summary["twins"] = _twins(ctx, targets)
     summary["similarity"] = similarity_answer(records, similarity, spec, spec.threshold)
-    summary.update(audit_summary(records, spec, spec.threshold))
+    screened = folder.screen() if folder.has_screen() else None
+    summary.update(audit_summary(records, spec, spec.threshold, screened=screened))
     return records, scores_df, summary
 
 

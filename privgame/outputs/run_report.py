@@ -213,7 +213,8 @@ def _rounded_risks(df: pd.DataFrame) -> pd.DataFrame:
     risky = [
         c
         for c in df.columns
-        if (str(c).startswith(_GAME_PREFIXES) or c == "difference") and pd.api.types.is_float_dtype(df[c])
+        if (str(c).startswith((*_GAME_PREFIXES, "screen_")) or c == "difference")
+        and pd.api.types.is_float_dtype(df[c])
     ]
     if not risky:
         return df

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from privgame.core.defaults import ATTACKERS
+from privgame.core.defaults import ATTACKERS, DEFAULT_CONFIRM_TOP, DEFAULT_SCREEN, DEFAULT_SCREEN_SHADOWS
 from privgame.core.errors import ParameterError
 from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 
@@ -27,6 +27,8 @@ __all__ = [
     "TRADITIONAL_MODES",
     "AttackSettings",
     "RunSpec",
+    "SCREEN_MODES",
+    "ScreenSettings",
     "Setup",
     "TargetSelection",
     "package_versions",
@@ -252,6 +254,65 @@ class AttackSettings:
         return out
 
 
+SCREEN_MODES: tuple[str, ...] = ("all", "none")
+"""``--screen``: screen every record of D (``all``) or none."""
+
+
+@dataclass(frozen=True)
+class ScreenSettings:
+    """The screening pass over every record of D (see :mod:`privgame.games.screen`).
+
+    ``mode`` is ``"none"`` for the dataclass (specs written before the screen existed read as
+    it); the command line and the dashboard set ``"all"`` in the release set-up.
+
+    Attributes
+    ----------
+    mode : {"all", "none"}
+    shadows : int
+        Screening datasets, each D with a random ``swap`` share of its records swapped for
+        reference records; every record is 'out' in about ``swap * shadows`` of them.
+    swap : float
+        The share of D swapped out of each screening dataset, in (0, 0.5].
+    confirm_top : int
+        The top-screened records (highest screening risk) not already in the audit plan that
+        the exact game plays too.
+    """
+
+    mode: Literal["all", "none"] = "none"
+    shadows: int = DEFAULT_SCREEN_SHADOWS
+    swap: float = 0.2
+    confirm_top: int = DEFAULT_CONFIRM_TOP
+
+    @classmethod
+    def for_setup(cls, setup: str, mode: str | None = None, **settings: Any) -> ScreenSettings:
+        """The screen of a run in ``setup`` (``"release"`` or ``"paper"``): ``mode`` when given,
+        else the set-up's default (:data:`~privgame.core.defaults.DEFAULT_SCREEN`); ``settings``
+        that are None keep their defaults."""
+        chosen = mode or DEFAULT_SCREEN.get(setup, "none")
+        return cls(mode=chosen, **{k: v for k, v in settings.items() if v is not None})  # type: ignore[arg-type]
+
+    @property
+    def on(self) -> bool:
+        """Whether the run screens every record."""
+        return self.mode == "all"
+
+    def problems(self) -> list[str]:
+        """Every problem with these settings, one sentence each."""
+        out: list[str] = []
+        if self.mode not in SCREEN_MODES:
+            out.append(f"--screen {self.mode!r} is unknown; use 'all' (screen every record) or 'none'.")
+        if isinstance(self.shadows, bool) or not isinstance(self.shadows, int) or not 20 <= self.shadows <= 100_000:
+            out.append(
+                f"--screen-shadows must be a whole number from 20 to 100,000; got {self.shadows!r} "
+                "(the default is 500)."
+            )
+        if not isinstance(self.swap, int | float) or not 0 < float(self.swap) <= 0.5:
+            out.append(f"--screen-swap must be a share in (0, 0.5]; got {self.swap!r} (the default is 0.2).")
+        if isinstance(self.confirm_top, bool) or not isinstance(self.confirm_top, int) or self.confirm_top < 0:
+            out.append(f"--confirm-top must be a whole number >= 0; got {self.confirm_top!r} (the default is 20).")
+        return out
+
+
 def package_versions() -> dict[str, str]:
     """Versions of the packages that can change a run's numbers."""
     import numpy
@@ -304,6 +365,8 @@ class RunSpec:
     parent : dict or None
         A remedy run's lineage: ``{"run_id", "path", "remedies": [...], "description"}`` of the
         run it was made from (see :mod:`privgame.runs.remedy`); None for an ordinary run.
+    screen : ScreenSettings
+        The screening pass over every record of D (off unless asked for).
     """
 
     data_name: str
@@ -320,6 +383,7 @@ class RunSpec:
     setup: Setup = field(default_factory=Setup)
     left_out: tuple[int, ...] = ()
     parent: dict[str, Any] | None = None
+    screen: ScreenSettings = field(default_factory=ScreenSettings)
 
     def __post_init__(self) -> None:
         # A Synthpop spec names its categorical splits, so that its JSON (a run folder, a study)
@@ -332,7 +396,12 @@ class RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""
         from privgame.generators import available, is_known
 
-        problems = [*self.attack.problems(), *self.targets.problems(), *self.setup.problems()]
+        problems = [
+            *self.attack.problems(),
+            *self.targets.problems(),
+            *self.setup.problems(),
+            *self.screen.problems(),
+        ]
         if not is_known(self.generator):
             problems.append(
                 f"generator {self.generator!r} is unknown; use one of {available()}, an installed plug-in, "
@@ -368,6 +437,8 @@ class RunSpec:
             del data["attack"]["attacker"]
         if self.setup.synthetic_rows is None:
             del data["setup"]["synthetic_rows"]
+        if not self.screen.on:  # written only when on, so the specs of existing runs read as before
+            del data["screen"]
         return data
 
     def to_json(self) -> str:
@@ -400,6 +471,7 @@ class RunSpec:
             setup=Setup(**dict(data.get("setup", {}))),
             left_out=tuple(int(i) for i in data.get("left_out", ())),
             parent=dict(data["parent"]) if data.get("parent") is not None else None,
+            screen=ScreenSettings(**dict(data.get("screen", {}))),
         )
 
     @classmethod

@@ -108,6 +108,7 @@ LOCK = "engine.lock"
 PLAN = "plan.json"
 UTILITY = "utility.json"
 SIMILARITY = "similarity.json"
+SCREEN = "screen.parquet"
 _CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
 _SHARED_FILE = re.compile(r"^([a-z_]{1,32})-([0-9]{6,})\.npz$")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -364,6 +365,10 @@ def _target_name(record_id: int) -> str:
 
 def _attack_name(record_id: int) -> str:
     return f"attacks/{int(record_id):09d}.npz"
+
+
+def _screen_name(start: int) -> str:
+    return f"screen/{int(start):06d}.npz"
 
 
 def _pool_name(name: str) -> str:
@@ -985,6 +990,45 @@ class RunFolder(CheckedFolder):
                 return {k: arrays[k] for k in arrays.files}
         except Exception:  # a legacy folder's file, unchecked and damaged: recompute it
             return None
+
+    # -- the screen (privgame.games.screen) ------------------------------------------------
+    def save_screen_chunk(self, start: int, arrays: Mapping[str, np.ndarray]) -> None:
+        """Checkpoint screening datasets ``start ..`` (every record's statistics on each)."""
+        write_checked(self.path, _screen_name(start), _npz_bytes(arrays))
+
+    def screen_chunk_done(self, start: int) -> bool:
+        """Whether that screening chunk is checkpointed and intact (else it is recomputed)."""
+        return self._intact(_screen_name(start))
+
+    def load_screen_chunk(self, start: int) -> dict[str, np.ndarray]:
+        """One checkpointed screening chunk (checked against its checksum)."""
+        return self._load_npz(_screen_name(start))
+
+    def write_screen(self, screened: pd.DataFrame) -> None:
+        """Write the screen's per-record table (``screen.parquet``)."""
+        buffer = io.BytesIO()
+        screened.to_parquet(buffer, index=False)
+        write_checked(self.path, SCREEN, buffer.getvalue())
+
+    def has_screen(self) -> bool:
+        """Whether the run screened every record and wrote the table."""
+        return (self.path / SCREEN).is_file()
+
+    def screen(self) -> pd.DataFrame:
+        """The screen's per-record table: one row per record of D.
+
+        Raises
+        ------
+        RunError
+            When the run has no screen (``--screen none``, or it has not finished screening), or
+            the table does not match its checksum.
+        """
+        if not self.has_screen():
+            raise RunError(
+                f"Run {self.run_id} has no screen: it was started with --screen none, or has not finished "
+                f"screening (resume it with: python -m privgame resume {self.path})."
+            )
+        return self._read_parquet(SCREEN)
 
     def finished_targets(self) -> list[int]:
         """Record ids of every checkpointed target (with a recorded checksum)."""

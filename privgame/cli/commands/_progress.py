@@ -20,13 +20,17 @@ class ProgressBar:
     def __init__(self, quiet: bool) -> None:
         self.quiet = quiet
         self.last = 0.0
+        self.phase = ""
 
     def __call__(self, p: Progress) -> None:
         if self.quiet:
             return
         now = time.time()
-        if now - self.last < 0.2 and p.phase != "done":
+        if self.phase == "screen" and p.phase != "screen":
+            print(file=sys.stderr)  # the screen's bar stays on its line; the exact game's starts below
+        elif now - self.last < 0.2 and p.phase not in ("done", self.phase):
             return
+        self.phase = p.phase
         self.last = now
         width = 30
         filled = int(width * p.fraction)

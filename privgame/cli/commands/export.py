@@ -8,6 +8,10 @@
 ``records``
     Every evaluated record with its values, both risks, their bounds, their verdicts at ``t``
     and ``missed_by_traditional``.
+``screen``
+    Every record of D, from a run that screened them: ``record_id``, ``screen_risk``,
+    ``screen_low``, ``screen_high``, ``screen_verdict`` at ``t``, and, for the records the exact
+    game played, ``risk_model_seeded`` and ``verdict_model_seeded``; then the record's values.
 ``spec``
     The run's settings (``spec.json``), always JSON.
 ``html``
@@ -39,7 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = ["WHAT", "add_parser", "export_bytes", "run"]
 
-WHAT: tuple[str, ...] = ("high-risk", "records", "spec", "html")
+WHAT: tuple[str, ...] = ("high-risk", "records", "screen", "spec", "html")
 """What ``export`` can write."""
 
 
@@ -57,6 +61,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument("run_dir", metavar="RUN_DIR", help="the run folder")
     parser.add_argument(
         "--what", choices=WHAT, default="high-risk", help="what to export (default: high-risk)"
+    )
+    parser.add_argument(
+        "--screened",
+        action="store_true",
+        help="high-risk: add the records the screen puts at risk that the exact game did not play "
+        "(a column 'source' says which are which)",
     )
     parser.add_argument(
         "--format",
@@ -78,7 +88,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
 
 
 def export_bytes(
-    folder: RunFolder, what: str, fmt: str | None = None, threshold: float | None = None
+    folder: RunFolder,
+    what: str,
+    fmt: str | None = None,
+    threshold: float | None = None,
+    *,
+    screened: bool = False,
 ) -> bytes:
     """The bytes of one export of a run.
 
@@ -94,6 +109,8 @@ def export_bytes(
         JSON and ``html`` always HTML; asking for another format for them is an error.
     threshold : float, optional
         High-risk threshold ``t`` for ``high-risk`` and ``html``; the run's own by default.
+    screened : bool, default False
+        ``high-risk`` only: add the records the screen puts at risk.
 
     Returns
     -------
@@ -122,9 +139,16 @@ def export_bytes(
                 f"The report is a single HTML file; drop --format {fmt} when exporting html."
             )
         return html_report(folder, threshold).encode("utf-8")
+    if screened and what != "high-risk":
+        raise ParameterError(f"--screened applies to the high-risk export; drop it for --what {what}.")
     folder.require_done()
+    if (what == "screen" or screened) and not folder.has_screen():
+        raise ParameterError(
+            f"Run {folder.run_id} did not screen every record (it ran with --screen none); export "
+            "--what records or high-risk without --screened, or run the audit again with --screen all."
+        )
     t = folder.spec().threshold if threshold is None else threshold
-    return to_bytes(export_frame(folder, what, t), fmt or "csv")
+    return to_bytes(export_frame(folder, what, t, screened=screened), fmt or "csv")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,9 +160,11 @@ def run(args: argparse.Namespace) -> int:
         raise RunError(f"{run_dir} is not a folder; give the folder a run was written to.")
     folder = RunFolder(run_dir)
     if args.output == "-":
-        return _to_stdout(export_bytes(folder, args.what, args.format, args.threshold), args)
+        return _to_stdout(
+            export_bytes(folder, args.what, args.format, args.threshold, screened=args.screened), args
+        )
     check_output_path(args.output, what=f"the {args.what} export")  # before any work
-    data = export_bytes(folder, args.what, args.format, args.threshold)
+    data = export_bytes(folder, args.what, args.format, args.threshold, screened=args.screened)
     out = write_output(args.output, data, what=f"the {args.what} export")
     print(
         f"wrote {args.what} of run {folder.run_id} to {terminal_safe(out, one_line=True)} "
@@ -156,7 +182,7 @@ def _to_stdout(data: bytes, args: argparse.Namespace) -> int:
         stdout.buffer.write(data)
         stdout.buffer.flush()
         return 0
-    if (args.format or "csv") == "parquet" and args.what in ("high-risk", "records"):
+    if (args.format or "csv") == "parquet" and args.what in ("high-risk", "records", "screen"):
         raise ParameterError(
             "Parquet is binary and stdout is a terminal; write it to a file (-o FILE) or pipe it."
         )

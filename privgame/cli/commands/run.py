@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING
 from privgame.cli.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.cli.commands._progress import ProgressBar
 from privgame.cli.terminal import terminal_safe
-from privgame.core.defaults import ATTACKERS, DEFAULT_ATTACKER, DEFAULT_HOLDOUT, MISSING_POLICIES
+from privgame.core.defaults import (
+    ATTACKERS,
+    DEFAULT_ATTACKER,
+    DEFAULT_CONFIRM_TOP,
+    DEFAULT_HOLDOUT,
+    DEFAULT_SCREEN_SHADOWS,
+    MISSING_POLICIES,
+)
 from privgame.core.errors import ParameterError
 from privgame.core.parameters import (
     MAX_N_SHADOW,
@@ -20,7 +27,7 @@ from privgame.core.parameters import (
     seed_problem,
     threshold_problem,
 )
-from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, TargetSelection, parse_ids
+from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, ScreenSettings, TargetSelection, parse_ids
 from privgame.settings.generator_options import (
     add_domain_option,
     add_generator_options,
@@ -212,6 +219,33 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         "once on a pool of datasets shared by every target, with the same per-target game; "
         "per-target trains every target's datasets separately",
     )
+    screen = parser.add_argument_group(
+        "the screen (every record of D)",
+        "A screening pass gives every record of D a risk, an interval and a verdict, labelled "
+        "'screened', from shadow fits shared by all records; the exact game then plays the audit "
+        "plan and the top-screened records, and the random sample checks the screen.",
+    )
+    screen.add_argument(
+        "--screen",
+        choices=("all", "none"),
+        default=None,
+        help="screen every record of D (all; the release set-up's default) or none (the paper "
+        "set-up's default)",
+    )
+    screen.add_argument(
+        "--confirm-top",
+        type=int,
+        metavar="N",
+        help=f"the N top-screened records not already in the plan that the exact game plays too "
+        f"(default {DEFAULT_CONFIRM_TOP})",
+    )
+    screen.add_argument(
+        "--screen-shadows",
+        type=int,
+        metavar="K",
+        help=f"screening datasets, each D with a fifth of its records swapped for reference records "
+        f"(default {DEFAULT_SCREEN_SHADOWS})",
+    )
     attack.add_argument(
         "--resolve-to",
         type=int,
@@ -358,6 +392,12 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
         threshold=args.threshold,
         seed=args.seed,
         setup=inputs.setup,
+        screen=ScreenSettings.for_setup(
+            inputs.setup.kind,
+            args.screen,
+            confirm_top=args.confirm_top,
+            shadows=args.screen_shadows,
+        ),
     ).validate()
     return spec, inputs, dataset
 

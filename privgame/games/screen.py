@@ -1,0 +1,419 @@
+"""The screen: a risk estimate, an interval and a verdict for every record of D, from shadow fits
+that all records share.
+
+The exact game (:mod:`privgame.games.work`) trains one attack per record on 2**d - 1 query
+features: 13 CPU-seconds a record on Adult, 114 CPU-hours for all 31,655. The screen answers for
+every record at the cost of a few hundred generator fits:
+
+1. **Screening datasets.** Dataset ``k`` (``k < K``, ``K`` = ``ScreenSettings.shadows``) is D with
+   a random share ``swap`` of its records swapped, in place, for reference records drawn from
+   D_eval \\ D (the model-seeded game's 'out' records), the generator trained on it with its own
+   stream ``stream(seed, 0, Role.SCREEN, k)``. A record is 'out' of the datasets it was swapped
+   out of (about ``swap * K``) and 'in' the rest: the model-seeded game's two worlds, with the
+   rest of D perturbed the same way in both.
+2. **Statistics of every record at once.** Each synthetic table gives every record of D the four
+   counts of :mod:`privgame.attack.screening` (copies, cell, cells one column away, the nearest
+   cell), one sort per cell shape.
+3. **A calibrated score per record, on held-out datasets.** The first ``K // 5`` datasets
+   choose, for each record, the statistic that best tells its 'in' datasets from its 'out'
+   ones (the highest AUC among those that vary there; the first in
+   :data:`~privgame.attack.screening.STATISTICS` order on a tie). The other datasets, which took no part in the choice, measure that statistic's AUC for
+   the record: its **screening risk**, on the model-seeded risk's scale, with the same logit
+   DeLong interval at the first look and the same verdict rule
+   (:func:`privgame.core.metrics.verdicts`).
+
+The screening attack is weaker than the exact game's (four counts, no trained classifier) and its
+'out' world swaps a share of D, not one record: its *at risk* is a lower bound on what the exact
+game would find, and its *not at risk* holds only against it. So the exact game confirms: the
+audit plan's records and the ``confirm_top`` top-screened records are played exactly, and the
+random sample checks the screen (:func:`agreement`); the share of all of D at risk is the
+screen's, corrected by the random sample (:func:`privgame.core.metrics.screened_share`), valid
+however wrong the screen is.
+
+Every dataset depends only on its index, so the screen is the same, byte for byte, whatever the
+workers, their number or a resume.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from privgame.attack.screening import STATISTICS, ScreenCells, screen_statistics
+from privgame.core import metrics
+from privgame.core.seeding import Role, stream
+
+if TYPE_CHECKING:
+    from privgame.games.work import Context
+    from privgame.settings.run_spec import ScreenSettings
+
+__all__ = [
+    "SCREEN_COLUMNS",
+    "TRAIN_SHARE",
+    "agreement",
+    "confirm_top",
+    "screen_chunk",
+    "screen_records",
+    "screen_rows",
+    "screened_verdicts",
+    "train_count",
+]
+
+SHARED = 0
+TRAIN_SHARE = 0.2
+"""The share of the screening datasets that chooses each record's statistic (the rest measure it)."""
+
+SCREEN_COLUMNS: tuple[str, ...] = (
+    "record_id",
+    "screen_risk",
+    "screen_low",
+    "screen_high",
+    "screen_verdict",
+    "screen_statistic",
+    "screen_runs_in",
+    "screen_runs_out",
+)
+"""The columns of a run's ``screen.parquet``, one row per record of D."""
+
+POOR_SPEARMAN = 0.5
+"""Below this rank correlation between the screening and exact risks of the random sample, the
+screen's *not at risk* verdicts do not stand."""
+
+
+def train_count(shadows: int) -> int:
+    """How many of ``shadows`` screening datasets choose the statistics (at least 1)."""
+    return max(1, int(shadows * TRAIN_SHARE))
+
+
+def swapped_count(n: int, swap: float) -> int:
+    """Records swapped out of each screening dataset: ``swap * n``, at least 1, at most ``n - 1``."""
+    return int(min(max(1, round(swap * n)), max(1, n - 1)))
+
+
+def screen_rows(ctx: Context, swap: float, index: int) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """The training rows of screening dataset ``index``, which positions of D were swapped out,
+    and the stream the generator then trains and samples with.
+
+    The reference records are drawn without replacement when D_eval \\ D holds enough of them.
+    """
+    rng = stream(ctx.seed, SHARED, Role.SCREEN, index)
+    n = len(ctx.target)
+    m = swapped_count(n, swap)
+    positions = np.sort(rng.choice(n, size=m, replace=False))
+    references = rng.choice(ctx.reference, size=m, replace=len(ctx.reference) < m)
+    rows = np.array(ctx.target, copy=True)
+    rows[positions] = references
+    return rows, positions, rng
+
+
+def screen_chunk(ctx: Context, swap: float, start: int, stop: int) -> dict[str, np.ndarray]:
+    """Screening datasets ``start .. stop - 1``: every record's statistics on each, and who was out.
+
+    Returns
+    -------
+    dict of ndarray
+        ``stats`` (stop - start, 4, |D|) float32, D's records in D's order; ``out`` (stop - start,
+        |D|) bool, True where the record was swapped out of that dataset; ``seconds`` (2,) in
+        the generator and in the statistics.
+    """
+    import time
+
+    from privgame.games.work import synthesise
+
+    cells = _cells(ctx)
+    n = len(ctx.target)
+    stats = np.empty((stop - start, len(STATISTICS), n), dtype=np.float32)
+    out = np.zeros((stop - start, n), dtype=bool)
+    clock = np.zeros(2)
+    for k, index in enumerate(range(start, stop)):
+        t0 = time.perf_counter()
+        rows, positions, rng = screen_rows(ctx, swap, index)
+        synthetic = synthesise(ctx, rows, rng)
+        t1 = time.perf_counter()
+        stats[k] = screen_statistics(cells, synthetic)
+        out[k, positions] = True
+        clock += (t1 - t0, time.perf_counter() - t1)
+    return {"stats": stats, "out": out, "seconds": clock}
+
+
+_CELLS: dict[tuple[int, int], ScreenCells] = {}
+
+
+def _cells(ctx: Context) -> ScreenCells:
+    """D's cells, made once per context in a process."""
+    key = (id(ctx.X), id(ctx.target))
+    if key not in _CELLS:
+        _CELLS.clear()
+        _CELLS[key] = ScreenCells.of(ctx.X[ctx.target], ctx.schema.is_categorical)
+    return _CELLS[key]
+
+
+def _column_aucs(values: np.ndarray, is_in: np.ndarray) -> np.ndarray:
+    """The Mann-Whitney AUC of each column of ``values`` (datasets x records) with ``is_in`` as the
+    labels, ties counted 1/2; nan where a column has no 'in' or no 'out' dataset."""
+    from scipy.stats import rankdata
+
+    ranks = rankdata(values, axis=0, method="average")
+    n_in = is_in.sum(axis=0).astype(np.float64)
+    n_out = is_in.shape[0] - n_in
+    rank_sum = np.where(is_in, ranks, 0.0).sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (rank_sum - n_in * (n_in + 1) / 2) / (n_in * n_out)
+
+
+def screen_records(
+    stats: np.ndarray, out: np.ndarray, record_ids: np.ndarray, threshold: float
+) -> pd.DataFrame:
+    """Every record's screening risk, interval and verdict from its statistics on the datasets.
+
+    Parameters
+    ----------
+    stats : ndarray, shape (K, 4, n)
+        :func:`screen_chunk`'s statistics of every dataset, in index order.
+    out : ndarray of bool, shape (K, n)
+        Whether each record was swapped out of each dataset.
+    record_ids : ndarray, shape (n,)
+        D's record ids, in D's order.
+    threshold : float
+        The high-risk threshold t of the stored verdict (a report may read the interval at
+        another).
+
+    Returns
+    -------
+    DataFrame
+        :data:`SCREEN_COLUMNS`, one row per record, in D's order.
+    """
+    K = stats.shape[0]
+    n_train = train_count(K)
+    is_in = ~out
+    train = np.stack([_column_aucs(stats[:n_train, f], is_in[:n_train]) for f in range(len(STATISTICS))])
+    # A statistic that never moves on the choosing datasets can only tie (0.5): it is chosen
+    # only when none moves, so a chance dip below 0.5 of every moving one never hands the record
+    # a constant statistic and an "attack failed" it did not earn.
+    moves = stats[:n_train].max(axis=0) > stats[:n_train].min(axis=0)
+    train = np.where(moves, train, np.where(moves.any(axis=0), -2.0, train))
+    # The first best statistic on the choosing datasets (nan, no 'out' dataset there, ranks last).
+    chosen = np.argmax(np.nan_to_num(train, nan=-1.0), axis=0)
+    held_stats, held_in = stats[n_train:], is_in[n_train:]
+    values = np.take_along_axis(held_stats, chosen[None, None, :], axis=1)[:, 0, :]
+    risk = _column_aucs(values, held_in)
+    level = metrics.look_level(1)
+    low = np.full(len(record_ids), math.nan)
+    high = np.full(len(record_ids), math.nan)
+    for i in range(len(record_ids)):
+        low[i], high[i] = metrics.auc_ci(values[:, i], held_in[:, i].astype(np.int8), level=level)
+    runs_in = held_in.sum(axis=0)
+    return pd.DataFrame(
+        {
+            "record_id": np.asarray(record_ids, dtype=np.int64),
+            "screen_risk": risk,
+            "screen_low": low,
+            "screen_high": high,
+            "screen_verdict": metrics.verdicts(low, high, threshold),
+            "screen_statistic": np.asarray(STATISTICS, dtype=object)[chosen],
+            "screen_runs_in": runs_in.astype(np.int64),
+            "screen_runs_out": (held_in.shape[0] - runs_in).astype(np.int64),
+        }
+    )
+
+
+def screened_verdicts(screened: pd.DataFrame, threshold: float, *, trusted: bool = True) -> np.ndarray:
+    """The screening verdicts at ``threshold``; with ``trusted`` False (the screen disagreed with the
+    exact game, see :func:`agreement`) a screened *not at risk* reads *undecided*."""
+    verdict = metrics.verdicts(
+        screened["screen_low"].to_numpy(float), screened["screen_high"].to_numpy(float), threshold
+    )
+    if not trusted:
+        verdict = np.where(verdict == "not at risk", "undecided", verdict)
+    return verdict
+
+
+def confirm_top(screened: pd.DataFrame, planned: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` records with the highest screening risk not already ``planned``, sorted by id.
+
+    Ties go to the higher interval's low end, then the lower record id; records without a risk
+    are never chosen.
+    """
+    if n <= 0 or screened.empty:
+        return np.empty(0, dtype=np.int64)
+    frame = screened.loc[~screened["record_id"].isin(np.asarray(planned, dtype=np.int64))]
+    frame = frame.loc[frame["screen_risk"].notna()]
+    order = np.lexsort(
+        (
+            frame["record_id"].to_numpy(np.int64),
+            -np.nan_to_num(frame["screen_low"].to_numpy(float), nan=-1.0),
+            -frame["screen_risk"].to_numpy(float),
+        )
+    )
+    return np.sort(frame["record_id"].to_numpy(np.int64)[order[:n]])
+
+
+def agreement(
+    screened: pd.DataFrame, exact: pd.DataFrame, threshold: float, exact_verdicts: np.ndarray
+) -> dict[str, Any]:
+    """How the screen and the exact game agree on the records both judged (the random sample).
+
+    Parameters
+    ----------
+    screened : DataFrame
+        :func:`screen_records`' table.
+    exact : DataFrame
+        The exact game's records to compare with (``record_id``, ``risk_model_seeded``): the
+        uniform random sample, the only unbiased check.
+    threshold : float
+    exact_verdicts : ndarray of str
+        The exact game's verdicts of ``exact``'s rows at ``threshold``.
+
+    Returns
+    -------
+    dict
+        ``records`` (compared), ``spearman`` (rank correlation of the risks; None below 3
+        records or without variation), ``confusion`` ({exact verdict: {screened verdict:
+        count}}), ``disagree`` (records whose verdicts differ: id, both risks and verdicts),
+        ``missed`` (records at risk in the exact game that the screen called *not at risk*),
+        ``trusted`` (False when a record was missed, or the rank correlation is below
+        :data:`POOR_SPEARMAN`), ``reason`` (why not, in words; "" when trusted).
+    """
+    from scipy.stats import spearmanr
+
+    merged = exact[["record_id", "risk_model_seeded"]].merge(screened, on="record_id", how="inner")
+    keep = merged["record_id"].isin(exact["record_id"]).to_numpy()
+    order = {int(r): v for r, v in zip(exact["record_id"], exact_verdicts, strict=True)}
+    merged = merged.loc[keep].reset_index(drop=True)
+    ex = np.array([order[int(r)] for r in merged["record_id"]], dtype=object)
+    sc = screened_verdicts(merged, threshold)
+    risks = merged[["risk_model_seeded", "screen_risk"]].apply(pd.to_numeric, errors="coerce")
+    valid = risks.notna().all(axis=1).to_numpy()
+    rho: float | None = None
+    if valid.sum() >= 3 and risks.loc[valid].nunique().min() > 1:
+        value = float(spearmanr(risks.loc[valid, "risk_model_seeded"], risks.loc[valid, "screen_risk"])[0])
+        rho = value if math.isfinite(value) else None
+    confusion = {
+        e: {s: int(np.count_nonzero((ex == e) & (sc == s))) for s in metrics.VERDICTS} for e in metrics.VERDICTS
+    }
+    differ = np.flatnonzero(ex != sc)
+    disagree = [
+        {
+            "record_id": int(merged.loc[i, "record_id"]),
+            "risk_model_seeded": _number(merged.loc[i, "risk_model_seeded"]),
+            "verdict_model_seeded": str(ex[i]),
+            "screen_risk": _number(merged.loc[i, "screen_risk"]),
+            "screen_verdict": str(sc[i]),
+        }
+        for i in differ
+    ]
+    missed = [row["record_id"] for row in disagree if row["verdict_model_seeded"] == "at risk" and row["screen_verdict"] == "not at risk"]
+    reasons = []
+    if missed:
+        reasons.append(
+            f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened not at risk"
+        )
+    if rho is not None and rho < POOR_SPEARMAN:
+        reasons.append(f"the screening and exact risks of the random sample rank alike only weakly (Spearman {rho:.2f})")
+    return {
+        "records": len(merged),
+        "spearman": rho,
+        "confusion": confusion,
+        "disagree": disagree,
+        "missed": missed,
+        "trusted": not reasons,
+        "reason": "; ".join(reasons),
+    }
+
+
+def _number(value: Any) -> float | None:
+    number = pd.to_numeric(value, errors="coerce")
+    return float(number) if pd.notna(number) else None
+
+
+def settings_text(settings: ScreenSettings) -> str:
+    """The screen's set-up in one sentence."""
+    return (
+        f"every record of D screened on {settings.shadows:,} datasets, each D with "
+        f"{settings.swap:.0%} of its records swapped for reference records "
+        f"({train_count(settings.shadows):,} choose each record's statistic, the rest measure it)"
+    )
+
+
+def summarise_screen(
+    screened: pd.DataFrame,
+    sample: pd.DataFrame,
+    sample_verdicts: np.ndarray,
+    threshold: float,
+    *,
+    level: float = 0.95,
+) -> dict[str, Any]:
+    """What the screen says of every record, how far the exact game bears it out, and the share
+    of all of D at risk from both.
+
+    Parameters
+    ----------
+    screened : DataFrame
+        :func:`screen_records`' table (every record of D).
+    sample : DataFrame
+        The exact game's records of the uniform random sample (``record_id``,
+        ``risk_model_seeded``); may be empty.
+    sample_verdicts : ndarray of str
+        Their exact verdicts at ``threshold``.
+    threshold : float
+
+    Returns
+    -------
+    dict
+        ``records`` (screened), ``counts`` ({verdict: records}, after :func:`screened_verdicts`
+        with the agreement's ``trusted``), ``agreement`` (:func:`agreement`, None without a
+        sample), ``share`` ({``estimate``, ``low``, ``high``, ``sampled``, ``method``}; None
+        without a sample), ``text`` (the sentence).
+    """
+    check = agreement(screened, sample, threshold, sample_verdicts) if len(sample) else None
+    trusted = True if check is None else bool(check["trusted"])
+    verdict = screened_verdicts(screened, threshold, trusted=trusted)
+    counts = {v: int(np.count_nonzero(verdict == v)) for v in metrics.VERDICTS}
+    share = None
+    if check is not None and check["records"]:
+        by_id = dict(zip(screened["record_id"].astype(int), verdict, strict=True))
+        in_sample = [int(r) for r in sample["record_id"]]
+        sample_screened = np.array([by_id.get(r, "undecided") for r in in_sample], dtype=object)
+        exact = np.asarray(sample_verdicts, dtype=object)
+        estimate, low, high = metrics.screened_share(
+            verdict == "at risk",
+            verdict != "not at risk",
+            exact == "at risk",
+            exact != "not at risk",
+            sample_screened == "at risk",
+            sample_screened != "not at risk",
+            level=level,
+        )
+        share = {
+            "estimate": estimate,
+            "low": low,
+            "high": high,
+            "sampled": len(in_sample),
+            "level": level,
+            "method": "screen corrected by the random sample (prediction-powered)",
+        }
+    n = len(screened)
+    text = (
+        f"Screened, every one of the {n:,} records of D: {counts['at risk']:,} at risk, "
+        f"{counts['undecided']:,} undecided, {counts['not at risk']:,} not at risk"
+        + (f", {counts['attack failed']:,} where the screening attack failed" if counts["attack failed"] else "")
+        + f" (t = {threshold:g})."
+    )
+    if check is not None:
+        agree = check["records"] - len(check["disagree"])
+        rho = "n/a" if check["spearman"] is None else f"{check['spearman']:.2f}"
+        text += (
+            f" On the {check['records']:,} random records the exact game played, the screen's verdict "
+            f"agrees on {agree:,} (Spearman {rho})."
+        )
+        if not trusted:
+            text += (
+                f" The agreement is poor ({check['reason']}), so no screened 'not at risk' stands: "
+                "those records read undecided."
+            )
+    else:
+        text += " No random record was played exactly, so nothing checks the screen: read it with care."
+    return {"records": n, "counts": counts, "agreement": check, "share": share, "text": text}

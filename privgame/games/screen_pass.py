@@ -1,0 +1,103 @@
+"""A run's screening pass: its units, checkpoints and table in the run folder.
+
+The engine (:func:`privgame.games.engine.execute`) calls :func:`screen_pass` before the exact game
+when the spec screens (``RunSpec.screen``). The screening datasets are made in chunks of
+:data:`SCREEN_CHUNK` on the run's workers (local or Dask), each chunk checkpointed as
+``screen/<start>.npz``, so Ctrl-C and ``resume`` work as they do for the exact game; the per-record
+table (:func:`privgame.games.screen.screen_records`) is written as ``screen.parquet`` once every
+chunk is in. Progress goes to the same callback as the run's, in the phase ``"screen"``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+
+from privgame.games.estimate import time_left
+from privgame.games.screen import screen_chunk, screen_records
+from privgame.games.work import Context
+from privgame.settings.executors import run_calls, until_cancelled
+from privgame.settings.run_spec import RunSpec
+from privgame.store.folders import RunFolder
+
+__all__ = ["SCREEN_CHUNK", "load_statistics", "screen_pass"]
+
+SCREEN_CHUNK = 10
+"""Screening datasets per unit (fixed: a resumed run finds its chunks where it left them)."""
+
+
+def _starts(shadows: int) -> list[int]:
+    return list(range(0, shadows, SCREEN_CHUNK))
+
+
+def load_statistics(folder: RunFolder, shadows: int) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Every checkpointed chunk of the screen, joined: statistics (K, 4, n), who was out (K, n),
+    and the seconds spent in the generator and in the statistics."""
+    stats, out, seconds = [], [], np.zeros(2)
+    for start in _starts(shadows):
+        chunk = folder.load_screen_chunk(start)
+        stats.append(chunk["stats"])
+        out.append(chunk["out"])
+        seconds += chunk["seconds"]
+    return np.concatenate(stats), np.concatenate(out), float(seconds[0]), float(seconds[1])
+
+
+def screen_pass(
+    folder: RunFolder,
+    ctx: Context,
+    spec: RunSpec,
+    *,
+    workers: int,
+    scheduler: str | None,
+    report: Callable[[str, int, int, float | None], None],
+    cancelled: Callable[[], bool],
+) -> pd.DataFrame:
+    """Screen every record of D (or read the screen a resumed run already wrote).
+
+    Parameters
+    ----------
+    report : callable
+        ``report(phase, done, total, eta)`` after every finished chunk, ``done`` and ``total``
+        counting screening datasets (one generator fit each).
+    cancelled : callable
+        Polled between chunks; raises :class:`~privgame.settings.executors.Cancelled` through
+        :func:`~privgame.settings.executors.until_cancelled` when it returns True.
+
+    Returns
+    -------
+    DataFrame
+        :data:`privgame.games.screen.SCREEN_COLUMNS`, one row per record of D.
+    """
+    settings = spec.screen
+    if folder.has_screen():
+        return folder.screen()
+    total = settings.shadows
+    starts = _starts(total)
+    done = sum(min(SCREEN_CHUNK, total - s) for s in starts if folder.screen_chunk_done(s))
+    todo = [
+        (start, screen_chunk, (ctx, settings.swap, start, min(start + SCREEN_CHUNK, total)))
+        for start in starts
+        if not folder.screen_chunk_done(start)
+    ]
+    began = time.time()
+    done_now = units_now = 0
+    report("screen", done, total, None)
+    for start, result, _ in until_cancelled(
+        run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+    ):
+        folder.save_screen_chunk(start, result)
+        made = len(result["out"])
+        done += made
+        done_now += made
+        units_now += 1
+        eta = time_left(
+            elapsed=time.time() - began, done=done_now, total=total - (done - done_now), units_done=units_now
+        )
+        report("screen", done, total, eta)
+    stats, out, _, _ = load_statistics(folder, total)
+    screened = screen_records(stats, out, ctx.target, spec.threshold)
+    folder.write_screen(screened)
+    return screened

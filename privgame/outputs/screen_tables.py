@@ -1,0 +1,108 @@
+"""The screen's tables for people: every record of D, and the high-risk list with screened records.
+
+``python -m privgame export RUN --what screen`` and the Export page write :func:`screen_table`;
+``export --what high-risk --screened`` and the Export page's switch write :func:`high_risk_with_screen`.
+A screened verdict is read at the export's threshold with the run's agreement rule
+(:func:`privgame.games.screen.summarise_screen`): when the screen disagreed with the exact game
+on the random sample, no screened *not at risk* stands.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from privgame.core import metrics
+from privgame.core.parameters import check_threshold
+from privgame.core.records import value_column
+from privgame.games.audit import group_masks
+from privgame.games.screen import screened_verdicts, summarise_screen
+from privgame.outputs.run_report import high_risk
+from privgame.store.folders import RunFolder
+
+__all__ = ["SCREEN_EXPORT_COLUMNS", "high_risk_with_screen", "screen_table", "screen_trusted"]
+
+SCREEN_EXPORT_COLUMNS: tuple[str, ...] = (
+    "record_id",
+    "screen_risk",
+    "screen_low",
+    "screen_high",
+    "screen_verdict",
+    "risk_model_seeded",
+    "verdict_model_seeded",
+    "audit_group",
+    "screen_statistic",
+)
+"""The first columns of the screen export; the record's values (``value:<name>``) follow."""
+
+
+def _exact_verdicts(records: pd.DataFrame, threshold: float) -> np.ndarray:
+    return metrics.verdicts(
+        pd.to_numeric(records["risk_model_seeded_low"], errors="coerce").to_numpy(float),
+        pd.to_numeric(records["risk_model_seeded_high"], errors="coerce").to_numpy(float),
+        threshold,
+    )
+
+
+def screen_trusted(folder: RunFolder, threshold: float) -> bool:
+    """Whether the screen's *not at risk* verdicts stand at ``threshold`` (see
+    :func:`privgame.games.screen.agreement`)."""
+    records = folder.records()
+    sample = group_masks(records, folder.spec())["random"]
+    verdicts = _exact_verdicts(records, threshold)
+    summary = summarise_screen(folder.screen(), records.loc[sample], verdicts[sample], threshold)
+    return summary["agreement"] is None or bool(summary["agreement"]["trusted"])
+
+
+def screen_table(folder: RunFolder, threshold: float) -> pd.DataFrame:
+    """One row per record of D: its screening risk, interval and verdict at ``threshold``, its exact
+    risk and verdict where the exact game played it, then its values.
+
+    Raises
+    ------
+    RunError
+        When the run has no screen or is not finished.
+    ParameterError
+        For a threshold outside [0, 1].
+    """
+    t = check_threshold(threshold)
+    folder.require_done()
+    screened = folder.screen()
+    records = folder.records()
+    out = screened[["record_id", "screen_risk", "screen_low", "screen_high"]].copy()
+    out["screen_verdict"] = screened_verdicts(screened, t, trusted=screen_trusted(folder, t))
+    exact = pd.DataFrame(
+        {
+            "record_id": records["record_id"].astype(np.int64),
+            "risk_model_seeded": pd.to_numeric(records["risk_model_seeded"], errors="coerce"),
+            "verdict_model_seeded": _exact_verdicts(records, t),
+            "audit_group": records["audit_group"].astype(str) if "audit_group" in records else "chosen",
+        }
+    )
+    out = out.merge(exact, on="record_id", how="left")
+    out["verdict_model_seeded"] = out["verdict_model_seeded"].fillna("")
+    out["audit_group"] = out["audit_group"].fillna("")
+    out["screen_statistic"] = screened["screen_statistic"].to_numpy()
+    table = folder.load_table()
+    values = table.iloc[out["record_id"].to_numpy(np.int64)].reset_index(drop=True)
+    values.columns = [value_column(str(c)) for c in values.columns]
+    return pd.concat([out.reset_index(drop=True), values], axis=1)
+
+
+def high_risk_with_screen(folder: RunFolder, threshold: float) -> pd.DataFrame:
+    """The high-risk list with the screened records: every record at risk in the exact game, then
+    every record the screen puts at risk that the exact game did not play, with ``source``
+    ("exact" or "screened") and both risks; riskiest first within each source."""
+    t = check_threshold(threshold)
+    exact = high_risk(folder.records(), t)
+    exact.insert(1, "source", "exact")
+    screen = screen_table(folder, t)
+    played = set(folder.records()["record_id"].astype(int))
+    extra = screen.loc[(screen["screen_verdict"] == "at risk") & ~screen["record_id"].isin(played)]
+    extra = extra.sort_values(["screen_risk", "record_id"], ascending=[False, True], kind="stable")
+    extra = extra.drop(columns=["verdict_model_seeded", "risk_model_seeded"]).assign(source="screened")
+    screen_cols = screen.loc[screen["record_id"].isin(exact["record_id"])][
+        ["record_id", "screen_risk", "screen_low", "screen_high", "screen_verdict"]
+    ]
+    exact = exact.merge(screen_cols, on="record_id", how="left")
+    return pd.concat([exact, extra], ignore_index=True)

@@ -1,0 +1,187 @@
+"""The screen of every record of D: what it finds with generators whose leaks are known, its
+determinism across workers and resumes, and its place in a run."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Self
+
+import numpy as np
+import pandas as pd
+import pytest
+from blind_generator import blind_generator
+
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data.schema import Schema
+from privgame.games.context import build_audit
+from privgame.games.engine import execute, start_run
+from privgame.games.preflight import create_run
+from privgame.games.screen import confirm_top, screen_chunk, screen_records
+from privgame.generators import GENERATORS, SyntheticGenerator, register
+from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
+from privgame.settings.setups import release_inputs
+from privgame.store.folders import RunFolder
+
+SCREEN = ScreenSettings(mode="all", shadows=150, swap=0.3, confirm_top=2)
+
+
+@pytest.fixture(scope="module")
+def tiny_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The first 400 rows of the bundled Adult data, as a CSV file."""
+    path = tmp_path_factory.mktemp("data") / "adult-tiny.csv"
+    pd.read_csv(BUNDLED_ADULT, nrows=400).to_csv(path, index=False)
+    return path
+
+
+def _release_spec(path: Path, generator: str, *, screen: ScreenSettings = SCREEN) -> tuple[RunSpec, pd.DataFrame]:
+    """A release audit of the table at ``path`` (holdout 0.5): the audit plan 1 + 2, N_shadow =
+    N_eval = 8, the leave-one-out attacker."""
+    data = load_dataset(path)
+    inputs = release_inputs(data, seed=3, holdout=0.5)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator=generator,
+        attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
+        targets=TargetSelection.plan(outliers=1, random=2),
+        seed=3,
+        setup=inputs.setup,
+        screen=screen,
+    )
+    return spec, inputs.table
+
+
+def _screen(spec: RunSpec, table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    ctx, _ = build_audit(spec, table)
+    chunk = screen_chunk(ctx, spec.screen.swap, 0, spec.screen.shadows)
+    return screen_records(chunk["stats"], chunk["out"], ctx.target, spec.threshold), ctx.target
+
+
+class CopiesChosenRecords(SyntheticGenerator):
+    """Copies every training row equal to one of ``leaked`` into its sample; the rest of the
+    sample is rows of ``public`` (none of D). A planted leak of exactly those records."""
+
+    name = "test_copies_chosen"
+    leaked: np.ndarray = np.empty((0, 0))
+    public: np.ndarray = np.empty((0, 0))
+
+    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        hit = (X[:, None, :] == self.leaked[None, :, :]).all(axis=2).any(axis=1)
+        self.copied_ = X[hit]
+        return self
+
+    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
+        rest = self.public[rng.integers(0, len(self.public), size=n - len(self.copied_))]
+        return np.concatenate([self.copied_, rest])[:n]
+
+
+@contextlib.contextmanager
+def copies_chosen(leaked: np.ndarray, public: np.ndarray) -> Iterator[str]:
+    CopiesChosenRecords.leaked, CopiesChosenRecords.public = leaked, public
+    register(CopiesChosenRecords)
+    try:
+        yield CopiesChosenRecords.name
+    finally:
+        GENERATORS.pop(CopiesChosenRecords.name)
+
+
+def test_the_identity_generator_puts_every_record_at_risk(tiny_adult: Path) -> None:
+    spec, table = _release_spec(tiny_adult, "identity")
+    screened, target = _screen(spec, table)
+    assert len(screened) == len(target)
+    # A record with a twin in D is copied by its twin when out: only the unique ones must be found.
+    ctx, _ = build_audit(spec, table)
+    rows = ctx.X[target]
+    unique = (rows[:, None, :] == rows[None, :, :]).all(axis=2).sum(axis=1) == 1
+    assert (screened.loc[unique, "screen_verdict"] == "at risk").all()
+    assert (screened.loc[unique, "screen_statistic"] == "exact").all()
+
+
+def test_a_generator_that_ignores_its_data_puts_no_record_at_risk(tiny_adult: Path) -> None:
+    spec, table = _release_spec(tiny_adult, "identity")
+    ctx, _ = build_audit(spec, table)
+    with blind_generator(ctx.X[ctx.aux]) as name:
+        spec = RunSpec.from_dict({**spec.to_dict(), "generator": name})
+        screened, _ = _screen(spec, table)
+    verdicts = screened["screen_verdict"].value_counts()
+    assert verdicts.get("at risk", 0) == 0
+    assert verdicts.get("undecided", 0) <= 0.05 * len(screened)
+    # A useless statistic's interval lies wholly below 0.5 about 1.5% of the time: such a record
+    # reads "attack failed", never more than a few.
+    assert verdicts.get("attack failed", 0) <= 0.05 * len(screened)
+    assert abs(screened["screen_risk"].mean() - 0.5) < 0.03
+
+
+def test_a_planted_leak_of_ten_records_is_found_and_only_it(tiny_adult: Path) -> None:
+    spec, table = _release_spec(tiny_adult, "identity")
+    ctx, _ = build_audit(spec, table)
+    rows = ctx.X[ctx.target]
+    unique = np.flatnonzero((rows[:, None, :] == rows[None, :, :]).all(axis=2).sum(axis=1) == 1)
+    chosen = ctx.target[unique[:: max(1, len(unique) // 10)][:10]]
+    with copies_chosen(ctx.X[chosen], ctx.X[ctx.aux]) as name:
+        spec = RunSpec.from_dict({**spec.to_dict(), "generator": name})
+        screened, _ = _screen(spec, table)
+    at_risk = set(screened.loc[screened["screen_verdict"] == "at risk", "record_id"].astype(int))
+    assert at_risk == {int(c) for c in chosen}
+
+
+def test_confirm_top_takes_the_highest_risks_not_planned() -> None:
+    screened = pd.DataFrame(
+        {
+            "record_id": [5, 6, 7, 8],
+            "screen_risk": [0.9, 0.95, 0.9, np.nan],
+            "screen_low": [0.7, 0.8, 0.75, np.nan],
+        }
+    )
+    assert confirm_top(screened, np.array([6]), 2).tolist() == [5, 7]
+    assert confirm_top(screened, np.array([], dtype=np.int64), 10).tolist() == [5, 6, 7]
+    assert confirm_top(screened, np.array([6]), 0).size == 0
+
+
+@pytest.fixture(scope="module")
+def screened_run(tiny_adult: Path, tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
+    spec, table = _release_spec(tiny_adult, "synthpop")
+    return start_run(tmp_path_factory.mktemp("runs"), spec, table, workers=1)
+
+
+def test_a_run_screens_every_record_and_confirms_the_top(screened_run: RunFolder) -> None:
+    spec = screened_run.spec()
+    screened = screened_run.screen()
+    records = screened_run.records()
+    assert len(screened) == spec.sizes["target"]
+    groups = records["audit_group"].astype(str)
+    top = records.loc[groups == "screened", "record_id"].tolist()
+    assert len(top) == spec.screen.confirm_top
+    planned = records.loc[groups != "screened", "record_id"]
+    assert top == confirm_top(screened, planned.to_numpy(), spec.screen.confirm_top).tolist()
+    summary = screened_run.summary()
+    assert summary["screen"]["records"] == len(screened)
+    assert summary["share_at_risk"]["method"] == "screen"
+    assert "Screened, every one of the" in summary["answer"]["text"]
+
+
+def test_the_screen_is_the_same_with_two_workers_and_after_a_cancel(
+    tiny_adult: Path, tmp_path: Path, screened_run: RunFolder
+) -> None:
+    spec, table = _release_spec(tiny_adult, "synthpop")
+    two = start_run(tmp_path / "two", spec, table, workers=2)
+    expected = (screened_run.path / "screen.parquet").read_bytes()
+    assert (two.path / "screen.parquet").read_bytes() == expected
+    # Cancelled after the first screening chunk, then resumed: the same screen, and the same results.
+    folder = create_run(tmp_path / "cancel", spec, table)
+    calls = []
+
+    def cancel() -> bool:
+        calls.append(1)
+        return len(calls) > 1
+
+    execute(folder, workers=1, cancel=cancel)
+    assert folder.status()["state"] == "cancelled"
+    assert not folder.has_screen()
+    execute(folder, workers=1)
+    assert (folder.path / "screen.parquet").read_bytes() == expected
+    assert (folder.path / "records.csv").read_bytes() == (screened_run.path / "records.csv").read_bytes()
