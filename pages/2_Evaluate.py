@@ -54,6 +54,7 @@ from privgame.service import (
     DEFAULT_ATTACKER,
     GENERATORS,
     AttackSettings,
+    ScreenSettings,
     AuditInputs,
     Calibration,
     Dataset,
@@ -601,6 +602,7 @@ def _form() -> None:
     except PrivgameError as error:
         show_error(error)
         return
+    screen = _screen(inputs.setup.kind)
     spec_kwargs = with_setup(
         {
             "data_name": dataset.source_name,
@@ -615,6 +617,7 @@ def _form() -> None:
             ),
             "threshold": float(threshold),
             "seed": seed,
+            "screen": screen,
         },
         inputs,
     )
@@ -689,6 +692,31 @@ def _form() -> None:
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _screen(kind: str) -> ScreenSettings:
+    """The screen of every record: on by default in the release set-up, with its top records."""
+    default = ScreenSettings.for_setup(kind)
+    cols = st.columns([2, 1])
+    keep("screen_all", default.on)
+    on = cols[0].checkbox(
+        "Screen every record of D",
+        key="screen_all",
+        help="A screening pass gives every record a risk, an interval and a verdict (labelled "
+        "'screened') from shadow fits all records share; the exact game confirms the records "
+        "below and the top-screened ones, and its random records check the screen.",
+    )
+    keep("confirm_top", default.confirm_top, low=0)
+    confirm = cols[1].number_input(
+        "Top-screened records to confirm",
+        min_value=0,
+        step=5,
+        key="confirm_top",
+        disabled=not on,
+        help="The records with the highest screening risk, not already chosen below, that the "
+        "exact game plays too.",
+    )
+    return ScreenSettings.for_setup(kind, "all" if on else "none", confirm_top=int(confirm))
 
 
 def _use_plan(step: PlanStep) -> None:

@@ -19,11 +19,13 @@ statistic      the number of synthetic rows that ...
                number of records of D with that value (a rare value weighs most)
 ``pairs``      share the record's cells in two columns, each of the d (d - 1) / 2 pairs' count
                divided by the number of records of D in that cell
+``tail``       are at least the record's value in a continuous column, each column's count divided
+               by the number of records of D that are (TAPAS' threshold queries, one column each)
 =============  ===================================================================================
 
 Each is larger when the synthetic data is closer to the record, so a larger value reads as
 "more likely a member". The first four count the cells TAPAS' highest-order queries count, made
-for all records with one sort of the synthetic rows' keys per cell shape; the last two are its
+for all records with one sort of the synthetic rows' keys per cell shape; the last three are its
 lowest-order queries weighed by how rare the record's value is in D, a density ratio of the
 synthetic data over D on each marginal (DOMIAS' idea, on the marginals), where an outlier's signal
 lies: its whole cell is empty in every synthetic table, in or out.
@@ -46,7 +48,7 @@ from privgame.core.errors import ParameterError
 
 __all__ = ["STATISTICS", "DEFAULT_BINS", "ScreenCells", "screen_statistics"]
 
-STATISTICS: tuple[str, ...] = ("exact", "cell", "near", "closest", "rare", "pairs")
+STATISTICS: tuple[str, ...] = ("exact", "cell", "near", "closest", "rare", "pairs", "tail")
 """The screen's statistics, in the order of :func:`screen_statistics`' rows."""
 
 DEFAULT_BINS = 16
@@ -94,6 +96,9 @@ class ScreenCells:
         1 / (records of D with the record's exact value in each column).
     pair_weights : ndarray of float64, shape (n, P)
         1 / (records of D in the record's cell of each pair of columns).
+    tail_weights : ndarray of float64, shape (n, d)
+        1 / (records of D at or above the record's value in each continuous column); 0 in the
+        categorical columns.
     """
 
     is_categorical: np.ndarray
@@ -102,6 +107,7 @@ class ScreenCells:
     pairs: np.ndarray
     value_weights: np.ndarray
     pair_weights: np.ndarray
+    tail_weights: np.ndarray
     _values: tuple[np.ndarray, ...]  # each column's distinct values in D, sorted
     _value_index: np.ndarray  # (n, d): each record's value's place among them
     _cell_values: tuple[np.ndarray, ...]  # each column's distinct cells in D, sorted
@@ -137,9 +143,10 @@ class ScreenCells:
         edges = tuple(np.empty(0) if mask[j] else np.unique(np.quantile(X[:, j], quantiles)) for j in range(d))
         values = tuple(np.unique(X[:, j]) for j in range(d))
         value_index = np.stack([np.searchsorted(values[j], X[:, j]) for j in range(d)], axis=1).reshape(n, d)
-        value_counts = np.stack(
-            [np.bincount(value_index[:, j], minlength=len(values[j]))[value_index[:, j]] for j in range(d)], axis=1
-        ).reshape(n, d)
+        per_value = [np.bincount(value_index[:, j], minlength=len(values[j])) for j in range(d)]
+        value_counts = np.stack([per_value[j][value_index[:, j]] for j in range(d)], axis=1).reshape(n, d)
+        at_or_above = np.stack([_at_or_above(per_value[j])[value_index[:, j]] for j in range(d)], axis=1)
+        tail_weights = np.where(mask, 0.0, 1.0 / at_or_above.reshape(n, d))
         pairs = np.array([(j, k) for j in range(d) for k in range(j + 1, d)], dtype=np.int64).reshape(-1, 2)
         raw_codes = _bin_codes(X, mask, edges)
         cell_values = tuple(np.unique(raw_codes[:, j]) for j in range(d))
@@ -159,6 +166,7 @@ class ScreenCells:
             pairs,
             1.0 / value_counts,
             1.0 / pair_counts,
+            tail_weights,
             values,
             value_index,
             cell_values,
@@ -184,6 +192,11 @@ class ScreenCells:
             hit = (place < len(known)) & (known[np.minimum(place, len(known) - 1)] == raw[:, j])
             out[:, j] = np.where(hit, place, self._cards[j] - 1)
         return out
+
+
+def _at_or_above(counts: np.ndarray) -> np.ndarray:
+    """For counts per sorted distinct value, the count at or above each value."""
+    return np.cumsum(counts[::-1])[::-1]
 
 
 def _bin_codes(rows: np.ndarray, is_categorical: np.ndarray, edges: tuple[np.ndarray, ...]) -> np.ndarray:
@@ -277,7 +290,7 @@ def screen_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarray:
 
     Returns
     -------
-    ndarray of float32, shape (6, n)
+    ndarray of float32, shape (7, n)
         One row per statistic, one column per record of D, in D's order.
 
     Raises
@@ -304,12 +317,18 @@ def screen_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarray:
     near = np.sum(counted[2:], axis=0) - (d - 1) * cell if d else cell
     closest = np.where(cell > 0, 0, np.where(near > 0, -1, -2))
     rare = np.zeros(n)
+    tail = np.zeros(n)
     for j in range(d):
         values = cells._values[j]
         place = np.searchsorted(values, synthetic[:, j])
         hit = (place < len(values)) & (values[np.minimum(place, len(values) - 1)] == synthetic[:, j])
         in_table = np.bincount(place[hit], minlength=len(values))
         rare += in_table[cells._value_index[:, j]] * cells.value_weights[:, j]
+        if not cells.is_categorical[j]:
+            # A row is at or above D's k-th distinct value when more than k of them are <= it.
+            below_or_at = np.searchsorted(values, synthetic[:, j], side="right")
+            above = _at_or_above(np.bincount(below_or_at, minlength=len(values) + 1))[1:]
+            tail += above[cells._value_index[:, j]] * cells.tail_weights[:, j]
     pairs = _weighted_pair_sum(
         cells._cell_codes(synthetic),
         cells._record_codes,
@@ -319,4 +338,4 @@ def screen_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarray:
         cells.pairs,
         cells.pair_weights,
     )
-    return np.stack([exact, cell, near, closest, rare, pairs]).astype(np.float32)
+    return np.stack([exact, cell, near, closest, rare, pairs, tail]).astype(np.float32)

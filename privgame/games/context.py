@@ -160,13 +160,27 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         traditional=TRADITIONAL in played(spec.attack.games),
         shadows_on_d=spec.attack.attacker == "leave-one-out",
     )
+    text = fits.describe()
+    screen_fits = confirmed = 0
+    if spec.screen.on:
+        # The screen's datasets, then its top records, which the exact game plays like the plan's.
+        screen_fits = spec.screen.shadows
+        confirmed = max(0, min(spec.screen.confirm_top, int(spec.sizes["target"]) - n_targets))
+        fits = replace(fits, n_targets=n_targets + confirmed)
+        confirming = f", {confirmed:,} of them the top-screened records" if confirmed else ""
+        text = (
+            f"{screen_fits:,} generator fits screen every record of D; then the exact game's "
+            f"{fits.describe()[:-1]}{confirming}."
+        )
     return {
-        "total_fits": fits.total_fits,
+        "total_fits": fits.total_fits + screen_fits,
         "shared_fits": fits.shared_fits,
         "pool_fits": fits.pool_fits or 0,
         "fits_per_target": fits.fits_per_target,
         "extra_fits": fits.extra_fits,
-        "n_targets": n_targets,
+        "n_targets": fits.n_targets,
+        "screen_fits": screen_fits,
+        "confirmed": confirmed,
         "exact": exact,
-        "text": fits.describe(),
+        "text": text,
     }

@@ -534,9 +534,9 @@ def breakdown(
         if calibration is not None
         else calibrate(spec, table, workers=1 if scheduler else workers)
     )
-    _, targets = build_context(spec, table)
-    n_targets = len(targets)
-    plan = plan_summary(spec, n_targets, table=table)
+    ctx, targets = build_context(spec, table)
+    plan = plan_summary(spec, len(targets), table=table)
+    n_targets = int(plan["n_targets"])  # with the screen's top records, which the exact game plays
     n_shadow, n_eval = spec.attack.n_shadow, spec.attack.n_eval
     deterministic = bool(getattr(resolve(spec.generator), "deterministic_fit", False))
     sample = cal.sample if cal.sample > 0 else cal.fit_sample
@@ -551,6 +551,7 @@ def breakdown(
     swapped = n_targets * (half_eval + (half_shadow if loo else 0))
     own_shadow = 0 if loo else n_targets * half_shadow  # the population attacker's 'in' datasets
     shared_shadow = 0 if loo else half_shadow  # its 'out' datasets, from D_aux
+    screen_fits = int(plan.get("screen_fits", 0))  # fresh fits on D with a share swapped
     others = plan["total_fits"] - swapped - own_shadow - shared_shadow
     generator = (
         (own_shadow + shared_shadow) * shadow
@@ -558,6 +559,7 @@ def breakdown(
         + max(0, others) * cal.fit_sample
         + on_d_samples * sample
     )
+    screen_features = screen_fits * screen_table_seconds(len(ctx.target), int(ctx.X.shape[1]))
     probe = min(3 * cal.fit_sample, _PROBE_SECONDS + cal.fit_sample)
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
@@ -580,13 +582,24 @@ def breakdown(
         setup=setup,
         startup=startup,
         generator=generator,
-        features=n_targets * (n_shadow + 2 * n_eval) * cal.features,
+        features=n_targets * (n_shadow + 2 * n_eval) * cal.features + screen_features,
         classifier=n_targets * cal.classifier,
         results=cal.fit_sample + cal.setup + _similarity_seconds(spec, len(table), cal),
         share=share,
         parallel=throughput * at_once / workers,
         total_fits=int(plan["total_fits"]),
     )
+
+
+# CPU seconds of the screen's statistics per record and per (column + pairs of columns / 5):
+# benchmarks/screen.py measures about 0.08 s a table on Adult (31,655 rows, 15 columns).
+_SCREEN_CELL_SECONDS = 7e-8
+
+
+def screen_table_seconds(n: int, d: int) -> float:
+    """CPU seconds of the screen's statistics of every record of an ``n``-row D with ``d`` used
+    columns on one synthetic table (:func:`privgame.attack.screening.screen_statistics`)."""
+    return n * (d + d * (d - 1) / 10) * _SCREEN_CELL_SECONDS
 
 
 # Seconds per pair of rows the release's similarity checks compare (privgame.data.similarity's search

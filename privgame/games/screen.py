@@ -14,13 +14,11 @@ every record at the cost of a few hundred generator fits:
 2. **Statistics of every record at once.** Each synthetic table gives every record of D the four
    counts of :mod:`privgame.attack.screening` (copies, cell, cells one column away, the nearest
    cell), one sort per cell shape.
-3. **A calibrated score per record, on held-out datasets.** The first ``K // 5`` datasets
-   choose, for each record, the statistic that best tells its 'in' datasets from its 'out'
-   ones (the highest AUC among those that vary there; the first in
-   :data:`~privgame.attack.screening.STATISTICS` order on a tie). The other datasets, which took no part in the choice, measure that statistic's AUC for
-   the record: its **screening risk**, on the model-seeded risk's scale, with the same logit
-   DeLong interval at the first look and the same verdict rule
-   (:func:`privgame.core.metrics.verdicts`).
+3. **Every statistic calibrated on the record's own datasets.** Each statistic's AUC between
+   the record's 'in' and 'out' datasets, with its logit DeLong interval, is a risk on the
+   model-seeded risk's scale. The record's **screening risk** is its strongest statistic's, with
+   an interval that holds for all of them together (:func:`screen_records`), and the same
+   verdict rule (:func:`privgame.core.metrics.verdicts`).
 
 The screening attack is weaker than the exact game's (four counts, no trained classifier) and its
 'out' world swaps a share of D, not one record: its *at risk* is a lower bound on what the exact
@@ -37,6 +35,8 @@ workers, their number or a resume.
 from __future__ import annotations
 
 import math
+import warnings
+from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -52,19 +52,16 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCREEN_COLUMNS",
-    "TRAIN_SHARE",
+    "column_intervals",
     "agreement",
     "confirm_top",
     "screen_chunk",
     "screen_records",
     "screen_rows",
     "screened_verdicts",
-    "train_count",
 ]
 
 SHARED = 0
-TRAIN_SHARE = 0.2
-"""The share of the screening datasets that chooses each record's statistic (the rest measure it)."""
 
 SCREEN_COLUMNS: tuple[str, ...] = (
     "record_id",
@@ -79,13 +76,12 @@ SCREEN_COLUMNS: tuple[str, ...] = (
 """The columns of a run's ``screen.parquet``, one row per record of D."""
 
 POOR_SPEARMAN = 0.5
-"""Below this rank correlation between the screening and exact risks of the random sample, the
-screen's *not at risk* verdicts do not stand."""
+"""Below this rank correlation between the screening and exact risks of the random sample (of at
+least :data:`MIN_RANKED` records), the screen's *not at risk* verdicts do not stand."""
 
-
-def train_count(shadows: int) -> int:
-    """How many of ``shadows`` screening datasets choose the statistics (at least 1)."""
-    return max(1, int(shadows * TRAIN_SHARE))
+MIN_RANKED = 10
+"""Fewer random records than this say too little of a rank correlation to judge the screen by it
+(a missed record still does)."""
 
 
 def swapped_count(n: int, swap: float) -> int:
@@ -151,17 +147,53 @@ def _cells(ctx: Context) -> ScreenCells:
     return _CELLS[key]
 
 
-def _column_aucs(values: np.ndarray, is_in: np.ndarray) -> np.ndarray:
-    """The Mann-Whitney AUC of each column of ``values`` (datasets x records) with ``is_in`` as the
-    labels, ties counted 1/2; nan where a column has no 'in' or no 'out' dataset."""
+def column_intervals(
+    values: np.ndarray, is_in: np.ndarray, *, level: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The AUC and its logit DeLong interval of every column of ``values`` at once.
+
+    Column ``i`` holds one record's statistic on each dataset and ``is_in[:, i]`` its membership;
+    the result equals :func:`privgame.core.metrics.auc_ci` column by column (the tests check
+    it), special cases included: ``(0.5, 0.5)`` when every value ties, the Wilson bound at an AUC
+    of 0 or 1, ``nan`` with fewer than two 'in' or two 'out' datasets.
+
+    Returns
+    -------
+    (auc, low, high) : ndarrays of shape (n,)
+    """
     from scipy.stats import rankdata
 
-    ranks = rankdata(values, axis=0, method="average")
+    values = np.asarray(values, dtype=np.float64)
+    is_in = np.asarray(is_in, dtype=bool)
     n_in = is_in.sum(axis=0).astype(np.float64)
     n_out = is_in.shape[0] - n_in
-    rank_sum = np.where(is_in, ranks, 0.0).sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return (rank_sum - n_in * (n_in + 1) / 2) / (n_in * n_out)
+    ranks = rankdata(values, axis=0, method="average")
+    within_in = rankdata(np.where(is_in, values, np.nan), axis=0, method="average", nan_policy="omit")
+    within_out = rankdata(np.where(is_in, np.nan, values), axis=0, method="average", nan_policy="omit")
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a class of one run: nan, as auc_ci
+        auc = (np.where(is_in, ranks, 0.0).sum(axis=0) - n_in * (n_in + 1) / 2) / (n_in * n_out)
+        # Placements: the share of the other class each run beats, ties counted 1/2.
+        v10 = np.where(is_in, (ranks - within_in) / n_out, np.nan)
+        v01 = np.where(is_in, np.nan, 1.0 - (ranks - within_out) / n_in)
+        variance = np.maximum(0.0, np.nanvar(v10, axis=0, ddof=1) / n_in + np.nanvar(v01, axis=0, ddof=1) / n_out)
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    low = np.full(auc.shape, math.nan)
+    high = np.full(auc.shape, math.nan)
+    defined = (n_in >= 2) & (n_out >= 2)
+    tied = defined & (variance == 0.0) & (auc == 0.5)
+    low[tied] = high[tied] = 0.5
+    edge = defined & ~tied & ((auc == 0.0) | (auc == 1.0))
+    for i in np.flatnonzero(edge):
+        low[i], high[i] = metrics.auc_ci(values[:, i], is_in[:, i].astype(np.int8), level=level)
+    inner = defined & ~tied & ~edge
+    spread = auc[inner] * (1.0 - auc[inner])
+    half = z * np.sqrt(variance[inner] / (spread * spread))
+    centre = np.log(auc[inner] / (1.0 - auc[inner]))
+    low[inner] = 1.0 / (1.0 + np.exp(-(centre - half)))
+    high[inner] = 1.0 / (1.0 + np.exp(-(centre + half)))
+    auc = np.where(defined, auc, math.nan)
+    return auc, low, high
 
 
 def screen_records(
@@ -169,9 +201,18 @@ def screen_records(
 ) -> pd.DataFrame:
     """Every record's screening risk, interval and verdict from its statistics on the datasets.
 
+    Each statistic's AUC and interval are measured on every dataset; the record's screening risk
+    is the highest of its statistics' AUCs, and its interval runs from the highest low end to the
+    highest high end of the statistics' intervals, each at the level that spends the first
+    look's error (:func:`privgame.core.metrics.look_level`) equally over the statistics
+    (Bonferroni). So *at risk* (some statistic's low end above t) is wrong with probability at
+    most what one verdict's is, and *not at risk* (every statistic's high end at or below t) holds
+    against every statistic at once. The point risk, a maximum of estimates, leans high: the
+    screen errs towards risk.
+
     Parameters
     ----------
-    stats : ndarray, shape (K, 4, n)
+    stats : ndarray, shape (K, F, n)
         :func:`screen_chunk`'s statistics of every dataset, in index order.
     out : ndarray of bool, shape (K, n)
         Whether each record was swapped out of each dataset.
@@ -186,26 +227,18 @@ def screen_records(
     DataFrame
         :data:`SCREEN_COLUMNS`, one row per record, in D's order.
     """
-    K = stats.shape[0]
-    n_train = train_count(K)
-    is_in = ~out
-    train = np.stack([_column_aucs(stats[:n_train, f], is_in[:n_train]) for f in range(len(STATISTICS))])
-    # A statistic that never moves on the choosing datasets can only tie (0.5): it is chosen
-    # only when none moves, so a chance dip below 0.5 of every moving one never hands the record
-    # a constant statistic and an "attack failed" it did not earn.
-    moves = stats[:n_train].max(axis=0) > stats[:n_train].min(axis=0)
-    train = np.where(moves, train, np.where(moves.any(axis=0), -2.0, train))
-    # The first best statistic on the choosing datasets (nan, no 'out' dataset there, ranks last).
-    chosen = np.argmax(np.nan_to_num(train, nan=-1.0), axis=0)
-    held_stats, held_in = stats[n_train:], is_in[n_train:]
-    values = np.take_along_axis(held_stats, chosen[None, None, :], axis=1)[:, 0, :]
-    risk = _column_aucs(values, held_in)
-    level = metrics.look_level(1)
-    low = np.full(len(record_ids), math.nan)
-    high = np.full(len(record_ids), math.nan)
-    for i in range(len(record_ids)):
-        low[i], high[i] = metrics.auc_ci(values[:, i], held_in[:, i].astype(np.int8), level=level)
-    runs_in = held_in.sum(axis=0)
+    n_stats = stats.shape[1]
+    is_in = ~np.asarray(out, dtype=bool)
+    level = 1.0 - (1.0 - metrics.look_level(1)) / n_stats
+    found = [column_intervals(stats[:, f], is_in, level=level) for f in range(n_stats)]
+    aucs = np.stack([f[0] for f in found])
+    lows = np.stack([f[1] for f in found])
+    highs = np.stack([f[2] for f in found])
+    chosen = np.argmax(np.nan_to_num(aucs, nan=-1.0), axis=0)
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a record with no 'out' dataset: all nan
+        risk, low, high = np.nanmax(aucs, axis=0), np.nanmax(lows, axis=0), np.nanmax(highs, axis=0)
+    runs_in = is_in.sum(axis=0)
     return pd.DataFrame(
         {
             "record_id": np.asarray(record_ids, dtype=np.int64),
@@ -215,7 +248,7 @@ def screen_records(
             "screen_verdict": metrics.verdicts(low, high, threshold),
             "screen_statistic": np.asarray(STATISTICS, dtype=object)[chosen],
             "screen_runs_in": runs_in.astype(np.int64),
-            "screen_runs_out": (held_in.shape[0] - runs_in).astype(np.int64),
+            "screen_runs_out": (is_in.shape[0] - runs_in).astype(np.int64),
         }
     )
 
@@ -311,7 +344,7 @@ def agreement(
         reasons.append(
             f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened not at risk"
         )
-    if rho is not None and rho < POOR_SPEARMAN:
+    if rho is not None and rho < POOR_SPEARMAN and valid.sum() >= MIN_RANKED:
         reasons.append(f"the screening and exact risks of the random sample rank alike only weakly (Spearman {rho:.2f})")
     return {
         "records": len(merged),
@@ -333,8 +366,7 @@ def settings_text(settings: ScreenSettings) -> str:
     """The screen's set-up in one sentence."""
     return (
         f"every record of D screened on {settings.shadows:,} datasets, each D with "
-        f"{settings.swap:.0%} of its records swapped for reference records "
-        f"({train_count(settings.shadows):,} choose each record's statistic, the rest measure it)"
+        f"{settings.swap:.0%} of its records swapped for reference records"
     )
 
 

@@ -105,4 +105,6 @@ def high_risk_with_screen(folder: RunFolder, threshold: float) -> pd.DataFrame:
         ["record_id", "screen_risk", "screen_low", "screen_high", "screen_verdict"]
     ]
     exact = exact.merge(screen_cols, on="record_id", how="left")
-    return pd.concat([exact, extra], ignore_index=True)
+    out = pd.concat([exact, extra], ignore_index=True)
+    lead = ["record_id", "source", "screen_risk", "screen_low", "screen_high", "screen_verdict"]
+    return out[lead + [c for c in out.columns if c not in lead]]

@@ -19,7 +19,7 @@ def reference_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarra
     out = np.zeros((len(STATISTICS), len(records)))
     for i in range(len(records)):
         exact = cell = near = 0
-        rare = pairs = 0.0
+        rare = pairs = tail = 0.0
         for k in range(len(synthetic)):
             exact += int(np.array_equal(records[i], synthetic[k]))
             differ = int(np.count_nonzero(codes_r[i] != codes_s[k]))
@@ -29,12 +29,15 @@ def reference_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarra
         for j in range(d):
             in_d = sum(records[r, j] == records[i, j] for r in range(len(records)))
             rare += sum(synthetic[k, j] == records[i, j] for k in range(len(synthetic))) / in_d
+            if not cells.is_categorical[j]:
+                above_d = sum(records[r, j] >= records[i, j] for r in range(len(records)))
+                tail += sum(synthetic[k, j] >= records[i, j] for k in range(len(synthetic))) / above_d
             for m in range(j + 1, d):
                 same = codes_r[i, [j, m]]
                 in_d = sum(np.array_equal(codes_r[r, [j, m]], same) for r in range(len(records)))
                 found = sum(np.array_equal(codes_s[k, [j, m]], same) for k in range(len(synthetic)))
                 pairs += found / in_d
-        out[:, i] = (exact, cell, near, closest, rare, pairs)
+        out[:, i] = (exact, cell, near, closest, rare, pairs, tail)
     return out
 
 

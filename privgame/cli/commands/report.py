@@ -50,6 +50,45 @@ def _interval(found: dict[str, Any] | None) -> str:
     return f" 95% interval {found['low']:.2f}–{found['high']:.2f}." if found else ""
 
 
+def _screen_lines(summary: dict[str, Any]) -> list[str]:
+    """The screen of every record: its verdicts, how the exact game bears it out, the top confirmed."""
+    screen = summary.get("screen")
+    if not screen:
+        return []
+    counts = screen["counts"]
+    lines = [
+        f"screened            every one of the {screen['records']:,} records: {counts['at risk']:,} at risk, "
+        f"{counts['undecided']:,} undecided, {counts['not at risk']:,} not at risk, "
+        f"{counts['attack failed']:,} where the screening attack failed (labelled 'screened')"
+    ]
+    check = screen.get("agreement")
+    if check:
+        rho = "n/a" if check["spearman"] is None else f"{check['spearman']:.2f}"
+        table = "; ".join(
+            f"exact {e}: " + ", ".join(f"{n} screened {s}" for s, n in row.items() if n)
+            for e, row in check["confusion"].items()
+            if any(row.values())
+        )
+        lines.append(
+            f"screen vs exact     on {check['records']:,} random records: Spearman {rho}; {table}"
+            + ("" if check["trusted"] else f". POOR: {check['reason']}; screened 'not at risk' reads undecided")
+        )
+        if check["disagree"]:
+            shown = ", ".join(
+                f"{d['record_id']} (exact {d['verdict_model_seeded']}, screened {d['screen_verdict']})"
+                for d in check["disagree"][:10]
+            )
+            more = f" and {len(check['disagree']) - 10:,} more" if len(check["disagree"]) > 10 else ""
+            lines.append(f"disagree            {shown}{more}")
+    top = (summary.get("groups") or {}).get("screened")
+    if top and top.get("records"):
+        lines.append(
+            f"top screened        {top['at_risk']} of the {top['records']} top-screened records are at risk "
+            f"in the exact game, {top['not_at_risk']} not at risk"
+        )
+    return lines
+
+
 def format_summary(summary: dict[str, Any]) -> str:
     """A readable, Table-1 style block of text, each line free of control characters."""
     t = summary.get("threshold")
@@ -104,6 +143,7 @@ def format_summary(summary: dict[str, Any]) -> str:
     share = summary.get("share_at_risk")
     if share:
         lines.append(f"share at risk       {share['text']}")
+    lines += _screen_lines(summary)
     for i, step in enumerate(summary.get("passes") or [], start=1):
         lines.append(
             f"extension {i:<10}N_eval {step['n_eval']}: {len(step['extended'])} records got more runs, "
