@@ -41,6 +41,7 @@ from privgame.outputs.figures import (
     risk_cdfs,
     risk_intervals,
     risk_scatter,
+    screen_scatter,
     similarity_chart,
 )
 from privgame.service import (
@@ -66,6 +67,7 @@ from privgame.service import (
     played,
     records_at,
     run_summary,
+    screen_table,
     stored_utility,
     to_bytes,
     undecided_records,
@@ -169,6 +171,40 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
             icon=":material/publish:",
             query_params={"run": folder.run_id},
         )
+
+
+def _screen(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
+    """Every record of D, screened: the verdicts, how the exact game bears them out, the chart."""
+    screen = summary.get("screen")
+    if not screen or not folder.has_screen():
+        return
+    st.subheader("Every record of D (screened)")
+    check = screen.get("agreement")
+    show = st.info if check is None or check["trusted"] else st.warning
+    show(plain(screen["text"]))
+    if check and check["records"]:
+        confusion = pd.DataFrame(check["confusion"]).T
+        confusion.index = [f"exact: {v}" for v in confusion.index]
+        confusion.columns = [f"screened: {v}" for v in confusion.columns]
+        st.caption(
+            "How the screen and the exact game agree on the random records (the only unbiased check): "
+            "rows are the exact verdicts, columns the screened ones."
+        )
+        st.dataframe(confusion.loc[confusion.sum(axis=1) > 0], width="stretch")
+    top = (summary.get("groups") or {}).get("screened") or {}
+    if top.get("records"):
+        st.caption(
+            f"The exact game confirmed the {top['records']:,} top-screened records: {top['at_risk']:,} at "
+            f"risk, {top['not_at_risk']:,} not at risk (in the records table, group 'screened')."
+        )
+    event = _chart(screen_scatter(screen_table(folder, t), t), folder, "screen", select=True)
+    _open_if_new("screen", folder, _selected_point(event))
+    st.page_link(
+        PAGES["export"],
+        label="Export every record's screened verdict, or the high-risk list with the screened records",
+        icon=":material/download:",
+        query_params={"run": folder.run_id},
+    )
 
 
 def _more_runs(folder: RunFolder, t: float) -> None:
@@ -639,6 +675,7 @@ def body() -> None:
     show_threshold_guide(t)
     summary = run_summary(folder, t)
     _audited(folder, summary, t)
+    _screen(folder, summary, t)
     _summary(folder, summary, t)
     _utility(folder)
     records = records_at(folder.records(), t)

@@ -23,13 +23,14 @@ from privgame.service import (
     number_text,
     record_profile,
     record_similarity_text,
+    screen_table,
     to_bytes,
     twin_note,
     value_name,
 )
 
 
-def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
+def _pick_record(folder: RunFolder, records: pd.DataFrame, screened: pd.DataFrame | None) -> int | None:
     ids = [int(i) for i in records["record_id"]]
     if not ids:
         st.info("This run has no evaluated records.")
@@ -40,7 +41,32 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame) -> int | None:
         wanted_id = int(wanted) if wanted is not None else None
     except (TypeError, ValueError):
         wanted_id = None
-    if wanted_id is not None and wanted_id not in ids:
+    in_d = set() if screened is None else set(screened["record_id"].astype(int))
+    if in_d:
+        # Every record of D was screened: any of them can be opened, not only the audited ones.
+        key = f"any-record-{folder.run_id}"
+        if wanted_id is not None and wanted_id in in_d and wanted_id not in ids:
+            st.session_state[key] = wanted_id
+        typed = st.number_input(
+            f"Open any of the {len(in_d):,} records of D by its id (or pick an audited one below)",
+            min_value=0,
+            value=None,
+            step=1,
+            key=key,
+            help="Every record of D was screened; the exact game played the audited records.",
+        )
+        if typed is not None:
+            if int(typed) in in_d:
+                st.session_state[RECORD_KEY] = int(typed)
+                st.query_params["record"] = str(int(typed))
+                return int(typed)
+            st.warning(
+                plain(
+                    f"Record {int(typed)} is not in D, the data the release is trained on; give the id of "
+                    "one of D's records (export --what screen lists them)."
+                )
+            )
+    elif wanted_id is not None and wanted_id not in ids:
         st.warning(plain(f"Record {wanted_id} was not evaluated in {folder.run_id}; showing another record."))
     index = ids.index(wanted_id) if wanted_id in ids else 0
     record_id = st.selectbox(
@@ -175,11 +201,19 @@ def body() -> None:
     if folder is None:
         return
     records = folder.records()
-    record_id = _pick_record(folder, records)
+    screened = screen_table(folder, folder.spec().threshold) if folder.has_screen() else None
+    record_id = _pick_record(folder, records, screened)
     if record_id is None:
         return
     t = threshold_slider(folder, key="record-t", help="The record's verdict below follows it.")
-    row = records.loc[records["record_id"] == record_id].iloc[0]
+    if screened is not None:
+        screened = screen_table(folder, t)
+        _screened(screened.loc[screened["record_id"] == record_id].iloc[0], t)
+    audited = records.loc[records["record_id"] == record_id]
+    if audited.empty:
+        _screened_only(folder, record_id)
+        return
+    row = audited.iloc[0]
     _who(row, folder)
     _risks(row, t, folder.spec().attack.attacker)
     note = twin_note(folder.summary().get("twins"), record_id)
@@ -193,26 +227,7 @@ def body() -> None:
     if close:
         st.caption(plain(close))
 
-    profile = record_profile(folder, record_id)
-    st.subheader("Values beside the target dataset D")
-    st.caption(
-        f"The record's value in each used column, the typical value in D "
-        f"({profile['target_size']:,} records: the most common category, or the median), and how "
-        "rare the record's value is."
-    )
-    columns = profile["columns"].copy()
-    for name in ("value", "typical"):
-        columns[name] = columns[name].map(lambda v: "" if v is None else str(v))
-    # "typical is" tells a category's mode from a number's median: worth a column only when both occur.
-    shown = ["column", "role", "value", "typical", "typical_is", "rarity"]
-    if columns["typical_is"].nunique() < 2:
-        shown.remove("typical_is")
-    st.dataframe(
-        columns[shown],
-        hide_index=True,
-        column_config={"typical_is": "typical is"},
-        height=_rows_height(len(columns)),
-    )
+    profile = _profile(folder, record_id)
 
     scores = folder.scores()
     st.subheader("How well the attack detects this record")
@@ -233,7 +248,10 @@ def body() -> None:
         on_click="ignore",
         key="download-scores",
     )
+    _neighbours(folder, profile)
 
+
+def _neighbours(folder: RunFolder, profile: dict[str, Any]) -> None:
     st.subheader("Nearest neighbours in D")
     st.caption("The records of D closest to this one (Gower distance over the used columns).")
     st.dataframe(profile["neighbours"], hide_index=True)
@@ -243,6 +261,59 @@ def body() -> None:
         icon=":material/bar_chart:",
         query_params={"run": folder.run_id},
     )
+
+
+def _screened(row: pd.Series, t: float) -> None:
+    """The record's screening risk, interval and verdict (every record of D has one)."""
+    verdict = str(row["screen_verdict"])
+    show = st.error if verdict == "at risk" else st.success if verdict == "not at risk" else st.info
+    show(
+        plain(
+            f"Screened: risk {number_text(row['screen_risk'])} (95% interval {number_text(row['screen_low'])}"
+            f"-{number_text(row['screen_high'])}), {verdict} at t = {t:g}; its strongest screening "
+            f"statistic is '{row['screen_statistic']}'."
+        )
+    )
+
+
+def _screened_only(folder: RunFolder, record_id: int) -> None:
+    """A record of D the exact game did not play: its screen, its values and its neighbours."""
+    st.caption(
+        "The exact game did not play this record: its risk is the screen's, above. Its values and "
+        "neighbours follow; to play it exactly, audit it by id (Evaluate page, or run --target-ids)."
+    )
+    table = folder.load_table()
+    who = identifier_columns(table.columns, folder.spec().schema)
+    if who:
+        st.markdown(
+            "  \n".join(f"**{plain(str(c))}**: {plain(_text(table.iloc[record_id][c]))}" for c in who)
+        )
+    _neighbours(folder, _profile(folder, record_id))
+
+
+def _profile(folder: RunFolder, record_id: int) -> dict[str, Any]:
+    """The record's values beside D's typical ones, drawn; returns :func:`record_profile`'s result."""
+    profile = record_profile(folder, record_id)
+    st.subheader("Values beside the target dataset D")
+    st.caption(
+        f"The record's value in each used column, the typical value in D "
+        f"({profile['target_size']:,} records: the most common category, or the median), and how "
+        "rare the record's value is."
+    )
+    columns = profile["columns"].copy()
+    for name in ("value", "typical"):
+        columns[name] = columns[name].map(lambda v: "" if v is None else str(v))
+    # "typical is" tells a category's mode from a number's median: worth a column only when both occur.
+    shown = ["column", "role", "value", "typical", "typical_is", "rarity"]
+    if columns["typical_is"].nunique() < 2:
+        shown.remove("typical_is")
+    st.dataframe(
+        columns[shown],
+        hide_index=True,
+        column_config={"typical_is": "typical is"},
+        height=_rows_height(len(columns)),
+    )
+    return profile
 
 
 guarded(body)

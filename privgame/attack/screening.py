@@ -46,7 +46,7 @@ from numba import njit
 
 from privgame.core.errors import ParameterError
 
-__all__ = ["STATISTICS", "DEFAULT_BINS", "ScreenCells", "screen_statistics"]
+__all__ = ["DEFAULT_BINS", "STATISTICS", "ScreenCells", "screen_statistics"]
 
 STATISTICS: tuple[str, ...] = ("exact", "cell", "near", "closest", "rare", "pairs", "tail")
 """The screen's statistics, in the order of :func:`screen_statistics`' rows."""
@@ -140,7 +140,9 @@ class ScreenCells:
         X.setflags(write=False)
         n, d = X.shape
         quantiles = np.linspace(0, 1, bins + 1)[1:-1]
-        edges = tuple(np.empty(0) if mask[j] else np.unique(np.quantile(X[:, j], quantiles)) for j in range(d))
+        edges = tuple(
+            np.empty(0) if mask[j] else np.unique(np.quantile(X[:, j], quantiles)) for j in range(d)
+        )
         values = tuple(np.unique(X[:, j]) for j in range(d))
         value_index = np.stack([np.searchsorted(values[j], X[:, j]) for j in range(d)], axis=1).reshape(n, d)
         per_value = [np.bincount(value_index[:, j], minlength=len(values[j])) for j in range(d)]
@@ -150,9 +152,11 @@ class ScreenCells:
         pairs = np.array([(j, k) for j in range(d) for k in range(j + 1, d)], dtype=np.int64).reshape(-1, 2)
         raw_codes = _bin_codes(X, mask, edges)
         cell_values = tuple(np.unique(raw_codes[:, j]) for j in range(d))
-        record_codes = np.stack(
-            [np.searchsorted(cell_values[j], raw_codes[:, j]) for j in range(d)], axis=1
-        ).astype(np.int64).reshape(n, d)
+        record_codes = (
+            np.stack([np.searchsorted(cell_values[j], raw_codes[:, j]) for j in range(d)], axis=1)
+            .astype(np.int64)
+            .reshape(n, d)
+        )
         cards = np.array([len(v) + 1 for v in cell_values], dtype=np.int64)
         sizes = cards[pairs[:, 0]] * cards[pairs[:, 1]]
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
@@ -207,7 +211,9 @@ def _bin_codes(rows: np.ndarray, is_categorical: np.ndarray, edges: tuple[np.nda
     return out
 
 
-def _row_keys(rows: np.ndarray, is_categorical: np.ndarray, edges: tuple[np.ndarray, ...]) -> list[np.ndarray]:
+def _row_keys(
+    rows: np.ndarray, is_categorical: np.ndarray, edges: tuple[np.ndarray, ...]
+) -> list[np.ndarray]:
     """The keys of each cell shape: exact rows, cells, then cells with column 0, 1, ... left out."""
     d = rows.shape[1]
     exact = np.zeros(len(rows), dtype=np.uint64)
@@ -308,7 +314,10 @@ def screen_statistics(cells: ScreenCells, synthetic: np.ndarray) -> np.ndarray:
     synthetic = synthetic + 0.0  # -0.0 is 0.0
     counted = []
     for keys, wanted, order in zip(
-        _row_keys(synthetic, cells.is_categorical, cells.edges), cells._sorted_keys, cells._key_order, strict=True
+        _row_keys(synthetic, cells.is_categorical, cells.edges),
+        cells._sorted_keys,
+        cells._key_order,
+        strict=True,
     ):
         out = np.empty(n, dtype=np.int64)
         _merge_counts(np.sort(keys), wanted, order, out)

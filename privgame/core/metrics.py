@@ -870,7 +870,14 @@ def screened_share(
     level = _probability(level, "level", open_low=True, open_high=True)
     arrays = [
         np.asarray(a, dtype=bool).reshape(-1)
-        for a in (screened_low, screened_high, sample_low, sample_high, sample_screened_low, sample_screened_high)
+        for a in (
+            screened_low,
+            screened_high,
+            sample_low,
+            sample_high,
+            sample_screened_low,
+            sample_screened_high,
+        )
     ]
     all_low, all_high, y_low, y_high, s_low, s_high = arrays
     if all_low.size == 0 or all_low.size != all_high.size:

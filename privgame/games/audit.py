@@ -72,9 +72,24 @@ def describe_setup(spec: RunSpec, *, planned: bool = False) -> list[str]:
     pages, ``report`` and the release card.
 
     Says where D and the population come from, how the attacker's shadow datasets are drawn
-    (and that a population smaller than D gives a weaker attacker), and what a small reference
-    pool means for the traditional game.
+    (and that a population smaller than D gives a weaker attacker), what a small reference
+    pool means for the traditional game, and whether every record is screened.
     """
+    lines = _setup_lines(spec, planned=planned)
+    if spec.screen.on:
+        from privgame.games.screen import settings_text
+
+        verb = "will be" if planned else "was"
+        lines.append(
+            f"Every record of D {verb} screened ({settings_text(spec.screen)}); the exact game "
+            f"confirms the {spec.screen.confirm_top:,} top-screened records beside the records chosen, and "
+            "its random records check the screen."
+        )
+    return lines
+
+
+def _setup_lines(spec: RunSpec, *, planned: bool) -> list[str]:
+    """:func:`describe_setup` without the screen."""
     sizes, setup = spec.sizes, spec.setup
     n_d, aux, eval_ = sizes["target"], sizes["aux"], sizes["eval"]
     reference = eval_ - n_d
@@ -324,9 +339,10 @@ def share_text(share: Mapping[str, Any]) -> str:
         )
     if share.get("method") == "screen":
         return (
-            f"{bracket.capitalize()} (95%): every record was screened ({share['screened_at_risk']:,} at risk, "
-            f"{share['screened_not_safe']:,} not shown safe), corrected by the exact verdicts of "
-            f"{share['sampled']:,} records of a uniform random sample ({found}; {t})."
+            f"{bracket.capitalize()} (95%): every record was screened "
+            f"({share['screened_at_risk']:,} at risk, {share['screened_not_safe']:,} not shown safe), "
+            f"corrected by the exact verdicts of {share['sampled']:,} records of a uniform random sample "
+            f"({found}; {t})."
         )
     if share.get("method") == "kept sample":
         return (
@@ -398,7 +414,10 @@ def answer(
         from privgame.games.screen import summarise_screen
 
         masks = group_masks(records, spec)
-        text += " " + summarise_screen(screened, records.loc[masks["random"]], ms[masks["random"]], threshold)["text"]
+        text += (
+            " "
+            + summarise_screen(screened, records.loc[masks["random"]], ms[masks["random"]], threshold)["text"]
+        )
     n = counts["at risk"]
     if TRADITIONAL not in played(spec.attack.games):
         text += f" The traditional game was not run ({not_played_reason(spec.attack.attacker)})."
@@ -623,7 +642,9 @@ def audit_summary(
     if screened is not None:
         from privgame.games.screen import summarise_screen
 
-        extra["screen"] = summarise_screen(screened, records.loc[masks["random"]], verdict[masks["random"]], threshold)
+        extra["screen"] = summarise_screen(
+            screened, records.loc[masks["random"]], verdict[masks["random"]], threshold
+        )
         extra["share_at_risk_sample"] = share_at_risk(records, spec, threshold)
     return extra | {
         "attacker": spec.attack.attacker,

@@ -243,7 +243,9 @@ def _execute(
         raise
     if spec.screen.on:
         try:
-            groups = _screen_and_confirm(folder, ctx, spec, groups, workers, scheduler, progress, cancel, started)
+            groups = _screen_and_confirm(
+                folder, ctx, spec, groups, workers, scheduler, progress, cancel, started
+            )
         except Cancelled:
             folder.write_status(state="cancelled", finished=time.time())
             return folder

@@ -52,8 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SCREEN_COLUMNS",
-    "column_intervals",
     "agreement",
+    "column_intervals",
     "confirm_top",
     "screen_chunk",
     "screen_records",
@@ -72,8 +72,10 @@ SCREEN_COLUMNS: tuple[str, ...] = (
     "screen_statistic",
     "screen_runs_in",
     "screen_runs_out",
+    "outlier_score",
 )
-"""The columns of a run's ``screen.parquet``, one row per record of D."""
+"""The columns of a run's ``screen.parquet``, one row per record of D (``outlier_score``: the
+mean Gower distance to its 5 nearest records of D, :func:`privgame.settings.targets.outlier_scores`)."""
 
 POOR_SPEARMAN = 0.5
 """Below this rank correlation between the screening and exact risks of the random sample (of at
@@ -176,7 +178,9 @@ def column_intervals(
         # Placements: the share of the other class each run beats, ties counted 1/2.
         v10 = np.where(is_in, (ranks - within_in) / n_out, np.nan)
         v01 = np.where(is_in, np.nan, 1.0 - (ranks - within_out) / n_in)
-        variance = np.maximum(0.0, np.nanvar(v10, axis=0, ddof=1) / n_in + np.nanvar(v01, axis=0, ddof=1) / n_out)
+        variance = np.maximum(
+            0.0, np.nanvar(v10, axis=0, ddof=1) / n_in + np.nanvar(v01, axis=0, ddof=1) / n_out
+        )
     z = NormalDist().inv_cdf(0.5 + level / 2.0)
     low = np.full(auc.shape, math.nan)
     high = np.full(auc.shape, math.nan)
@@ -325,7 +329,8 @@ def agreement(
         value = float(spearmanr(risks.loc[valid, "risk_model_seeded"], risks.loc[valid, "screen_risk"])[0])
         rho = value if math.isfinite(value) else None
     confusion = {
-        e: {s: int(np.count_nonzero((ex == e) & (sc == s))) for s in metrics.VERDICTS} for e in metrics.VERDICTS
+        e: {s: int(np.count_nonzero((ex == e) & (sc == s))) for s in metrics.VERDICTS}
+        for e in metrics.VERDICTS
     }
     differ = np.flatnonzero(ex != sc)
     disagree = [
@@ -338,14 +343,21 @@ def agreement(
         }
         for i in differ
     ]
-    missed = [row["record_id"] for row in disagree if row["verdict_model_seeded"] == "at risk" and row["screen_verdict"] == "not at risk"]
+    missed = [
+        row["record_id"]
+        for row in disagree
+        if row["verdict_model_seeded"] == "at risk" and row["screen_verdict"] == "not at risk"
+    ]
     reasons = []
     if missed:
         reasons.append(
-            f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened not at risk"
+            f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened "
+            "not at risk"
         )
     if rho is not None and rho < POOR_SPEARMAN and valid.sum() >= MIN_RANKED:
-        reasons.append(f"the screening and exact risks of the random sample rank alike only weakly (Spearman {rho:.2f})")
+        reasons.append(
+            f"the screening and exact risks of the random sample rank alike only weakly (Spearman {rho:.2f})"
+        )
     return {
         "records": len(merged),
         "spearman": rho,
@@ -431,7 +443,11 @@ def summarise_screen(
     text = (
         f"Screened, every one of the {n:,} records of D: {counts['at risk']:,} at risk, "
         f"{counts['undecided']:,} undecided, {counts['not at risk']:,} not at risk"
-        + (f", {counts['attack failed']:,} where the screening attack failed" if counts["attack failed"] else "")
+        + (
+            f", {counts['attack failed']:,} where the screening attack failed"
+            if counts["attack failed"]
+            else ""
+        )
         + f" (t = {threshold:g})."
     )
     if check is not None:

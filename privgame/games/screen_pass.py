@@ -21,6 +21,7 @@ from privgame.games.screen import screen_chunk, screen_records
 from privgame.games.work import Context
 from privgame.settings.executors import run_calls, until_cancelled
 from privgame.settings.run_spec import RunSpec
+from privgame.settings.targets import outlier_scores
 from privgame.store.folders import RunFolder
 
 __all__ = ["SCREEN_CHUNK", "load_statistics", "screen_pass"]
@@ -83,7 +84,7 @@ def screen_pass(
         if not folder.screen_chunk_done(start)
     ]
     began = time.time()
-    done_now = units_now = 0
+    done_now = 0
     report("screen", done, total, None)
     for start, result, _ in until_cancelled(
         run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
@@ -92,12 +93,16 @@ def screen_pass(
         made = len(result["out"])
         done += made
         done_now += made
-        units_now += 1
         eta = time_left(
-            elapsed=time.time() - began, done=done_now, total=total - (done - done_now), units_done=units_now
+            elapsed=time.time() - began,
+            done=done_now,
+            total=total - (done - done_now),
+            units_done=done_now // SCREEN_CHUNK,
         )
         report("screen", done, total, eta)
     stats, out, _, _ = load_statistics(folder, total)
     screened = screen_records(stats, out, ctx.target, spec.threshold)
+    # Where every record stands among the others, for the Results page's view of all of D.
+    screened["outlier_score"] = outlier_scores(ctx.X[ctx.target], ctx.schema)
     folder.write_screen(screened)
     return screened

@@ -52,6 +52,7 @@ __all__ = [
     "risk_scatter",
     "roc_curves",
     "score_distributions",
+    "screen_scatter",
     "similarity_chart",
 ]
 
@@ -478,6 +479,119 @@ _VERDICT_STYLES = (
     ("not at risk", OKABE_ITO["bluish_green"], "square"),
     ("attack failed", OKABE_ITO["reddish_purple"], "x"),
 )
+
+
+_SCREEN_STYLES: dict[str, tuple[str, str]] = {
+    "at risk": (OKABE_ITO["vermillion"], "at risk (screened)"),
+    "undecided": (OKABE_ITO["orange"], "undecided (screened)"),
+    "not at risk": (OKABE_ITO["bluish_green"], "not at risk (screened)"),
+    "attack failed": (_GREY, "screening attack failed"),
+}
+
+
+def screen_scatter(table: pd.DataFrame, threshold: float) -> Chart:
+    """Every record of D: its screening risk against how outlying it is, the audited ones marked.
+
+    Parameters
+    ----------
+    table : DataFrame
+        :func:`privgame.outputs.screen_tables.screen_table` (``record_id``, ``screen_risk``,
+        ``screen_verdict``, ``outlier_score``, ``risk_model_seeded``, ``verdict_model_seeded``,
+        ``audit_group``).
+    threshold : float
+        The high-risk threshold ``t``, drawn as a line.
+
+    Returns
+    -------
+    Chart
+        One small point per record (WebGL, so that tens of thousands draw at once), coloured by
+        its screened verdict; the records the exact game played drawn again as black-edged
+        diamonds at their screening risk, with their exact risk in the hover text. ``customdata[0]``
+        of every point is its ``record_id``, so a click opens the record. ``data`` holds every
+        plotted record.
+    """
+    t = check_threshold(threshold)
+    _require_columns(
+        table, ("record_id", "screen_risk", "screen_verdict", "outlier_score"), "the screen table"
+    )
+    data = table.loc[pd.to_numeric(table["screen_risk"], errors="coerce").notna()].copy()
+    figure = go.Figure()
+    for verdict, (color, label) in _SCREEN_STYLES.items():
+        part = data.loc[data["screen_verdict"].astype(str) == verdict]
+        if part.empty:
+            continue
+        figure.add_trace(
+            go.Scattergl(
+                x=part["outlier_score"],
+                y=part["screen_risk"],
+                mode="markers",
+                name=f"{label}: {len(part):,}",
+                marker={"color": color, "size": 4, "opacity": 0.6},
+                customdata=np.stack([part["record_id"].to_numpy()], axis=1),
+                hovertemplate=(
+                    "record %{customdata[0]}<br>screening risk %{y:.3f}<br>outlier score %{x:.3f}"
+                    "<extra></extra>"
+                ),
+            )
+        )
+    played = data.loc[data.get("verdict_model_seeded", pd.Series("", index=data.index)).astype(str) != ""]
+    if not played.empty:
+        exact = pd.to_numeric(played["risk_model_seeded"], errors="coerce").to_numpy(float)
+        figure.add_trace(
+            go.Scatter(
+                x=played["outlier_score"],
+                y=played["screen_risk"],
+                mode="markers",
+                name=f"played exactly: {len(played):,}",
+                marker={
+                    "symbol": "diamond",
+                    "size": 10,
+                    "color": "rgba(0,0,0,0)",
+                    "line": {"width": 1.5, "color": OKABE_ITO["black"]},
+                },
+                customdata=np.stack(
+                    [
+                        played["record_id"].to_numpy(),
+                        exact,
+                        played["verdict_model_seeded"].astype(str).to_numpy(),
+                    ],
+                    axis=1,
+                ),
+                hovertemplate=(
+                    "record %{customdata[0]}<br>screening risk %{y:.3f}<br>exact risk %{customdata[1]:.3f} "
+                    "(%{customdata[2]})<extra></extra>"
+                ),
+            )
+        )
+    figure.add_hline(y=t, line={"dash": "dot", "color": _GREY}, annotation_text=f"t = {t:g}")
+    _layout(
+        figure,
+        "Every record of D, screened",
+        "outlier score (mean distance to its 5 nearest records)",
+        "screening risk (AUC)",
+    )
+    caption = (
+        f"Each of the {len(data):,} records of D at its screening risk (the strongest of the screen's "
+        f"statistics) against how outlying it is; colour is its screened verdict at t = {t:g}. "
+        "Diamonds are the records the exact game played (hover for their exact risk). Click a point to "
+        "open the record."
+    )
+    columns = [
+        c
+        for c in (
+            "record_id",
+            "outlier_score",
+            "screen_risk",
+            "screen_low",
+            "screen_high",
+            "screen_verdict",
+            "risk_model_seeded",
+            "verdict_model_seeded",
+            "audit_group",
+        )
+        if c in data.columns
+    ]
+    return Chart(figure, data[columns].reset_index(drop=True), caption, "Every record of D, screened")
 
 
 def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:

@@ -352,7 +352,8 @@ def release_card(
     summary = run_summary(folder, t)
     setup = spec.setup
     records = folder.records()
-    audit = audit_summary(records, spec, t)
+    screened = folder.screen() if folder.has_screen() else None
+    audit = audit_summary(records, spec, t, screened=screened)
 
     return {
         "privgame_version": privgame.__version__,
@@ -390,6 +391,9 @@ def release_card(
             "at_risk_traditional": summary.get("at_risk_traditional"),
             "groups": audit["groups"],
             "share_at_risk": audit["share_at_risk"],
+            # Every record of D screened: its verdicts, the agreement with the exact game on the
+            # random sample, and the ids it screens at risk (None: a run without the screen).
+            "screen": _screen_of_release(audit.get("screen"), screened, spec, t),
             "verdicts": audit["answer"]["counts"],
             "traditional_flags": audit["answer"]["traditional_flags"],
             # The release's similarity checks beside the attack (None: a run from before them).
@@ -414,6 +418,33 @@ def release_card(
             "never read as safety). Each interval's 5% error is spent over the record's looks, so it "
             "holds however often more runs were added; records are tested one by one."
         ),
+    }
+
+
+def _screen_of_release(
+    screen: Mapping[str, Any] | None, screened: Any, spec: Any, threshold: float
+) -> dict[str, Any] | None:
+    """The release card's part on the screen of every record."""
+    if screen is None or screened is None:
+        return None
+    from privgame.games.screen import screened_verdicts, settings_text
+
+    check = screen.get("agreement") or None
+    trusted = check is None or bool(check["trusted"])
+    verdict = screened_verdicts(screened, threshold, trusted=trusted)
+    return {
+        "settings": {
+            "shadows": spec.screen.shadows,
+            "swap": spec.screen.swap,
+            "confirm_top": spec.screen.confirm_top,
+        },
+        "in_words": settings_text(spec.screen),
+        "records": screen["records"],
+        "verdicts": screen["counts"],
+        "agreement": None if check is None else {k: v for k, v in check.items() if k != "disagree"},
+        "disagree": None if check is None else check["disagree"],
+        "text": screen["text"],
+        "at_risk_record_ids": [int(r) for r in screened.loc[verdict == "at risk", "record_id"]],
     }
 
 

@@ -32,6 +32,7 @@ SCREEN_EXPORT_COLUMNS: tuple[str, ...] = (
     "verdict_model_seeded",
     "audit_group",
     "screen_statistic",
+    "outlier_score",
 )
 """The first columns of the screen export; the record's values (``value:<name>``) follow."""
 
@@ -83,6 +84,8 @@ def screen_table(folder: RunFolder, threshold: float) -> pd.DataFrame:
     out["verdict_model_seeded"] = out["verdict_model_seeded"].fillna("")
     out["audit_group"] = out["audit_group"].fillna("")
     out["screen_statistic"] = screened["screen_statistic"].to_numpy()
+    if "outlier_score" in screened.columns:
+        out["outlier_score"] = screened["outlier_score"].to_numpy(float)
     table = folder.load_table()
     values = table.iloc[out["record_id"].to_numpy(np.int64)].reset_index(drop=True)
     values.columns = [value_column(str(c)) for c in values.columns]

@@ -22,12 +22,12 @@ __all__ = [
     "GAMES",
     "MAX_N_EVAL",
     "MAX_N_SHADOW",
+    "SCREEN_MODES",
     "SETUP_KINDS",
     "TARGET_MODES",
     "TRADITIONAL_MODES",
     "AttackSettings",
     "RunSpec",
-    "SCREEN_MODES",
     "ScreenSettings",
     "Setup",
     "TargetSelection",
@@ -301,15 +301,25 @@ class ScreenSettings:
         out: list[str] = []
         if self.mode not in SCREEN_MODES:
             out.append(f"--screen {self.mode!r} is unknown; use 'all' (screen every record) or 'none'.")
-        if isinstance(self.shadows, bool) or not isinstance(self.shadows, int) or not 20 <= self.shadows <= 100_000:
+        if (
+            isinstance(self.shadows, bool)
+            or not isinstance(self.shadows, int)
+            or not 20 <= self.shadows <= 100_000
+        ):
             out.append(
                 f"--screen-shadows must be a whole number from 20 to 100,000; got {self.shadows!r} "
                 "(the default is 500)."
             )
         if not isinstance(self.swap, int | float) or not 0 < float(self.swap) <= 0.5:
             out.append(f"--screen-swap must be a share in (0, 0.5]; got {self.swap!r} (the default is 0.2).")
-        if isinstance(self.confirm_top, bool) or not isinstance(self.confirm_top, int) or self.confirm_top < 0:
-            out.append(f"--confirm-top must be a whole number >= 0; got {self.confirm_top!r} (the default is 20).")
+        if (
+            isinstance(self.confirm_top, bool)
+            or not isinstance(self.confirm_top, int)
+            or self.confirm_top < 0
+        ):
+            out.append(
+                f"--confirm-top must be a whole number >= 0; got {self.confirm_top!r} (the default is 20)."
+            )
         return out
 
 

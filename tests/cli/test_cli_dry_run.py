@@ -19,7 +19,10 @@ def test_a_dry_run_prints_the_plan_and_the_estimate_and_writes_no_folder(
     printed = capsys.readouterr().out
     assert printed.startswith("dry run: nothing was written and no run started.")
     assert "estimated time: about" in printed
-    assert "for each of the 5 target records" in printed
+    # The release set-up screens every record and confirms the 20 top-screened ones by default.
+    said = " ".join(printed.split())  # the plan's sentence is wrapped at 100 columns
+    assert "500 generator fits screen every record of D" in said
+    assert "for each of the 25 target records, 20 of them the top-screened records" in said
     assert "fits)" in printed
     assert not out.exists()
 

@@ -40,8 +40,10 @@ def test_ctrl_c_prints_the_resume_command_and_resume_finishes_the_run(
     command = [
         sys.executable, "-m", "privgame", "run", "--data", str(small_csv), "--generator", "marginals",
         "--outliers", "2", "--random", "2", "--n-shadow", "200", "--n-eval", "200", "--workers", "1",
-        "--out", str(out),
+        "--screen-shadows", "200", "--confirm-top", "0", "--out", str(out),
     ]  # fmt: skip
+    # The screen runs first (its units are the first the bar counts), so Ctrl-C most often lands in
+    # it, and resume finishes the screen, then the exact game.
     # A child inherits an ignored SIGINT, and a shell without job control starts background jobs
     # (``pytest ... &``) with SIGINT ignored: the run would then never see the Ctrl-C. A handler set
     # here is reset to the default in the child when it starts, as in a terminal.
@@ -82,3 +84,5 @@ def test_ctrl_c_prints_the_resume_command_and_resume_finishes_the_run(
     assert done.returncode == 0, done.stderr
     assert json.loads((folder / "status.json").read_text())["state"] == "done"
     assert "records evaluated   4" in done.stdout
+    assert (folder / "screen.parquet").is_file()
+    assert "screened            every one of the" in done.stdout

@@ -35,7 +35,9 @@ def tiny_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def _release_spec(path: Path, generator: str, *, screen: ScreenSettings = SCREEN) -> tuple[RunSpec, pd.DataFrame]:
+def _release_spec(
+    path: Path, generator: str, *, screen: ScreenSettings = SCREEN
+) -> tuple[RunSpec, pd.DataFrame]:
     """A release audit of the table at ``path`` (holdout 0.5): the audit plan 1 + 2, N_shadow =
     N_eval = 8, the leave-one-out attacker."""
     data = load_dataset(path)

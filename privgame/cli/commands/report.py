@@ -71,7 +71,11 @@ def _screen_lines(summary: dict[str, Any]) -> list[str]:
         )
         lines.append(
             f"screen vs exact     on {check['records']:,} random records: Spearman {rho}; {table}"
-            + ("" if check["trusted"] else f". POOR: {check['reason']}; screened 'not at risk' reads undecided")
+            + (
+                ""
+                if check["trusted"]
+                else f". POOR: {check['reason']}; screened 'not at risk' reads undecided"
+            )
         )
         if check["disagree"]:
             shown = ", ".join(
