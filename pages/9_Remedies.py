@@ -89,8 +89,15 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         key="remedy-leave",
     )
     sample = "kept"
+    screened = False
     if leave != "none":
-        ids = leave_out_ids(folder, leave, t)
+        if folder.has_screen():
+            screened = st.checkbox(
+                "Also leave out the records the screen gives that verdict (records the exact game did "
+                "not play); the re-audit then draws a fresh random sample",
+                key="remedy-screened",
+            )
+        ids = leave_out_ids(folder, leave, t, screened=screened)
         st.caption(
             f"{len(ids)} record(s) would leave D at t = {t:g}"
             + (
@@ -99,7 +106,7 @@ def _form(folder: RunFolder, t: float) -> Remedy:
                 else "; choose a lower t or another remedy."
             )
         )
-        if draws_sample(spec):
+        if draws_sample(spec) and not screened:
             sample = st.radio(
                 "Random sample of the re-audit",
                 list(SAMPLE_CHOICES),
@@ -173,8 +180,9 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         merge_rare=tuple((c, int(min_count)) for c in merge),
         bins=tuple((c, int(n_bins)) for c in binned),
         games=games,
-        sample=sample,
+        sample="fresh" if screened else sample,
         attacker=attacker,
+        screened=screened,
     )
 
 

@@ -20,13 +20,17 @@ every record at the cost of a few hundred generator fits:
    an interval that holds for all of them together (:func:`screen_records`), and the same
    verdict rule (:func:`privgame.core.metrics.verdicts`).
 
-The screening attack is weaker than the exact game's (four counts, no trained classifier) and its
-'out' world swaps a share of D, not one record: its *at risk* is a lower bound on what the exact
-game would find, and its *not at risk* holds only against it. So the exact game confirms: the
-audit plan's records and the ``confirm_top`` top-screened records are played exactly, and the
-random sample checks the screen (:func:`agreement`); the share of all of D at risk is the
-screen's, corrected by the random sample (:func:`privgame.core.metrics.screened_share`), valid
-however wrong the screen is.
+The screening attack is not the exact game's: seven fixed counts, no trained classifier, and an
+'out' world that swaps a share of D, not one record. Measured on Adult (REPRODUCTION.md, the
+screen section) it is weaker than TAPAS on the most outlying records, whose signal TAPAS' 2**d
+queries and forest find, and stronger on many ordinary ones: Synthpop draws continuous values from
+its leaves' donors, so a record's own rare value (its ``fnlwgt``) comes back in the release only
+when the record is in D; TAPAS' threshold queries cannot see that, the ``rare`` count does. Its
+*not at risk* holds only against its own statistics. So the exact game confirms: the audit plan's
+records and the ``confirm_top`` top-screened records are played exactly, the random sample checks
+the screen (:func:`agreement`; a poor agreement turns every screened *not at risk* into
+*undecided*), and the share of all of D at risk is the screen's corrected by the random sample
+(:func:`privgame.core.metrics.screened_share`), valid however wrong the screen is.
 
 Every dataset depends only on its index, so the screen is the same, byte for byte, whatever the
 workers, their number or a resume.

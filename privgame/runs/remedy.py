@@ -119,6 +119,10 @@ class Remedy:
         conservative share estimate, no new attacks) or draw a fresh one of the new D.
     attacker : str or None
         The threat model of the re-audit (:mod:`privgame.games.threat`); the parent's by default.
+    screened : bool
+        With ``leave_out``: take out too the records of D the parent's screen gives that verdict
+        and the exact game did not play (:mod:`privgame.games.screen`). The re-audit then draws a
+        fresh random sample: the parent's sample says nothing of records chosen by the screen.
     """
 
     leave_out: str | None = None
@@ -129,6 +133,7 @@ class Remedy:
     games: str = "model-seeded"
     sample: str = "kept"
     attacker: str | None = None
+    screened: bool = False
 
     def problems(self) -> list[str]:
         """Every problem with these settings that needs no run to see, one sentence each."""
@@ -143,6 +148,8 @@ class Remedy:
             out.append(f"--attacker {self.attacker!r} is unknown; use one of {list(ATTACKERS)}.")
         if self.sample not in SAMPLE_CHOICES:
             out.append(f"--sample {self.sample!r} is unknown; use one of {list(SAMPLE_CHOICES)}.")
+        if self.screened and self.leave_out is None:
+            out.append("--screened chooses records to leave out: give it with --leave-out.")
         if self.leave_out is None and self.generalise is None and not self.merge_rare and not self.bins:
             out.append("no remedy given; give --leave-out, --generalise, --merge-rare or --bin.")
         return out
@@ -199,27 +206,56 @@ def parse_bin(text: str) -> tuple[str, int]:
     return _column_count(text, "--bin", None)
 
 
-def leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> list[int]:
-    """The ids of the parent's audited records whose model-seeded verdict ``choice`` leaves out.
+def leave_out_ids(parent: RunFolder, choice: str, threshold: float, *, screened: bool = False) -> list[int]:
+    """The ids of the parent's audited records whose model-seeded verdict ``choice`` leaves out,
+    and with ``screened`` the records of D the exact game did not play whose screened verdict
+    (:func:`privgame.outputs.screen_tables.screen_table`'s, with the run's agreement rule) it leaves
+    out.
 
     Raises
     ------
     ParameterError
-        For an unknown choice or a threshold outside [0, 1].
+        For an unknown choice, a threshold outside [0, 1], or ``screened`` for a run without a screen.
     """
     if choice not in LEAVE_OUT:
         raise ParameterError(f"--leave-out {choice!r} is unknown; use one of {list(LEAVE_OUT)}.")
     records = records_at(parent.records(), threshold)
     chosen = records["verdict_model_seeded"].astype(str).isin(LEAVE_OUT[choice])
-    return sorted(int(r) for r in records.loc[chosen, "record_id"])
+    ids = {int(r) for r in records.loc[chosen, "record_id"]}
+    if screened:
+        ids |= set(screened_leave_out_ids(parent, choice, threshold))
+    return sorted(ids)
 
 
-def describe(remedy: Remedy, left_out: Sequence[int], generator: str) -> str:
-    """The remedy in one line, e.g. ``leave out 3 records at risk at t = 0.8; bin age into 4``."""
+def screened_leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> list[int]:
+    """The records of D the exact game did not play whose screened verdict ``choice`` leaves out.
+
+    Raises
+    ------
+    ParameterError
+        When the parent did not screen every record.
+    """
+    if not parent.has_screen():
+        raise ParameterError(
+            f"Run {parent.run_id} did not screen every record (it ran with --screen none), so --screened "
+            "has no verdicts to use; drop --screened, or audit again with --screen all."
+        )
+    from privgame.outputs.screen_tables import screen_table
+
+    table = screen_table(parent, threshold)
+    played = table["verdict_model_seeded"].astype(str) != ""
+    chosen = table["screen_verdict"].astype(str).isin(LEAVE_OUT[choice]) & ~played
+    return sorted(int(r) for r in table.loc[chosen, "record_id"])
+
+
+def describe(remedy: Remedy, left_out: Sequence[int], generator: str, *, by_screen: int = 0) -> str:
+    """The remedy in one line, e.g. ``leave out 3 records at risk at t = 0.8; bin age into 4``;
+    ``by_screen`` of the records left out were chosen by the screen's verdicts."""
     parts = []
     if remedy.leave_out is not None:
         what = "at risk" if remedy.leave_out == "at-risk" else "at risk or undecided"
-        parts.append(f"leave out {len(left_out)} record{'s' * (len(left_out) != 1)} {what}")
+        which = f" ({by_screen:,} of them by the screen's verdicts)" if remedy.screened else ""
+        parts.append(f"leave out {len(left_out)} record{'s' * (len(left_out) != 1)} {what}{which}")
     if remedy.generalise is not None:
         name, value = remedy.generalise
         parts.append(f"{generator} {GENERALISE_PARAMS[name]} = {value:g}")
@@ -313,8 +349,11 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     split = run_split(spec, len(table))
     schema = Schema.from_dict(spec.schema)
     left_out: list[int] = []
+    by_screen = 0
     if remedy.leave_out is not None:
-        left_out = leave_out_ids(parent, remedy.leave_out, t)
+        left_out = leave_out_ids(parent, remedy.leave_out, t, screened=remedy.screened)
+        if remedy.screened:
+            by_screen = len(screened_leave_out_ids(parent, remedy.leave_out, t))
         if not left_out:
             problems.append(
                 f"no audited record is {' or '.join(LEAVE_OUT[remedy.leave_out])} at t = {t:g}; there is "
@@ -367,7 +406,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     )
     targets = replace(spec.targets, sample_ids=())
     kept: dict[str, int] | None = None
-    if left_out and remedy.sample == "kept":
+    if left_out and remedy.sample == "kept" and not remedy.screened:
         targets, kept = _kept_sample(parent, spec, left_out)
     sizes = dict(spec.sizes)
     sizes["target"] -= len(left_out)
@@ -376,7 +415,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         "run_id": parent.run_id,
         "path": str(parent.path),
         "root": (spec.parent or {}).get("root", parent.run_id),
-        "description": describe(remedy, left_out, spec.generator),
+        "description": describe(remedy, left_out, spec.generator, by_screen=by_screen),
         "remedies": {
             "leave_out": remedy.leave_out,
             "threshold": t,
@@ -385,6 +424,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
             "bins": [list(p) for p in remedy.bins],
             "games": remedy.games,
             "attacker": remedy.attacker or spec.attack.attacker,
+            **({"screened": True} if remedy.screened else {}),
             "sample": ("kept" if kept else "fresh") if left_out and draws_sample(spec) else None,
         },
     }

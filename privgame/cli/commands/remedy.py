@@ -34,6 +34,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         choices=list(LEAVE_OUT_CHOICES),
         help="take these records (model-seeded verdict at t) out of D",
     )
+    parser.add_argument(
+        "--screened",
+        action="store_true",
+        help="with --leave-out: also take out the records of D the run's screen gives that verdict "
+        "(records the exact game did not play); the re-audit then draws a fresh random sample",
+    )
     parser.add_argument("--threshold", type=float, help="t for --leave-out (default: the run's)")
     parser.add_argument(
         "--generalise",
@@ -99,6 +105,7 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
         games=args.games,
         sample=args.sample,
         attacker=args.attacker,
+        screened=args.screened,
     )
 
 
