@@ -823,6 +823,7 @@ def screened_share(
     sample_screened_high: ArrayLike,
     *,
     level: float = 0.95,
+    low_error: float = VERDICT_ERROR,
 ) -> tuple[float, float, float]:
     """The share of all of D at risk from every record's screening verdict, corrected by the
     exact verdicts of a uniform random sample (prediction-powered inference).
@@ -841,9 +842,10 @@ def screened_share(
     high end ``mean(Ŷ_high) + CP_high(+1) - CP_low(-1)``. By the union bound both ends hold
     together with probability at least ``level``, whatever the screen's errors: a screen that
     agrees with the exact game narrows the interval, one that does not widens it but never
-    breaks it. The ends are then corrected for the exact verdicts' own errors as in
-    :func:`share_bracket` (``- e`` and ``/ (1 - e)``, ``e`` = :data:`VERDICT_ERROR`). Sampling
-    without replacement from D makes the binomial bounds conservative.
+    breaks it. The ends are then corrected for the sample verdicts' own errors as in
+    :func:`share_bracket`: ``- low_error`` (the chance that a record at or below t is called at
+    risk) and ``/ (1 - e)`` (``e`` = :data:`VERDICT_ERROR`, the chance that one above t is called
+    safe). Sampling without replacement from D makes the binomial bounds conservative.
 
     Parameters
     ----------
@@ -855,6 +857,9 @@ def screened_share(
     sample_screened_low, sample_screened_high : array-like of bool, shape (n,)
         The sample's screened verdicts, the same two indicators.
     level : float, default 0.95
+    low_error : float, default :data:`VERDICT_ERROR`
+        The most often a sampled record at or below t is called at risk (twice
+        :data:`VERDICT_ERROR` when its verdict is "at risk" by either of two attacks).
 
     Returns
     -------
@@ -895,7 +900,8 @@ def screened_share(
     low_shift, _ = rectifier(y_low, s_low)
     _, high_shift = rectifier(y_high, s_high)
     estimate = float(all_low.mean() + (y_low.astype(float) - s_low.astype(float)).mean())
-    low = max(0.0, float(all_low.mean()) + low_shift - VERDICT_ERROR)
+    e_low = _probability(low_error, "low_error", open_low=False, open_high=True)
+    low = max(0.0, float(all_low.mean()) + low_shift - e_low)
     high = min(1.0, (float(all_high.mean()) + high_shift) / (1.0 - VERDICT_ERROR))
     return min(max(estimate, 0.0), 1.0), low, max(low, high)
 

@@ -83,7 +83,8 @@ mean Gower distance to its 5 nearest records of D, :func:`privgame.settings.targ
 
 POOR_SPEARMAN = 0.5
 """Below this rank correlation between the screening and exact risks of the random sample (of at
-least :data:`MIN_RANKED` records), the screen's *not at risk* verdicts do not stand."""
+least :data:`MIN_RANKED` records), the verdict sentence says that the two attacks rank the records
+differently."""
 
 MIN_RANKED = 10
 """Fewer random records than this say too little of a rank correlation to judge the screen by it
@@ -315,8 +316,12 @@ def agreement(
         records or without variation), ``confusion`` ({exact verdict: {screened verdict:
         count}}), ``disagree`` (records whose verdicts differ: id, both risks and verdicts),
         ``missed`` (records at risk in the exact game that the screen called *not at risk*),
-        ``trusted`` (False when a record was missed, or the rank correlation is below
-        :data:`POOR_SPEARMAN`), ``reason`` (why not, in words; "" when trusted).
+        ``trusted`` (False when a record was missed: the screen's *not at risk* then does not
+        stand), ``reason`` (why not, in words; "" when trusted), ``note`` (the rank correlation
+        below :data:`POOR_SPEARMAN`, in words; "" otherwise). A weak rank correlation alone does
+        not void the screen: the two attacks differ, and where the screen finds more than the
+        exact game (a record's copied value, which TAPAS' queries do not see) its verdicts only
+        err towards risk; what voids its *not at risk* is a record it missed.
     """
     from scipy.stats import spearmanr
 
@@ -352,15 +357,16 @@ def agreement(
         for row in disagree
         if row["verdict_model_seeded"] == "at risk" and row["screen_verdict"] == "not at risk"
     ]
-    reasons = []
-    if missed:
-        reasons.append(
-            f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened "
-            "not at risk"
-        )
+    reason = (
+        f"{len(missed):,} record(s) of the random sample at risk in the exact game were screened not at risk"
+        if missed
+        else ""
+    )
+    note = ""
     if rho is not None and rho < POOR_SPEARMAN and valid.sum() >= MIN_RANKED:
-        reasons.append(
-            f"the screening and exact risks of the random sample rank alike only weakly (Spearman {rho:.2f})"
+        note = (
+            f"the screening and exact risks of the random sample rank alike only weakly (Spearman "
+            f"{rho:.2f}): the two attacks find different records"
         )
     return {
         "records": len(merged),
@@ -368,8 +374,9 @@ def agreement(
         "confusion": confusion,
         "disagree": disagree,
         "missed": missed,
-        "trusted": not reasons,
-        "reason": "; ".join(reasons),
+        "trusted": not missed,
+        "reason": reason,
+        "note": note,
     }
 
 
@@ -426,14 +433,19 @@ def summarise_screen(
         in_sample = [int(r) for r in sample["record_id"]]
         sample_screened = np.array([by_id.get(r, "undecided") for r in in_sample], dtype=object)
         exact = np.asarray(sample_verdicts, dtype=object)
+        # A sampled record's verdict is the strongest attack's: at risk when either attack puts it
+        # at risk, shown safe only when both do (so the union of the two tests' errors on the low end).
+        at_risk = (exact == "at risk") | (sample_screened == "at risk")
+        not_safe = (exact != "not at risk") | (sample_screened != "not at risk")
         estimate, low, high = metrics.screened_share(
             verdict == "at risk",
             verdict != "not at risk",
-            exact == "at risk",
-            exact != "not at risk",
+            at_risk,
+            not_safe,
             sample_screened == "at risk",
             sample_screened != "not at risk",
             level=level,
+            low_error=2 * metrics.VERDICT_ERROR,
         )
         share = {
             "estimate": estimate,
@@ -461,6 +473,8 @@ def summarise_screen(
             f" On the {check['records']:,} random records the exact game played, the screen's verdict "
             f"agrees on {agree:,} (Spearman {rho})."
         )
+        if check.get("note"):
+            text += f" Read the two apart: {check['note']}."
         if not trusted:
             text += (
                 f" The agreement is poor ({check['reason']}), so no screened 'not at risk' stands: "

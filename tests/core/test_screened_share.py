@@ -92,3 +92,29 @@ def test_bad_inputs_are_named():
         metrics.screened_share([], [], [True], [True], [True], [True])
     with pytest.raises(ParameterError, match="equal, non-zero length"):
         metrics.screened_share([True], [True], [True], [True, False], [True], [True])
+
+
+def test_two_attacks_verdicts_need_twice_the_low_error():
+    """A sampled record's verdict is at risk when either of two attacks puts it there, so its false
+    "at risk" rate can reach twice one test's (4.5% here): with ``low_error`` at twice the one-test
+    error the interval covers a true share of 0; with the one-test error it does not."""
+    rng = np.random.default_rng(3)
+    trials = 200
+    covered = {metrics.VERDICT_ERROR: 0, 2 * metrics.VERDICT_ERROR: 0}
+    for _ in range(trials):
+        u = rng.random(N_RECORDS)
+        at_risk, not_safe = u < 0.045, u < 0.3  # nobody is truly at risk
+        sample = rng.choice(N_RECORDS, size=1000, replace=False)
+        for error in covered:
+            _, low, _ = metrics.screened_share(
+                at_risk,
+                not_safe,
+                at_risk[sample],
+                not_safe[sample],
+                at_risk[sample],
+                not_safe[sample],
+                low_error=error,
+            )
+            covered[error] += low <= 0.0
+    assert covered[2 * metrics.VERDICT_ERROR] / trials >= 0.95
+    assert covered[metrics.VERDICT_ERROR] / trials < 0.5
