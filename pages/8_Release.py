@@ -165,7 +165,8 @@ def body() -> None:
     if at_risk:
         counted = ", ".join(f"{len(ids):,} {verdict}" for verdict, ids in unsafe.items() if ids)
         st.warning(
-            f"**{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} not shown safe "
+            f"**{len(at_risk):,} {'' if unsafe.get('screened at risk') else 'audited '}"
+            f"record{'s are' if len(at_risk) > 1 else ' is'} not shown safe "
             f"at t = {t:g}** ({counted}). Released as it is, this data may let the audit's attacker "
             f"single {'them' if len(at_risk) > 1 else 'it'} out. Fix them first on the Remedies page "
             "(or decide the undecided ones with more runs on the Results page), or confirm below that "

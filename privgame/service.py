@@ -210,7 +210,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SCREEN_EXPORT_COLUMNS",
         "high_risk_with_screen",
         "screen_table",
-        "screen_trusted",
     ),
     "privgame.settings.run_spec": (
         "AttackSettings",

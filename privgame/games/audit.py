@@ -45,6 +45,7 @@ __all__ = [
     "record_similarity_text",
     "records_at",
     "run_summary",
+    "screen_verdicts",
     "share_at_risk",
     "share_text",
     "similarity_answer",
@@ -305,6 +306,22 @@ def share_at_risk(
     }
     out["text"] = share_text(out)
     return out
+
+
+def screen_verdicts(
+    records: pd.DataFrame, spec: RunSpec, screened: pd.DataFrame, threshold: float
+) -> np.ndarray:
+    """Every screened record's verdict at ``threshold``, read with the run's agreement rule: when the
+    screen missed a random record the exact game puts at risk, no screened *not at risk* stands
+    (:func:`privgame.games.screen.summarise_screen`). In ``screened``'s order."""
+    from privgame.games.screen import screened_verdicts, summarise_screen
+
+    sample = group_masks(records, spec)["random"]
+    summary = summarise_screen(
+        screened, records.loc[sample], _verdicts(records, threshold)[sample], threshold
+    )
+    trusted = summary["agreement"] is None or bool(summary["agreement"]["trusted"])
+    return screened_verdicts(screened, threshold, trusted=trusted)
 
 
 def kept_sample(spec: RunSpec) -> dict[str, Any] | None:

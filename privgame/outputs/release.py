@@ -231,7 +231,8 @@ def make_release(
     at_risk = [r for verdict, ids in unsafe.items() for r in ids]
     if at_risk and not accept_risk:
         raise ReleaseError(
-            f"{len(at_risk):,} audited record{'s are' if len(at_risk) > 1 else ' is'} not shown safe at "
+            f"{len(at_risk):,} {'' if unsafe.get(SCREENED_AT_RISK) else 'audited '}"
+            f"record{'s are' if len(at_risk) > 1 else ' is'} not shown safe at "
             f"t = {t:g} ({_counted(unsafe)}): this release may let the audit's attacker single "
             f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
             [
@@ -271,10 +272,24 @@ NOT_SAFE: tuple[str, ...] = ("at risk", "undecided", "attack failed")
 
 def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
     """The ids of a finished run's records at ``threshold`` by verdict, for each verdict that does
-    not show a record safe (:data:`NOT_SAFE`)."""
-    records = records_at(folder.records(), threshold)
+    not show a record safe (:data:`NOT_SAFE`); in a run that screened every record, also
+    ``screened at risk``: the records the screen puts at risk that the exact game did not play."""
+    raw = folder.records()
+    records = records_at(raw, threshold)
     verdict = records["verdict_model_seeded"].astype(str)
-    return {v: sorted(int(r) for r in records.loc[verdict == v, "record_id"]) for v in NOT_SAFE}
+    out = {v: sorted(int(r) for r in records.loc[verdict == v, "record_id"]) for v in NOT_SAFE}
+    if folder.has_screen():
+        from privgame.games.audit import screen_verdicts
+
+        screened = folder.screen()
+        flagged = screen_verdicts(raw, folder.spec(), screened, threshold) == "at risk"
+        played = screened["record_id"].isin(raw["record_id"]).to_numpy()
+        out[SCREENED_AT_RISK] = sorted(int(r) for r in screened.loc[flagged & ~played, "record_id"])
+    return out
+
+
+SCREENED_AT_RISK = "screened at risk"
+"""The key of :func:`not_safe_ids` for the records only the screen judged, and put at risk."""
 
 
 def _ids(ids: list[int]) -> str:
@@ -393,7 +408,7 @@ def release_card(
             "share_at_risk": audit["share_at_risk"],
             # Every record of D screened: its verdicts, the agreement with the exact game on the
             # random sample, and the ids it screens at risk (None: a run without the screen).
-            "screen": _screen_of_release(audit.get("screen"), screened, spec, t),
+            "screen": _screen_of_release(audit.get("screen"), screened, records, spec, t),
             "verdicts": audit["answer"]["counts"],
             "traditional_flags": audit["answer"]["traditional_flags"],
             # The release's similarity checks beside the attack (None: a run from before them).
@@ -422,16 +437,16 @@ def release_card(
 
 
 def _screen_of_release(
-    screen: Mapping[str, Any] | None, screened: Any, spec: Any, threshold: float
+    screen: Mapping[str, Any] | None, screened: Any, records: Any, spec: Any, threshold: float
 ) -> dict[str, Any] | None:
     """The release card's part on the screen of every record."""
     if screen is None or screened is None:
         return None
-    from privgame.games.screen import screened_verdicts, settings_text
+    from privgame.games.audit import screen_verdicts
+    from privgame.games.screen import settings_text
 
     check = screen.get("agreement") or None
-    trusted = check is None or bool(check["trusted"])
-    verdict = screened_verdicts(screened, threshold, trusted=trusted)
+    verdict = screen_verdicts(records, spec, screened, threshold)
     return {
         "settings": {
             "shadows": spec.screen.shadows,

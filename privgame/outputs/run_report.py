@@ -492,6 +492,34 @@ _GROUP_NOTES = {
 }
 
 
+def _screen_section(screen: Mapping[str, Any]) -> str:
+    """Every record of D, screened: the sentence, the agreement table and the records that disagree."""
+    parts = ["<h2>Every record of D (screened)</h2>", f"<p>{_e(screen['text'])}</p>"]
+    check = screen.get("agreement")
+    if check and check.get("records"):
+        from privgame.core.metrics import VERDICTS
+
+        head = "".join(f"<th>screened: {_e(v)}</th>" for v in VERDICTS)
+        rows = "".join(
+            f"<tr><th>exact: {_e(e)}</th>" + "".join(f"<td>{row[v]}</td>" for v in VERDICTS) + "</tr>"
+            for e, row in check["confusion"].items()
+            if any(row.values())
+        )
+        parts.append(
+            "<p class='muted'>How the screen and the exact game agree on the random records (the only "
+            "unbiased check):</p>"
+            f"<table><tr><th></th>{head}</tr>{rows}</table>"
+        )
+        if check.get("disagree"):
+            items = "".join(
+                f"<li>record {d['record_id']}: exact {_e(d['verdict_model_seeded'])}, screened "
+                f"{_e(d['screen_verdict'])}</li>"
+                for d in check["disagree"][:20]
+            )
+            parts.append(f"<p class='muted'>Where they disagree:</p><ul>{items}</ul>")
+    return "".join(parts)
+
+
 def _audit_section(records: pd.DataFrame, audit: Mapping[str, Any], t: float) -> str:
     """What was audited (the set-up in words), the share of D at risk, and the audit groups apart."""
     from privgame.games.audit import GROUP_LABELS
@@ -804,7 +832,8 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     t = spec.threshold if threshold is None else check_threshold(threshold)
     records = folder.records()
     stored = folder.summary()
-    audit = audit_summary(records, spec, t)
+    screened = folder.screen() if folder.has_screen() else None
+    audit = audit_summary(records, spec, t, screened=screened)
     both = TRADITIONAL in played(spec.attack.games)
     summary = metrics.summarize(
         records["risk_model_seeded"].to_numpy(np.float64),
@@ -853,6 +882,21 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
             f"<section><h2>{_e(chart.title)}</h2><div class='chart'>{div}</div>"
             f"<p class='caption'>{_e(chart.caption)}</p></section>"
         )
+    screen_html = ""
+    if screened is not None and audit.get("screen"):
+        from privgame.outputs.screen_tables import screen_table
+
+        chart = figures.screen_scatter(screen_table(folder, t), t)
+        div = chart.figure.to_html(
+            full_html=False,
+            include_plotlyjs=not charts and not similarity_chart,
+            config=config,
+            div_id="chart-screen",
+            default_height=f"{chart.figure.layout.height or 480}px",
+        )
+        screen_html = _screen_section(audit["screen"]) + (
+            f"<div class='chart'>{div}</div><p class='caption'>{_e(chart.caption)}</p>"
+        )
     meta = stored.get("generator_metadata") or {}
     dp_note = meta.get("dp_note") if isinstance(meta, Mapping) else None
     note_html = f"<p class='note'>{_e(dp_note)}</p>" if dp_note else ""
@@ -869,6 +913,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",
         _audit_section(records, audit, t),
+        screen_html,
         "<h2>Run settings</h2>",
         _kv_table(_spec_rows(folder)),
         "<h2>Summary</h2>",

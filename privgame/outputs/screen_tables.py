@@ -15,12 +15,11 @@ import pandas as pd
 from privgame.core import metrics
 from privgame.core.parameters import check_threshold
 from privgame.core.records import value_column
-from privgame.games.audit import group_masks
-from privgame.games.screen import screened_verdicts, summarise_screen
+from privgame.games.audit import screen_verdicts
 from privgame.outputs.run_report import high_risk
 from privgame.store.folders import RunFolder
 
-__all__ = ["SCREEN_EXPORT_COLUMNS", "high_risk_with_screen", "screen_table", "screen_trusted"]
+__all__ = ["SCREEN_EXPORT_COLUMNS", "high_risk_with_screen", "screen_table"]
 
 SCREEN_EXPORT_COLUMNS: tuple[str, ...] = (
     "record_id",
@@ -45,16 +44,6 @@ def _exact_verdicts(records: pd.DataFrame, threshold: float) -> np.ndarray:
     )
 
 
-def screen_trusted(folder: RunFolder, threshold: float) -> bool:
-    """Whether the screen's *not at risk* verdicts stand at ``threshold`` (see
-    :func:`privgame.games.screen.agreement`)."""
-    records = folder.records()
-    sample = group_masks(records, folder.spec())["random"]
-    verdicts = _exact_verdicts(records, threshold)
-    summary = summarise_screen(folder.screen(), records.loc[sample], verdicts[sample], threshold)
-    return summary["agreement"] is None or bool(summary["agreement"]["trusted"])
-
-
 def screen_table(folder: RunFolder, threshold: float) -> pd.DataFrame:
     """One row per record of D: its screening risk, interval and verdict at ``threshold``, its exact
     risk and verdict where the exact game played it, then its values.
@@ -71,7 +60,7 @@ def screen_table(folder: RunFolder, threshold: float) -> pd.DataFrame:
     screened = folder.screen()
     records = folder.records()
     out = screened[["record_id", "screen_risk", "screen_low", "screen_high"]].copy()
-    out["screen_verdict"] = screened_verdicts(screened, t, trusted=screen_trusted(folder, t))
+    out["screen_verdict"] = screen_verdicts(records, folder.spec(), screened, t)
     exact = pd.DataFrame(
         {
             "record_id": records["record_id"].astype(np.int64),
@@ -84,12 +73,29 @@ def screen_table(folder: RunFolder, threshold: float) -> pd.DataFrame:
     out["verdict_model_seeded"] = out["verdict_model_seeded"].fillna("")
     out["audit_group"] = out["audit_group"].fillna("")
     out["screen_statistic"] = screened["screen_statistic"].to_numpy()
-    if "outlier_score" in screened.columns:
-        out["outlier_score"] = screened["outlier_score"].to_numpy(float)
+    out["outlier_score"] = (
+        screened["outlier_score"].to_numpy(float)
+        if "outlier_score" in screened.columns
+        else _outlier_scores(folder)
+    )
     table = folder.load_table()
     values = table.iloc[out["record_id"].to_numpy(np.int64)].reset_index(drop=True)
     values.columns = [value_column(str(c)) for c in values.columns]
     return pd.concat([out.reset_index(drop=True), values], axis=1)
+
+
+def _outlier_scores(folder: RunFolder) -> np.ndarray:
+    """Every record of D's outlier score, for a screen written without them."""
+    from privgame.data.encoding import encode
+    from privgame.data.schema import Schema
+    from privgame.games.plan import run_split
+    from privgame.settings.targets import outlier_scores
+
+    spec = folder.spec()
+    table = folder.load_table()
+    schema = Schema.from_dict(spec.schema)
+    target = run_split(spec, len(table)).target
+    return outlier_scores(encode(table, schema)[target], schema)
 
 
 def high_risk_with_screen(folder: RunFolder, threshold: float) -> pd.DataFrame:

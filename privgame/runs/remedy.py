@@ -209,8 +209,7 @@ def parse_bin(text: str) -> tuple[str, int]:
 def leave_out_ids(parent: RunFolder, choice: str, threshold: float, *, screened: bool = False) -> list[int]:
     """The ids of the parent's audited records whose model-seeded verdict ``choice`` leaves out,
     and with ``screened`` the records of D the exact game did not play whose screened verdict
-    (:func:`privgame.outputs.screen_tables.screen_table`'s, with the run's agreement rule) it leaves
-    out.
+    (:func:`privgame.games.audit.screen_verdicts`, with the run's agreement rule) it leaves out.
 
     Raises
     ------
@@ -240,12 +239,14 @@ def screened_leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> 
             f"Run {parent.run_id} did not screen every record (it ran with --screen none), so --screened "
             "has no verdicts to use; drop --screened, or audit again with --screen all."
         )
-    from privgame.outputs.screen_tables import screen_table
+    from privgame.games.audit import screen_verdicts
 
-    table = screen_table(parent, threshold)
-    played = table["verdict_model_seeded"].astype(str) != ""
-    chosen = table["screen_verdict"].astype(str).isin(LEAVE_OUT[choice]) & ~played
-    return sorted(int(r) for r in table.loc[chosen, "record_id"])
+    screened = parent.screen()
+    records = parent.records()
+    verdict = screen_verdicts(records, parent.spec(), screened, threshold)
+    played = screened["record_id"].isin(records["record_id"]).to_numpy()
+    chosen = np.isin(verdict, LEAVE_OUT[choice]) & ~played
+    return sorted(int(r) for r in screened.loc[chosen, "record_id"])
 
 
 def describe(remedy: Remedy, left_out: Sequence[int], generator: str, *, by_screen: int = 0) -> str:
