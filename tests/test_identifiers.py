@@ -109,8 +109,8 @@ def test_the_export_page_orders_columns_as_the_command_line_does(
     real = service.export_frame
     made: dict[str, list[str]] = {}
 
-    def spy(folder, what, threshold):  # type: ignore[no-untyped-def]
-        frame = real(folder, what, threshold)
+    def spy(folder, what, threshold, **options):  # type: ignore[no-untyped-def]
+        frame = real(folder, what, threshold, **options)
         made[what] = list(frame.columns)
         return frame
 

@@ -884,7 +884,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         )
     screen_html = ""
     if screened is not None and audit.get("screen"):
-        from privgame.outputs.screen_tables import screen_table
+        from privgame.games.screen_table import screen_table
 
         chart = figures.screen_scatter(screen_table(folder, t), t)
         div = chart.figure.to_html(

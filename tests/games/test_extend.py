@@ -107,6 +107,8 @@ def _run_args(owner_csv: Path, out: Path) -> list[str]:
         "--workers",
         "1",
         "--quiet",
+        "--screen",  # these tests follow the exact game's extensions alone
+        "none",
         "--out",
         str(out),
     ]

@@ -82,6 +82,8 @@ def _args(owner_csv: Path, out: Path, *flags: str) -> list[str]:
         f"command={_command(*flags)}",
     ]
     args += ["--outliers", "2", "--random", "2", "--n-shadow", "8", "--n-eval", "8", "--workers", "1"]
+    # Every fit is a process of its own: a small screen, none of its records confirmed.
+    args += ["--screen-shadows", "20", "--confirm-top", "0"]
     return [*args, "--quiet", "--out", str(out)]
 
 

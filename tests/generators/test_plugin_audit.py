@@ -33,13 +33,16 @@ def test_a_plugin_audits_and_releases_end_to_end(
     out = tmp_path / "runs"
     args = ["run", "--data", str(owner_csv), "--generator", PLUGIN, "--param", "jitter=0.05"]
     args += ["--outliers", "2", "--random", "2", "--n-shadow", "8", "--n-eval", "8", "--workers", "1"]
+    # A plug-in screens every record too (fresh fits: it has no refits), and its top record is confirmed.
+    args += ["--screen-shadows", "40", "--confirm-top", "1"]
     assert main([*args, "--quiet", "--out", str(out)]) == 0
     err = capsys.readouterr().err
     assert f"plug-in {PLUGIN}: follows the generator protocol" in err
     (folder,) = [RunFolder(p) for p in out.iterdir()]
     assert "plugin_independentbootstrap" in folder.run_id
     assert folder.spec().generator == PLUGIN and folder.spec().generator_params == {"jitter": 0.05}
-    assert len(folder.records()) == 4 and folder.status()["state"] == "done"
+    assert len(folder.records()) == 5 and folder.status()["state"] == "done"
+    assert len(folder.screen()) == folder.spec().sizes["target"]
 
     release = tmp_path / "synthetic.csv"
     assert main(["release", str(folder.path), "-o", str(release), "--rows", "30", "--accept-risk"]) == 0
