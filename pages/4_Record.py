@@ -16,6 +16,7 @@ import streamlit as st
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
 from privgame.outputs.figures import roc_curves, score_distributions
 from privgame.service import (
+    STATISTIC_WORDS,
     RunFolder,
     identifier_columns,
     metrics,
@@ -48,7 +49,8 @@ def _pick_record(folder: RunFolder, records: pd.DataFrame, screened: pd.DataFram
         if wanted_id is not None and wanted_id in in_d and wanted_id not in ids:
             st.session_state[key] = wanted_id
         typed = st.number_input(
-            f"Open any of the {len(in_d):,} records of D by its id (or pick an audited one below)",
+            f"Open any of the {len(in_d):,} records of D by its id "
+            "(leave it empty to pick an audited record)",
             min_value=0,
             value=None,
             step=1,
@@ -266,12 +268,13 @@ def _neighbours(folder: RunFolder, profile: dict[str, Any]) -> None:
 def _screened(row: pd.Series, t: float) -> None:
     """The record's screening risk, interval and verdict (every record of D has one)."""
     verdict = str(row["screen_verdict"])
+    statistic = STATISTIC_WORDS.get(str(row["screen_statistic"]), str(row["screen_statistic"]))
     show = st.error if verdict == "at risk" else st.success if verdict == "not at risk" else st.info
     show(
         plain(
             f"Screened: risk {number_text(row['screen_risk'])} (95% interval {number_text(row['screen_low'])}"
-            f"-{number_text(row['screen_high'])}), {verdict} at t = {t:g}; its strongest screening "
-            f"statistic is '{row['screen_statistic']}'."
+            f"-{number_text(row['screen_high'])}), {verdict} at t = {t:g}; the screen's statistic that "
+            f"finds it best counts {statistic}."
         )
     )
 

@@ -38,7 +38,20 @@ def body() -> None:
     )
     # As `python -m privgame export` writes them: who each record is (identifiers) first.
     records = export_frame(folder, "records", t)
-    risky = export_frame(folder, "high-risk", t)
+    screened = folder.has_screen()
+    with_screen = screened and st.toggle(
+        "Add the records the screen puts at risk to the high-risk list",
+        value=True,
+        key="export-screened",
+        help="Every record of D was screened: the list then holds the records at risk in the exact game "
+        "and those only the screen judged and put at risk (a column 'source' says which), as `export "
+        "--screened` writes it.",
+    )
+    risky = (
+        export_frame(folder, "high-risk", t, screened=with_screen)
+        if with_screen
+        else export_frame(folder, "high-risk", t)
+    )
     stem = f"{folder.run_id}"
     csv_kind = st.radio(
         "CSV files",
@@ -57,10 +70,18 @@ def body() -> None:
         traditional = f"the traditional game would miss **{missed:,}** of them."
     else:
         traditional = f"the traditional game was not run ({not_played_reason(spec.attack.attacker)})."
-    st.markdown(
-        f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
-        f"t = {t:g}; {traditional}"
-    )
+    if with_screen:
+        by_screen = int((risky["source"] == "screened").sum())
+        st.markdown(
+            f"**{len(risky) - by_screen:,}** of {len(records):,} evaluated records are at risk in the exact "
+            f"game and **{by_screen:,}** more of D's {spec.sizes['target']:,} records are screened at risk "
+            f"at t = {t:g}; {traditional}"
+        )
+    else:
+        st.markdown(
+            f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
+            f"t = {t:g}; {traditional}"
+        )
     cols = st.columns(3)
     for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
         col.download_button(
@@ -85,6 +106,24 @@ def body() -> None:
             key=f"records-{fmt}",
             on_click="ignore",
         )
+
+    if screened:
+        st.subheader("Every record of D (screened)")
+        st.caption(
+            "One row per record of D: its screening risk, interval and verdict, and its exact risk and "
+            "verdict where the exact game played it (`export --what screen`)."
+        )
+        every = export_frame(folder, "screen", t)
+        cols = st.columns(3)
+        for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
+            col.download_button(
+                f"Every record, screened ({LABELS[fmt]})",
+                to_bytes(every, csv_kind if fmt == "csv" else fmt),
+                file_name=f"{stem}-screen-t{t:.2f}.{fmt}",
+                mime=mime,
+                key=f"screen-{fmt}",
+                on_click="ignore",
+            )
 
     st.subheader("Run spec and report")
     cols = st.columns(3)

@@ -93,8 +93,8 @@ def _form(folder: RunFolder, t: float) -> Remedy:
     if leave != "none":
         if folder.has_screen():
             screened = st.checkbox(
-                "Also leave out the records the screen gives that verdict (records the exact game did "
-                "not play); the re-audit then draws a fresh random sample",
+                "Also leave out the records the screen gives that verdict (a record at risk by either "
+                "attack is at risk); the re-audit then draws a fresh random sample",
                 key="remedy-screened",
             )
         ids = leave_out_ids(folder, leave, t, screened=screened)

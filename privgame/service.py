@@ -206,6 +206,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "release_inputs",
         "with_setup",
     ),
+    "privgame.attack.screening": ("STATISTIC_WORDS",),
     "privgame.outputs.screen_tables": (
         "SCREEN_EXPORT_COLUMNS",
         "high_risk_with_screen",

@@ -51,6 +51,17 @@ __all__ = ["DEFAULT_BINS", "STATISTICS", "ScreenCells", "screen_statistics"]
 STATISTICS: tuple[str, ...] = ("exact", "cell", "near", "closest", "rare", "pairs", "tail")
 """The screen's statistics, in the order of :func:`screen_statistics`' rows."""
 
+STATISTIC_WORDS: dict[str, str] = {
+    "exact": "copies of the whole record",
+    "cell": "rows in the record's cell",
+    "near": "rows at most one column away from its cell",
+    "closest": "how close the nearest row comes",
+    "rare": "rows with its rare values, column by column",
+    "pairs": "rows sharing its cell in pairs of columns",
+    "tail": "rows at or above its values, column by column",
+}
+"""Each statistic in plain words, for the pages and the reports."""
+
 DEFAULT_BINS = 16
 """Quantile bins of each continuous column of D."""
 

@@ -388,7 +388,7 @@ def _number(value: Any) -> float | None:
 def settings_text(settings: ScreenSettings) -> str:
     """The screen's set-up in one sentence."""
     return (
-        f"every record of D screened on {settings.shadows:,} datasets, each D with "
+        f"on {settings.shadows:,} datasets, each D with "
         f"{settings.swap:.0%} of its records swapped for reference records"
     )
 

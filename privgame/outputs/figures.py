@@ -483,7 +483,7 @@ _VERDICT_STYLES = (
 
 _SCREEN_STYLES: dict[str, tuple[str, str]] = {
     "at risk": (OKABE_ITO["vermillion"], "at risk (screened)"),
-    "undecided": (OKABE_ITO["orange"], "undecided (screened)"),
+    "undecided": (OKABE_ITO["sky_blue"], "undecided (screened)"),
     "not at risk": (OKABE_ITO["bluish_green"], "not at risk (screened)"),
     "attack failed": (_GREY, "screening attack failed"),
 }

@@ -273,7 +273,7 @@ NOT_SAFE: tuple[str, ...] = ("at risk", "undecided", "attack failed")
 def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
     """The ids of a finished run's records at ``threshold`` by verdict, for each verdict that does
     not show a record safe (:data:`NOT_SAFE`); in a run that screened every record, also
-    ``screened at risk``: the records the screen puts at risk that the exact game did not play."""
+    ``screened at risk``: the other records the screen puts at risk."""
     raw = folder.records()
     records = records_at(raw, threshold)
     verdict = records["verdict_model_seeded"].astype(str)
@@ -283,8 +283,10 @@ def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
 
         screened = folder.screen()
         flagged = screen_verdicts(raw, folder.spec(), screened, threshold) == "at risk"
-        played = screened["record_id"].isin(raw["record_id"]).to_numpy()
-        out[SCREENED_AT_RISK] = sorted(int(r) for r in screened.loc[flagged & ~played, "record_id"])
+        counted = {r for ids in out.values() for r in ids}
+        out[SCREENED_AT_RISK] = sorted(
+            int(r) for r in screened.loc[flagged, "record_id"] if int(r) not in counted
+        )
     return out
 
 

@@ -22,16 +22,19 @@ __all__ = ["SCREEN_EXPORT_COLUMNS", "high_risk_with_screen", "screen_table"]
 
 def high_risk_with_screen(folder: RunFolder, threshold: float) -> pd.DataFrame:
     """The high-risk list with the screened records: every record at risk in the exact game, then
-    every record the screen puts at risk that the exact game did not play, with ``source``
-    ("exact" or "screened") and both risks; riskiest first within each source."""
+    every other record the screen puts at risk, with ``source`` ("exact" or "screened") and both
+    risks; riskiest first within each source."""
     t = check_threshold(threshold)
     exact = high_risk(folder.records(), t)
     exact.insert(1, "source", "exact")
     screen = screen_table(folder, t)
-    played = set(folder.records()["record_id"].astype(int))
-    extra = screen.loc[(screen["screen_verdict"] == "at risk") & ~screen["record_id"].isin(played)]
+    # A record at risk by either attack is at risk: the screen's too, where the exact game did not
+    # put it there (it did not play it, or found it undecided).
+    extra = screen.loc[
+        (screen["screen_verdict"] == "at risk") & ~screen["record_id"].isin(exact["record_id"])
+    ]
     extra = extra.sort_values(["screen_risk", "record_id"], ascending=[False, True], kind="stable")
-    extra = extra.drop(columns=["verdict_model_seeded", "risk_model_seeded"]).assign(source="screened")
+    extra = extra.assign(source="screened")
     screen_cols = screen.loc[screen["record_id"].isin(exact["record_id"])][
         ["record_id", "screen_risk", "screen_low", "screen_high", "screen_verdict"]
     ]

@@ -208,7 +208,7 @@ def parse_bin(text: str) -> tuple[str, int]:
 
 def leave_out_ids(parent: RunFolder, choice: str, threshold: float, *, screened: bool = False) -> list[int]:
     """The ids of the parent's audited records whose model-seeded verdict ``choice`` leaves out,
-    and with ``screened`` the records of D the exact game did not play whose screened verdict
+    and with ``screened`` the records of D whose screened verdict
     (:func:`privgame.games.audit.screen_verdicts`, with the run's agreement rule) it leaves out.
 
     Raises
@@ -227,7 +227,8 @@ def leave_out_ids(parent: RunFolder, choice: str, threshold: float, *, screened:
 
 
 def screened_leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> list[int]:
-    """The records of D the exact game did not play whose screened verdict ``choice`` leaves out.
+    """The records of D whose screened verdict ``choice`` leaves out and whose exact verdict (where
+    the exact game played them) does not: a record at risk by either attack is at risk.
 
     Raises
     ------
@@ -244,8 +245,9 @@ def screened_leave_out_ids(parent: RunFolder, choice: str, threshold: float) -> 
     screened = parent.screen()
     records = parent.records()
     verdict = screen_verdicts(records, parent.spec(), screened, threshold)
-    played = screened["record_id"].isin(records["record_id"]).to_numpy()
-    chosen = np.isin(verdict, LEAVE_OUT[choice]) & ~played
+    exact = records_at(records, threshold)
+    by_exact = exact.loc[exact["verdict_model_seeded"].astype(str).isin(LEAVE_OUT[choice]), "record_id"]
+    chosen = np.isin(verdict, LEAVE_OUT[choice]) & ~screened["record_id"].isin(by_exact).to_numpy()
     return sorted(int(r) for r in screened.loc[chosen, "record_id"])
 
 

@@ -606,3 +606,77 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         card = json.loads(card_file.read_text())
         assert card["run_id"] == child.run_id and card["remedy_of"]["run_id"] == parent.run_id
         assert card["data"]["left_out"] == list(remedy.spec().left_out)
+
+
+def test_screen_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A run that screened every record -> Results shows every record -> the Record page opens a
+    record the exact game never played -> the Export page writes every record and the screened
+    high-risk list."""
+    from privgame.data import load_dataset
+    from privgame.games.engine import start_run
+    from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
+    from privgame.settings.setups import release_inputs
+
+    root = tmp_path / "runs"
+    csv = tmp_path / "adult500.csv"
+    pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(500).to_csv(csv, index=False)
+    data = load_dataset(csv)
+    inputs = release_inputs(data, seed=5, holdout=0.4)
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator="synthpop",
+        attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
+        targets=TargetSelection.plan(outliers=2, random=3),
+        threshold=0.7,
+        seed=5,
+        setup=inputs.setup,
+        screen=ScreenSettings(mode="all", shadows=100, confirm_top=2),
+    )
+    run = start_run(root, spec, inputs.table, workers=1)
+    screened = run.screen()
+    never_played = int(
+        screened.loc[~screened["record_id"].isin(run.records()["record_id"]), "record_id"].iloc[0]
+    )
+    with _dashboard(root) as url, _browser_tab(browser, f"{url}/Results?run={run.run_id}") as page:
+        page.get_by_text("Verdict.").first.wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_role("heading", name="Every record of D (screened)").wait_for()
+        page.get_by_text(
+            f"Screened, every one of the {len(screened):,} records of D", exact=False
+        ).first.wait_for()
+        chart = page.locator("#chart-screen, .js-plotly-plot").first
+        chart.wait_for(state="attached")
+        _settle(page)
+        _shot(page, "s1-results-every-record")
+
+        _go(page, "Record")
+        box = page.get_by_label(
+            f"Open any of the {len(screened):,} records of D by its id (or pick an audited one below)",
+            exact=True,
+        )
+        box.fill(str(never_played))
+        box.press("Enter")
+        _settle(page)
+        page.get_by_text("Screened: risk", exact=False).first.wait_for()
+        page.get_by_text("The exact game did not play this record", exact=False).wait_for()
+        page.get_by_role("heading", name="Values beside the target dataset D").wait_for()
+        _shot(page, "s2-record-never-played")
+
+        _go(page, "Export")
+        page.get_by_text("more of D's", exact=False).first.wait_for()
+        with page.expect_download() as download:
+            page.get_by_role("button", name="Every record, screened (CSV)").click()
+        every = tmp_path / "every.csv"
+        download.value.save_as(every)
+        table = pd.read_csv(every)
+        assert len(table) == spec.sizes["target"]
+        assert {"screen_risk", "screen_verdict", "risk_model_seeded"} <= set(table.columns)
+        with page.expect_download() as download:
+            page.get_by_role("button", name="High-risk records (CSV)").click()
+        high = tmp_path / "high.csv"
+        download.value.save_as(high)
+        listed = pd.read_csv(high)
+        assert "source" in listed.columns and set(listed["source"]) <= {"exact", "screened"}
+        _shot(page, "s3-export-screened")

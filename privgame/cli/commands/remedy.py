@@ -38,7 +38,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         "--screened",
         action="store_true",
         help="with --leave-out: also take out the records of D the run's screen gives that verdict "
-        "(records the exact game did not play); the re-audit then draws a fresh random sample",
+        "(a record at risk by either attack is at risk); the re-audit then draws a fresh random sample",
     )
     parser.add_argument("--threshold", type=float, help="t for --leave-out (default: the run's)")
     parser.add_argument(
