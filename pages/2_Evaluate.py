@@ -858,14 +858,17 @@ def _show_run(run_id: str) -> None:
     )
     if state in ACTIVE:
         done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
-        fraction = done / total if total else 0.0
         eta = status.get("eta")
-        text = (
-            f"{done:,} of {total:,} generator fits · time left "
-            f"{duration(eta) if eta is not None else 'being measured'}"
-            if total
-            else "starting…"
-        )
+        left = f"time left {duration(eta) if eta is not None else 'being measured'}"
+        if status.get("phase") == "screen":
+            # The screen of every record comes first, with its own bar: one fit per screening dataset.
+            done, total = int(status.get("screen_done") or 0), int(status.get("screen_total") or 0)
+            text = (
+                f"Screening every record: {done:,} of {total:,} datasets · {left}" if total else "starting…"
+            )
+        else:
+            text = f"{done:,} of {total:,} generator fits · {left}" if total else "starting…"
+        fraction = done / total if total else 0.0
         st.progress(min(1.0, fraction), text=text)
         cols = st.columns([1, 4])
         if folder.cancel_requested():

@@ -58,6 +58,37 @@ def small_spec(path: Path, generator: str = "synthpop", **kwargs: object) -> tup
     return spec, dataset.table
 
 
+def release_spec(
+    data_csv: Path,
+    generator: str,
+    *,
+    holdout: float = 0.3,
+    seed: int = 4,
+    **changes: Any,
+) -> tuple[RunSpec, pd.DataFrame]:
+    """A release set-up spec of the table at ``data_csv`` and the run's table: the audit plan 2 + 3,
+    N_shadow = N_eval = 8; ``changes`` replace any of the spec's fields (``attack``, ``targets``,
+    ``screen``, ``threshold``...)."""
+    data = load_dataset(data_csv)
+    inputs = release_inputs(data, seed=seed, holdout=holdout)
+    fields: dict[str, Any] = {
+        "attack": AttackSettings(n_shadow=8, n_eval=8),
+        "targets": TargetSelection.plan(outliers=2, random=3),
+        "seed": seed,
+        **changes,
+    }
+    spec = RunSpec(
+        data_name=data.source_name,
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=inputs.sizes,
+        generator=generator,
+        setup=inputs.setup,
+        **fields,
+    )
+    return spec, inputs.table
+
+
 def release_audit(
     data_csv: Path,
     root: Path,
@@ -68,21 +99,13 @@ def release_audit(
 ) -> RunFolder:
     """A finished release set-up audit of the table at ``data_csv`` (holdout 0.3, seed 4, the
     audit plan 2 + 3, N_shadow = N_eval = 8 unless ``attack`` says otherwise), one worker."""
-    data = load_dataset(data_csv)
-    inputs = release_inputs(data, seed=4, holdout=0.3)
-    spec = RunSpec(
-        data_name=data.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator=generator,
+    spec, table = release_spec(
+        data_csv,
+        generator,
         generator_params=dict(params),
         attack=attack or AttackSettings(n_shadow=8, n_eval=8),
-        targets=TargetSelection.plan(outliers=2, random=3),
-        seed=4,
-        setup=inputs.setup,
     )
-    return start_run(root, spec, inputs.table, workers=1)
+    return start_run(root, spec, table, workers=1)
 
 
 def at_once(click: Callable[[], tuple[Any, bool]], times: int = 3) -> list[tuple[Any, bool]]:

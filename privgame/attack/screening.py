@@ -239,17 +239,23 @@ def _row_keys(
 
 
 @njit(cache=True)
-def _pair_cell_counts(table, records, cards, offsets, total, pairs):
-    """(n, P) counts of ``table``'s rows in each record's cell of each column pair."""
+def _pair_table(table, cards, offsets, total, pairs):
+    """How many of ``table``'s rows fall in each cell of each column pair, in one flat array."""
     counts = np.zeros(total, dtype=np.int32)
-    n_pairs = pairs.shape[0]
     for i in range(table.shape[0]):
-        for p in range(n_pairs):
+        for p in range(pairs.shape[0]):
             j, k = pairs[p, 0], pairs[p, 1]
             counts[offsets[p] + table[i, j] * cards[k] + table[i, k]] += 1
-    out = np.empty((records.shape[0], n_pairs), dtype=np.int64)
+    return counts
+
+
+@njit(cache=True)
+def _pair_cell_counts(table, records, cards, offsets, total, pairs):
+    """(n, P) counts of ``table``'s rows in each record's cell of each column pair."""
+    counts = _pair_table(table, cards, offsets, total, pairs)
+    out = np.empty((records.shape[0], pairs.shape[0]), dtype=np.int64)
     for i in range(records.shape[0]):
-        for p in range(n_pairs):
+        for p in range(pairs.shape[0]):
             j, k = pairs[p, 0], pairs[p, 1]
             out[i, p] = counts[offsets[p] + records[i, j] * cards[k] + records[i, k]]
     return out
@@ -258,16 +264,11 @@ def _pair_cell_counts(table, records, cards, offsets, total, pairs):
 @njit(cache=True)
 def _weighted_pair_sum(table, records, cards, offsets, total, pairs, weights):
     """For each record, the sum over the column pairs of (``table``'s rows in its cell) x weight."""
-    counts = np.zeros(total, dtype=np.int32)
-    n_pairs = pairs.shape[0]
-    for i in range(table.shape[0]):
-        for p in range(n_pairs):
-            j, k = pairs[p, 0], pairs[p, 1]
-            counts[offsets[p] + table[i, j] * cards[k] + table[i, k]] += 1
+    counts = _pair_table(table, cards, offsets, total, pairs)
     out = np.zeros(records.shape[0], dtype=np.float64)
     for i in range(records.shape[0]):
         acc = 0.0
-        for p in range(n_pairs):
+        for p in range(pairs.shape[0]):
             j, k = pairs[p, 0], pairs[p, 1]
             acc += counts[offsets[p] + records[i, j] * cards[k] + records[i, k]] * weights[i, p]
         out[i] = acc

@@ -39,6 +39,7 @@ workers, their number or a resume.
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
@@ -49,6 +50,7 @@ import pandas as pd
 from privgame.attack.screening import STATISTICS, ScreenCells, screen_statistics
 from privgame.core import metrics
 from privgame.core.seeding import Role, stream
+from privgame.games.work import d_key, synthesise
 
 if TYPE_CHECKING:
     from privgame.games.work import Context
@@ -118,14 +120,11 @@ def screen_chunk(ctx: Context, swap: float, start: int, stop: int) -> dict[str, 
     Returns
     -------
     dict of ndarray
-        ``stats`` (stop - start, 4, |D|) float32, D's records in D's order; ``out`` (stop - start,
+        ``stats`` (stop - start, 7, |D|) float32 (:data:`~privgame.attack.screening.STATISTICS`),
+        D's records in D's order; ``out`` (stop - start,
         |D|) bool, True where the record was swapped out of that dataset; ``seconds`` (2,) in
         the generator and in the statistics.
     """
-    import time
-
-    from privgame.games.work import synthesise
-
     cells = _cells(ctx)
     n = len(ctx.target)
     stats = np.empty((stop - start, len(STATISTICS), n), dtype=np.float32)
@@ -142,12 +141,13 @@ def screen_chunk(ctx: Context, swap: float, start: int, stop: int) -> dict[str, 
     return {"stats": stats, "out": out, "seconds": clock}
 
 
-_CELLS: dict[tuple[int, int], ScreenCells] = {}
+_CELLS: dict[str, ScreenCells] = {}
 
 
 def _cells(ctx: Context) -> ScreenCells:
-    """D's cells, made once per context in a process."""
-    key = (id(ctx.X), id(ctx.target))
+    """D's cells, made once per D in a process (keyed by a fingerprint of D's rows and schema, so
+    another run's context never finds them)."""
+    key = d_key(ctx)
     if key not in _CELLS:
         _CELLS.clear()
         _CELLS[key] = ScreenCells.of(ctx.X[ctx.target], ctx.schema.is_categorical)

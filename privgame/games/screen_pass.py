@@ -35,7 +35,7 @@ def _starts(shadows: int) -> list[int]:
 
 
 def load_statistics(folder: RunFolder, shadows: int) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Every checkpointed chunk of the screen, joined: statistics (K, 4, n), who was out (K, n),
+    """Every checkpointed chunk of the screen, joined: statistics (K, F, n), who was out (K, n),
     and the seconds spent in the generator and in the statistics."""
     stats, out, seconds = [], [], np.zeros(2)
     for start in _starts(shadows):

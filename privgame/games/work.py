@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Context",
+    "d_key",
     "evaluate_target",
     "extend_target",
     "fit_ms_in_model",
@@ -162,7 +163,7 @@ _D_KEYS: OrderedDict[tuple[int, int], tuple[weakref.ref[np.ndarray], weakref.ref
 )
 
 
-def _d_key(ctx: Context) -> str:
+def d_key(ctx: Context) -> str:
     """A fingerprint of D's encoded rows and schema, hashed once per context's arrays (the same
     arrays, alive, are the same D; a context unpickled afresh is hashed again)."""
     ids = (id(ctx.X), id(ctx.target))
@@ -186,7 +187,7 @@ def _base_on_d(ctx: Context) -> SyntheticGenerator | None:
     ``refit_swap`` returns what a fresh fit on the swapped rows with the given ``rng`` returns,
     whatever stream the base was fitted with, so the base's own stream does not matter.
     """
-    key = (ctx.generator, repr(sorted(ctx.generator_params.items())), _d_key(ctx))
+    key = (ctx.generator, repr(sorted(ctx.generator_params.items())), d_key(ctx))
     bases: OrderedDict[tuple[Any, ...], SyntheticGenerator | None] = _LOCAL.__dict__.setdefault(
         "bases", OrderedDict()
     )

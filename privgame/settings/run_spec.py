@@ -311,7 +311,10 @@ class ScreenSettings:
                 "(the default is 500)."
             )
         if not isinstance(self.swap, int | float) or not 0 < float(self.swap) <= 0.5:
-            out.append(f"--screen-swap must be a share in (0, 0.5]; got {self.swap!r} (the default is 0.2).")
+            out.append(
+                f"the screen's swap (the share of D swapped out of each screening dataset) must be in "
+                f"(0, 0.5]; got {self.swap!r} (the default is 0.2)."
+            )
         if (
             isinstance(self.confirm_top, bool)
             or not isinstance(self.confirm_top, int)

@@ -399,7 +399,17 @@ class RunInfo:
 # -- status.json: a schema ------------------------------------------------------------------
 
 _TIMES = ("created", "updated", "started", "finished", "seconds", "shared_seconds", "eta")
-_COUNTS = ("done_units", "total_units", "fits_done", "fits_total", "n_targets", "jobs", "pid")
+_COUNTS = (
+    "done_units",
+    "total_units",
+    "fits_done",
+    "fits_total",
+    "n_targets",
+    "jobs",
+    "pid",
+    "screen_done",
+    "screen_total",
+)
 _TEXTS = ("error", "phase", "executor", "scheduler")
 
 
@@ -422,7 +432,8 @@ def status_problem(status: Any) -> str | None:
     The schema: an object whose ``state`` (default ``"created"``) is one of :data:`STATES`;
     timestamps and durations (``created``, ``updated``, ``started``, ``finished``, ``seconds``,
     ``shared_seconds``, ``eta``) are finite numbers; counts (``done_units``, ``total_units``,
-    ``fits_done``, ``fits_total``, ``n_targets``, ``jobs``, ``pid``) whole numbers >= 0;
+    ``fits_done``, ``fits_total``, ``n_targets``, ``jobs``, ``pid``, ``screen_done``,
+    ``screen_total``) whole numbers >= 0;
     ``workers`` a whole number; ``error``, ``phase``, ``executor`` and ``scheduler`` text; each
     may also be null. ``target_ids`` is a list of record ids, ``audit_groups`` an object of such
     lists, ``unit_plan`` and ``unit_seconds`` objects of numbers, ``extensions`` a list of
@@ -1206,6 +1217,9 @@ class RunFolder(CheckedFolder):
         # units differ in size, so a share of units is not a share of the work.
         total = status.get("fits_total") or status.get("total_units") or 0
         done = status.get("fits_done") if status.get("fits_total") else status.get("done_units")
+        if status.get("phase") == "screen" and status.get("screen_total"):
+            # The screen of every record runs first, one fit per screening dataset.
+            total, done = status.get("screen_total"), status.get("screen_done")
         done = done or 0
         return RunInfo(
             run_id=self.run_id,

@@ -122,6 +122,26 @@ def test_a_cli_run_on_the_cluster_equals_a_local_run(
     assert status["unit_plan"]["targets"] >= 1
 
 
+def test_the_screen_on_the_cluster_equals_the_local_screen(
+    cluster: Any, small_csv: Path, tmp_path: Path
+) -> None:
+    screen = ["--screen", "all", "--screen-shadows", "40", "--confirm-top", "1", *SMALL]
+    local = _local_run(small_csv, tmp_path / "local", screen)
+    out = tmp_path / "runs"
+    done = subprocess.run(
+        _cli(small_csv, out, screen, "--scheduler", cluster.address),
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr + cluster.logs()
+    folder = _only_run(out)
+    assert folder.has_screen() and len(folder.screen()) == folder.spec().sizes["target"]
+    assert (folder.path / "screen.parquet").read_bytes() == (local.path / "screen.parquet").read_bytes()
+    assert (folder.path / "records.csv").read_bytes() == (local.path / "records.csv").read_bytes()
+
+
 def test_a_cancel_releases_the_clusters_tasks_and_the_run_resumes_identically(
     cluster: Any, local_run: RunFolder, tmp_path: Path
 ) -> None:

@@ -612,30 +612,24 @@ def test_screen_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
     """A run that screened every record -> Results shows every record -> the Record page opens a
     record the exact game never played -> the Export page writes every record and the screened
     high-risk list."""
-    from privgame.data import load_dataset
+    from builders import release_spec
+
     from privgame.games.engine import start_run
-    from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
-    from privgame.settings.setups import release_inputs
+    from privgame.settings.run_spec import AttackSettings, ScreenSettings
 
     root = tmp_path / "runs"
     csv = tmp_path / "adult500.csv"
     pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(500).to_csv(csv, index=False)
-    data = load_dataset(csv)
-    inputs = release_inputs(data, seed=5, holdout=0.4)
-    spec = RunSpec(
-        data_name=data.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator="synthpop",
-        attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
-        targets=TargetSelection.plan(outliers=2, random=3),
-        threshold=0.7,
+    spec, table = release_spec(
+        csv,
+        "synthpop",
+        holdout=0.4,
         seed=5,
-        setup=inputs.setup,
+        attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
+        threshold=0.7,
         screen=ScreenSettings(mode="all", shadows=100, confirm_top=2),
     )
-    run = start_run(root, spec, inputs.table, workers=1)
+    run = start_run(root, spec, table, workers=1)
     screened = run.screen()
     never_played = int(
         screened.loc[~screened["record_id"].isin(run.records()["record_id"]), "record_id"].iloc[0]

@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from blind_generator import blind_generator
+from builders import release_spec
 
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data import BUNDLED_ADULT
 from privgame.data.schema import Schema
 from privgame.games.context import build_audit
 from privgame.games.engine import execute, start_run
@@ -21,7 +22,6 @@ from privgame.games.preflight import create_run
 from privgame.games.screen import confirm_top, screen_chunk, screen_records
 from privgame.generators import GENERATORS, SyntheticGenerator, register
 from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
-from privgame.settings.setups import release_inputs
 from privgame.store.folders import RunFolder
 
 SCREEN = ScreenSettings(mode="all", shadows=150, swap=0.3, confirm_top=2)
@@ -38,23 +38,17 @@ def tiny_adult(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _release_spec(
     path: Path, generator: str, *, screen: ScreenSettings = SCREEN
 ) -> tuple[RunSpec, pd.DataFrame]:
-    """A release audit of the table at ``path`` (holdout 0.5): the audit plan 1 + 2, N_shadow =
-    N_eval = 8, the leave-one-out attacker."""
-    data = load_dataset(path)
-    inputs = release_inputs(data, seed=3, holdout=0.5)
-    spec = RunSpec(
-        data_name=data.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator=generator,
+    """A release audit of the table at ``path`` (holdout 0.5, seed 3): the audit plan 1 + 2,
+    N_shadow = N_eval = 8, the leave-one-out attacker."""
+    return release_spec(
+        path,
+        generator,
+        holdout=0.5,
+        seed=3,
         attack=AttackSettings(n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded"),
         targets=TargetSelection.plan(outliers=1, random=2),
-        seed=3,
-        setup=inputs.setup,
         screen=screen,
     )
-    return spec, inputs.table
 
 
 def _screen(spec: RunSpec, table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
