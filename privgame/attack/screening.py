@@ -65,6 +65,9 @@ STATISTIC_WORDS: dict[str, str] = {
 DEFAULT_BINS = 16
 """Quantile bins of each continuous column of D."""
 
+MAX_PAIR_CELLS = 1 << 24
+"""The most cells the ``pairs`` statistic counts in, over every pair of columns (64 MB of counts)."""
+
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -102,7 +105,8 @@ class ScreenCells:
     records : ndarray, shape (n, d)
         D's encoded rows, the records every statistic is about.
     pairs : ndarray of int64, shape (P, 2)
-        The column pairs of the ``pairs`` statistic.
+        The column pairs of the ``pairs`` statistic: every pair, but those whose cells would pass
+        :data:`MAX_PAIR_CELLS` (the largest first).
     value_weights : ndarray of float64, shape (n, d)
         1 / (records of D with the record's exact value in each column).
     pair_weights : ndarray of float64, shape (n, P)
@@ -170,6 +174,11 @@ class ScreenCells:
         )
         cards = np.array([len(v) + 1 for v in cell_values], dtype=np.int64)
         sizes = cards[pairs[:, 0]] * cards[pairs[:, 1]]
+        # The pairs' cells share one count array; pairs of near-identifier columns (whose values
+        # the rare count already covers) are left out, the largest first, so that it stays small.
+        fits = np.cumsum(np.sort(sizes)) <= MAX_PAIR_CELLS
+        keep = np.sort(np.argsort(sizes, kind="stable")[fits])
+        pairs, sizes = pairs[keep], sizes[keep]
         offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
         pair_counts = _pair_cell_counts(record_codes, record_codes, cards, offsets, int(sizes.sum()), pairs)
         keys = _row_keys(X, mask, edges)

@@ -84,3 +84,16 @@ def test_bad_shapes_are_named():
     cells = ScreenCells.of(np.zeros((3, 2)), np.array([True, True]))
     with pytest.raises(ParameterError, match=r"shape \(m, 2\)"):
         screen_statistics(cells, np.zeros((4, 3)))
+
+
+def test_pairs_of_near_identifiers_are_left_out_when_their_cells_would_not_fit(monkeypatch) -> None:
+    import privgame.attack.screening as screening
+
+    rng = np.random.default_rng(0)
+    records = np.stack([np.arange(50.0), np.arange(50.0) % 3, rng.integers(0, 2, 50).astype(float)], axis=1)
+    mask = np.array([True, True, True])
+    assert len(ScreenCells.of(records, mask).pairs) == 3
+    monkeypatch.setattr(screening, "MAX_PAIR_CELLS", 100)  # (51 x 4) and (51 x 3) cells do not fit
+    cells = ScreenCells.of(records, mask)
+    assert cells.pairs.tolist() == [[1, 2]]
+    assert screen_statistics(cells, records).shape == (len(STATISTICS), 50)
