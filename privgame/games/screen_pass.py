@@ -37,13 +37,21 @@ def _starts(shadows: int) -> list[int]:
 def load_statistics(folder: RunFolder, shadows: int) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Every checkpointed chunk of the screen, joined: statistics (K, F, n), who was out (K, n),
     and the seconds spent in the generator and in the statistics."""
-    stats, out, seconds = [], [], np.zeros(2)
+    stats: np.ndarray | None = None
+    out: np.ndarray | None = None
+    seconds = np.zeros(2)
     for start in _starts(shadows):
         chunk = folder.load_screen_chunk(start)
-        stats.append(chunk["stats"])
-        out.append(chunk["out"])
+        if stats is None or out is None:
+            # Filled chunk by chunk: joining a list of chunks would hold every statistic twice.
+            stats = np.empty((shadows, *chunk["stats"].shape[1:]), dtype=chunk["stats"].dtype)
+            out = np.empty((shadows, chunk["out"].shape[1]), dtype=bool)
+        stop = start + len(chunk["out"])
+        stats[start:stop], out[start:stop] = chunk["stats"], chunk["out"]
         seconds += chunk["seconds"]
-    return np.concatenate(stats), np.concatenate(out), float(seconds[0]), float(seconds[1])
+    if stats is None or out is None:
+        raise ValueError("a screen of no datasets")
+    return stats, out, float(seconds[0]), float(seconds[1])
 
 
 def screen_pass(
@@ -102,6 +110,7 @@ def screen_pass(
         report("screen", done, total, eta)
     stats, out, _, _ = load_statistics(folder, total)
     screened = screen_records(stats, out, ctx.target, spec.threshold)
+    del stats, out  # hundreds of MB at |D| = 31,655: gone before the exact game loads its datasets
     # Where every record stands among the others, for the Results page's view of all of D.
     screened["outlier_score"] = outlier_scores(ctx.X[ctx.target], ctx.schema)
     folder.write_screen(screened)
