@@ -246,9 +246,7 @@ def share_at_risk(
         the screen's share corrected by the sample (:func:`privgame.core.metrics.screened_share`),
         ``method`` "screen", with ``screened_at_risk`` and ``screened_not_safe`` too.
     """
-    masks = group_masks(records, spec)
-    sample = records.loc[masks["random"]]
-    sample = sample.loc[pd.to_numeric(sample["risk_model_seeded"], errors="coerce").notna()]
+    sample = _random_sample(records, spec)
     if sample.empty:
         return None
     verdict = _verdicts(sample, threshold)
@@ -280,9 +278,7 @@ def share_at_risk(
         )
         extra["unsampled_removable"] = max(0, round(unsampled))
     elif screened is not None and not census:
-        from privgame.games.screen import summarise_screen
-
-        screen = summarise_screen(screened, sample, verdict, threshold, level=level)
+        screen = _screen_summary(records, spec, screened, threshold, level=level)
         low, high = screen["share"]["low"], screen["share"]["high"]
         method = "screen"
         extra["screened_at_risk"] = screen["counts"]["at risk"]
@@ -308,18 +304,31 @@ def share_at_risk(
     return out
 
 
+def _random_sample(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
+    """The records of the uniform random sample whose risk is defined (the share's sample)."""
+    sample = records.loc[group_masks(records, spec)["random"]]
+    return sample.loc[pd.to_numeric(sample["risk_model_seeded"], errors="coerce").notna()]
+
+
+def _screen_summary(
+    records: pd.DataFrame, spec: RunSpec, screened: pd.DataFrame, threshold: float, *, level: float = 0.95
+) -> dict[str, Any]:
+    """:func:`privgame.games.screen.summarise_screen` of a run, checked on its random sample."""
+    from privgame.games.screen import summarise_screen
+
+    sample = _random_sample(records, spec)
+    return summarise_screen(screened, sample, _verdicts(sample, threshold), threshold, level=level)
+
+
 def screen_verdicts(
     records: pd.DataFrame, spec: RunSpec, screened: pd.DataFrame, threshold: float
 ) -> np.ndarray:
     """Every screened record's verdict at ``threshold``, read with the run's agreement rule: when the
     screen missed a random record the exact game puts at risk, no screened *not at risk* stands
     (:func:`privgame.games.screen.summarise_screen`). In ``screened``'s order."""
-    from privgame.games.screen import screened_verdicts, summarise_screen
+    from privgame.games.screen import screened_verdicts
 
-    sample = group_masks(records, spec)["random"]
-    summary = summarise_screen(
-        screened, records.loc[sample], _verdicts(records, threshold)[sample], threshold
-    )
+    summary = _screen_summary(records, spec, screened, threshold)
     trusted = summary["agreement"] is None or bool(summary["agreement"]["trusted"])
     return screened_verdicts(screened, threshold, trusted=trusted)
 
@@ -428,13 +437,7 @@ def answer(
         text += f"; {_share_clause(share)}"
     text += "."
     if screened is not None:
-        from privgame.games.screen import summarise_screen
-
-        masks = group_masks(records, spec)
-        text += (
-            " "
-            + summarise_screen(screened, records.loc[masks["random"]], ms[masks["random"]], threshold)["text"]
-        )
+        text += " " + _screen_summary(records, spec, screened, threshold)["text"]
     n = counts["at risk"]
     if TRADITIONAL not in played(spec.attack.games):
         text += f" The traditional game was not run ({not_played_reason(spec.attack.attacker)})."
@@ -657,11 +660,7 @@ def audit_summary(
     targets = spec.targets
     extra: dict[str, Any] = {}
     if screened is not None:
-        from privgame.games.screen import summarise_screen
-
-        extra["screen"] = summarise_screen(
-            screened, records.loc[masks["random"]], verdict[masks["random"]], threshold
-        )
+        extra["screen"] = _screen_summary(records, spec, screened, threshold)
         extra["share_at_risk_sample"] = share_at_risk(records, spec, threshold)
     return extra | {
         "attacker": spec.attack.attacker,
