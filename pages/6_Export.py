@@ -7,6 +7,7 @@ neutralised); the report is :func:`privgame.outputs.run_report.html_report`.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from pages import guarded, select_run, threshold_slider
@@ -25,6 +26,19 @@ CSV_KINDS = {
     "csv": "Comma-separated, decimal point",
     "csv-excel": "For spreadsheets: semicolon-separated, decimal comma",
 }
+
+
+def _downloads(label: str, table: pd.DataFrame, name: str, key: str, csv_kind: str) -> None:
+    """One download button per format, side by side."""
+    for col, (fmt, mime) in zip(st.columns(3), FORMATS.items(), strict=True):
+        col.download_button(
+            f"{label} ({LABELS[fmt]})",
+            to_bytes(table, csv_kind if fmt == "csv" else fmt),
+            file_name=f"{name}.{fmt}",
+            mime=mime,
+            key=f"{key}-{fmt}",
+            on_click="ignore",
+        )
 
 
 def body() -> None:
@@ -82,30 +96,12 @@ def body() -> None:
             f"**{len(risky):,}** of {len(records):,} evaluated records have a model-seeded risk above "
             f"t = {t:g}; {traditional}"
         )
-    cols = st.columns(3)
-    for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
-        col.download_button(
-            f"High-risk records ({LABELS[fmt]})",
-            to_bytes(risky, csv_kind if fmt == "csv" else fmt),
-            file_name=f"{stem}-high-risk-t{t:.2f}.{fmt}",
-            mime=mime,
-            key=f"high-risk-{fmt}",
-            on_click="ignore",
-        )
+    _downloads("High-risk records", risky, f"{stem}-high-risk-t{t:.2f}", "high-risk", csv_kind)
     if len(risky):
         st.dataframe(risky.head(50), hide_index=True)
 
     st.subheader("Every evaluated record")
-    cols = st.columns(3)
-    for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
-        col.download_button(
-            f"Per-record results ({LABELS[fmt]})",
-            to_bytes(records, csv_kind if fmt == "csv" else fmt),
-            file_name=f"{stem}-records.{fmt}",
-            mime=mime,
-            key=f"records-{fmt}",
-            on_click="ignore",
-        )
+    _downloads("Per-record results", records, f"{stem}-records", "records", csv_kind)
 
     if screened:
         st.subheader("Every record of D (screened)")
@@ -114,16 +110,7 @@ def body() -> None:
             "verdict where the exact game played it (`export --what screen`)."
         )
         every = export_frame(folder, "screen", t)
-        cols = st.columns(3)
-        for col, (fmt, mime) in zip(cols, FORMATS.items(), strict=True):
-            col.download_button(
-                f"Every record, screened ({LABELS[fmt]})",
-                to_bytes(every, csv_kind if fmt == "csv" else fmt),
-                file_name=f"{stem}-screen-t{t:.2f}.{fmt}",
-                mime=mime,
-                key=f"screen-{fmt}",
-                on_click="ignore",
-            )
+        _downloads("Every record, screened", every, f"{stem}-screen-t{t:.2f}", "screen", csv_kind)
 
     st.subheader("Run spec and report")
     cols = st.columns(3)

@@ -576,21 +576,9 @@ def screen_scatter(table: pd.DataFrame, threshold: float) -> Chart:
         "Diamonds are the records the exact game played (hover for their exact risk). Click a point to "
         "open the record."
     )
-    columns = [
-        c
-        for c in (
-            "record_id",
-            "outlier_score",
-            "screen_risk",
-            "screen_low",
-            "screen_high",
-            "screen_verdict",
-            "risk_model_seeded",
-            "verdict_model_seeded",
-            "audit_group",
-        )
-        if c in data.columns
-    ]
+    from privgame.games.screen_table import SCREEN_EXPORT_COLUMNS
+
+    columns = [c for c in SCREEN_EXPORT_COLUMNS if c in data.columns]
     return Chart(figure, data[columns].reset_index(drop=True), caption, "Every record of D, screened")
 
 
