@@ -647,7 +647,8 @@ def test_screen_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
 
         _go(page, "Record")
         box = page.get_by_label(
-            f"Open any of the {len(screened):,} records of D by its id (or pick an audited one below)",
+            f"Open any of the {len(screened):,} records of D by its id "
+            "(leave it empty to pick an audited record)",
             exact=True,
         )
         box.fill(str(never_played))
