@@ -354,9 +354,12 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     left_out: list[int] = []
     by_screen = 0
     if remedy.leave_out is not None:
-        left_out = leave_out_ids(parent, remedy.leave_out, t, screened=remedy.screened)
+        left_out = leave_out_ids(parent, remedy.leave_out, t)
         if remedy.screened:
-            by_screen = len(screened_leave_out_ids(parent, remedy.leave_out, t))
+            # The screen is read once: its ids are those the exact verdicts did not choose.
+            extra = screened_leave_out_ids(parent, remedy.leave_out, t)
+            by_screen = len(extra)
+            left_out = sorted({*left_out, *extra})
         if not left_out:
             problems.append(
                 f"no audited record is {' or '.join(LEAVE_OUT[remedy.leave_out])} at t = {t:g}; there is "

@@ -101,19 +101,24 @@ def local_run(small_csv: Path, tmp_path_factory: pytest.TempPathFactory) -> RunF
     return _local_run(small_csv, tmp_path_factory.mktemp("local"), SMALL)
 
 
-def test_a_cli_run_on_the_cluster_equals_a_local_run(
-    cluster: Any, small_csv: Path, local_run: RunFolder, tmp_path: Path
-) -> None:
-    out = tmp_path / "runs"
+def _cluster_run(cluster: Any, data: Path, out: Path, options: list[str]) -> RunFolder:
+    """``privgame run`` on the cluster, in a process of its own; the finished run."""
     done = subprocess.run(
-        _cli(small_csv, out, SMALL, "--scheduler", cluster.address),
+        _cli(data, out, options, "--scheduler", cluster.address),
         env=_env(),
         capture_output=True,
         text=True,
         timeout=180,
     )
     assert done.returncode == 0, done.stderr + cluster.logs()
-    folder = _only_run(out)
+    return _only_run(out)
+
+
+def test_a_cli_run_on_the_cluster_equals_a_local_run(
+    cluster: Any, small_csv: Path, local_run: RunFolder, tmp_path: Path
+) -> None:
+    out = tmp_path / "runs"
+    folder = _cluster_run(cluster, small_csv, out, SMALL)
     assert (folder.path / "records.csv").read_bytes() == (local_run.path / "records.csv").read_bytes()
     assert folder.scores().equals(local_run.scores())
     status = folder.status()
@@ -128,15 +133,7 @@ def test_the_screen_on_the_cluster_equals_the_local_screen(
     screen = ["--screen", "all", "--screen-shadows", "40", "--confirm-top", "1", *SMALL]
     local = _local_run(small_csv, tmp_path / "local", screen)
     out = tmp_path / "runs"
-    done = subprocess.run(
-        _cli(small_csv, out, screen, "--scheduler", cluster.address),
-        env=_env(),
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    assert done.returncode == 0, done.stderr + cluster.logs()
-    folder = _only_run(out)
+    folder = _cluster_run(cluster, small_csv, out, screen)
     assert folder.has_screen() and len(folder.screen()) == folder.spec().sizes["target"]
     assert (folder.path / "screen.parquet").read_bytes() == (local.path / "screen.parquet").read_bytes()
     assert (folder.path / "records.csv").read_bytes() == (local.path / "records.csv").read_bytes()
