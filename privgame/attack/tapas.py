@@ -29,6 +29,7 @@ from typing import Any, Self
 
 import numpy as np
 
+from privgame.attack.base import Attack, AttackContext, register
 from privgame.attack.classifier import CLASSIFIER_KINDS, MetaClassifier
 from privgame.attack.queries import DEFAULT_MAX_EXACT_COLUMNS, DEFAULT_N_RANDOM, QuerySet
 from privgame.core.errors import ParameterError, SizeError
@@ -39,7 +40,8 @@ from privgame.generators.base import SyntheticGenerator
 __all__ = ["TapasAttack", "make_shadow_datasets"]
 
 
-class TapasAttack:
+@register
+class TapasAttack(Attack):
     """The TAPAS attack against one target record.
 
     Parameters
@@ -80,6 +82,42 @@ class TapasAttack:
         self.max_exact_columns = max_exact_columns
         self.n_random = n_random
         self.n_jobs = n_jobs
+
+    name = "tapas"
+    title = "TAPAS counting queries"
+    description = (
+        "how many synthetic rows match the record on every subset of its columns (the paper's attack)"
+    )
+
+    @property
+    def classifier_kind(self) -> str:  # type: ignore[override]
+        return self.classifier
+
+    def new_classifier(self, *, halves: bool = True) -> MetaClassifier:
+        return MetaClassifier(self.classifier, n_jobs=self.n_jobs, halves=halves)  # type: ignore[arg-type]
+
+    def prepare(self, context: AttackContext) -> Self:
+        """The run's queries: every subset of columns, or (wide tables) a sample seeded from the
+        run's ``(seed, 0, Role.QUERIES)`` stream."""
+        super().prepare(context)
+        self.query_set_ = QuerySet.for_schema(
+            context.is_categorical,
+            max_exact_columns=context.max_exact_columns,
+            n_random=self.n_random,
+            rng=stream(context.seed, 0, Role.QUERIES),
+        )
+        return self
+
+    def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """The counting queries' answers on one table (:meth:`QuerySet.features`)."""
+        if not hasattr(self, "query_set_"):
+            raise ParameterError("Call prepare(context) or fit() on the TAPAS attack before features().")
+        return self.query_set_.features(synthetic, target)
+
+    def features_batch(self, datasets: Sequence[np.ndarray], target: np.ndarray) -> np.ndarray:
+        if not hasattr(self, "query_set_"):
+            raise ParameterError("Call prepare(context) or fit() on the TAPAS attack before features().")
+        return self.query_set_.features_batch(datasets, target)
 
     def query_set(self, is_categorical: np.ndarray, *, rng: np.random.Generator | None = None) -> QuerySet:
         """The queries this attack uses on a table with these column roles.
@@ -158,7 +196,8 @@ class TapasAttack:
         """Membership scores ``s_x`` (probability of 'in') of encoded synthetic datasets."""
         if not hasattr(self, "target_") or not hasattr(self, "query_set_"):
             raise ParameterError(
-                "score() needs the queries and target from fit(); after fit_features() use score_features()."
+                "The TAPAS attack must be trained (fit or train) before score(), which needs its queries "
+                "and target; after fit_features() use score_features()."
             )
         return self.score_features(self.query_set_.features_batch(datasets, self.target_))
 

@@ -12,7 +12,9 @@ import math
 
 __all__ = [
     "ATTACKERS",
+    "ATTACK_NAMES",
     "DEFAULT_ATTACKER",
+    "DEFAULT_ATTACKS",
     "DEFAULT_CONFIRM_TOP",
     "DEFAULT_DATASETS",
     "DEFAULT_EPSILONS",
@@ -40,6 +42,16 @@ who knows every record of D but the target, or one who knows a sample of the pop
 DEFAULT_ATTACKER: dict[str, str] = {"release": "leave-one-out", "paper": "population"}
 """The attacker of each set-up when none is named: a release is judged against the worst case;
 the paper's research set-up keeps the paper's attacker."""
+
+ATTACK_NAMES: tuple[str, ...] = ("tapas", "values", "closest", "density", "marginal")
+"""The attacks of ``--attacks`` (:mod:`privgame.attack`; a test checks the registry holds exactly
+these, in this order): TAPAS' counting queries, exact values, the closest record, the density
+ratio and the generator's own marginals."""
+
+DEFAULT_ATTACKS: dict[str, str] = {"release": "all", "paper": "tapas"}
+"""The attacks of each set-up when none are named (``--attacks``): a release is judged by every
+attack that applies to its generator, the strongest per record; the paper's research set-up keeps
+the paper's attack, so that its tables stay reproducible."""
 
 DEFAULT_SCREEN: dict[str, str] = {"release": "all", "paper": "none"}
 """Whether each set-up screens every record of D when not told (``--screen``): a release is

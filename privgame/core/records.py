@@ -46,6 +46,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     *(game + suffix for game in _GAMES for suffix in _SUFFIXES),
     "n_eval",
     "looks",
+    "attack",
     "attack_shadow_auc",
     "difference",
     "outlier_score",

@@ -37,6 +37,7 @@ class Role(IntEnum):
     UTILITY = 14
     SIMILARITY = 15
     SCREEN = 16
+    ATTACK = 17
 
 
 def stream(root: int, *path: int) -> np.random.Generator:

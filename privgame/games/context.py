@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from privgame.core.errors import ParameterError
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
 from privgame.games import pool
@@ -64,10 +65,27 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         synthetic_rows=setup.synthetic_rows,
         games=spec.attack.games,
         attacker=spec.attack.attacker,
+        attacks=spec.attack.attacks,
     )
+    _check_attacks(ctx)
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)
     _remember_pool_inputs(spec, ctx, union_of_groups(groups))
     return ctx, groups
+
+
+def _check_attacks(ctx: Context) -> None:
+    """Raise a ParameterError naming every attack of the spec that cannot attack its generator."""
+    if ctx.single_attack:
+        return
+    from privgame.attack import applicable
+
+    usable = applicable(ctx.attacks, ctx.new_generator())
+    refused = [name for name in ctx.attacks if name not in usable]
+    if refused:
+        raise ParameterError(
+            f"The run's attacks {', '.join(refused)} cannot attack the {ctx.generator} generator; "
+            "run it with --attacks all (every attack that applies) or leave them out."
+        )
 
 
 _POOL_INPUTS: OrderedDict[str, tuple[Context, np.ndarray]] = OrderedDict()

@@ -49,6 +49,7 @@ from privgame.games.game import GAMES, MODEL_SEEDED, SHARED_ROLES, TRADITIONAL
 from privgame.games.game import played as played_games
 from privgame.games.work import (
     Context,
+    chosen_attack,
     evaluate_target,
     extend_target,
     fit_ms_in_model,
@@ -822,7 +823,7 @@ def _pool_blocks(folder: RunFolder, ctx: Context, pairs: np.ndarray) -> list[np.
     sample = recorded.get("sample_seconds")
     if not isinstance(fit, (int, float)) or not isinstance(sample, (int, float)):
         fit, sample = _probe_generator(ctx)
-    queries = ctx.queries()
+    queries = ctx.featuriser()
     x = ctx.X[int(pairs[0, 1])]
     queries.features(ctx.X[ctx.target], x)  # a warm-up absorbs one-off costs
     t0 = time.perf_counter()
@@ -1004,8 +1005,9 @@ def record_results(
     records when the results are first written and kept by later extensions, so that a record
     nobody looked at again keeps its interval; the summary's ``attack_training_variance``, on the
     logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t).
-    ``attack_shadow_auc`` is the attack's out-of-bag AUC on its own shadow datasets
-    (:class:`~privgame.attack.classifier.MetaClassifier`).
+    ``attack`` names the attack that scored the record's runs (the portfolio's choice on held-out
+    shadow datasets, :mod:`privgame.attack.portfolio`; ``tapas`` alone otherwise), and
+    ``attack_shadow_auc`` its held-out AUC on its own shadow datasets (out of bag for a forest).
     The record's own values are in the columns ``value:<name>`` (see :mod:`privgame.core.records`),
     apart from privgame's columns whatever the data's columns are named.
     ``audit_group`` says why a record was audited (see :data:`privgame.games.audit.GROUP_LABELS`);
@@ -1065,6 +1067,7 @@ def record_results(
             )
         row["n_eval"] = len(ms_labels)
         row["looks"] = looks
+        row["attack"] = chosen_attack(data)
         row["attack_shadow_auc"] = float(data.get("shadow_auc", nan))
         row["difference"] = row[MODEL_SEEDED.column()] - row[TRADITIONAL.column()]
         row["outlier_score"] = float(outlier[position])

@@ -220,7 +220,7 @@ def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
     rng = stream(ctx.seed, 1, _CALIBRATION_STREAM)
     with contextlib.suppress(Exception):  # the timed fits report a generator's errors
         synthetic = ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
-        features = np.stack([ctx.queries().features(synthetic[i:], rows[0]) for i in range(4)])
+        features = np.stack([ctx.featuriser().features(synthetic[i:], rows[0]) for i in range(4)])
         labels = np.array([0, 1, 0, 1], dtype=np.int8)
         MetaClassifier(ctx.classifier).fit(features, labels, rng=rng).score(features)
     return time.time()
@@ -315,7 +315,7 @@ def calibrate(
     setup = time.process_time() - started
     rng = stream(spec.seed, 0, _CALIBRATION_STREAM)
     target = ctx.X[int(targets[0]) if len(targets) else int(ctx.target[0])]
-    queries = ctx.queries()
+    queries = ctx.featuriser()
     rows = plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
     training = ctx.X[rows]
     # The games' other datasets are drawn from D_eval, whose rows (unlike a shadow dataset drawn

@@ -371,7 +371,7 @@ def pool_unit(ctx: Context, pairs: np.ndarray) -> dict[str, np.ndarray]:
     """
     started = time.perf_counter()
     pairs = _sorted_pairs(pairs)
-    queries = ctx.queries()
+    queries = ctx.featuriser()
     generator_seconds = feature_seconds = 0.0
     packed: list[tuple[int, bytes]] = []
     indices, first = np.unique(pairs[:, 0], return_index=True)

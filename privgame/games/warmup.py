@@ -48,7 +48,7 @@ def warm_up(ctx: Context) -> None:
     """
     rows = ctx.X[ctx.target[: min(WARM_UP_ROWS, len(ctx.target))]]
     if len(rows):
-        ctx.queries().features(rows, rows[0])
+        ctx.featuriser().features(rows, rows[0])
     rng = stream(ctx.seed, _WARM_UP_STREAM)
     try:
         for table in (rows, np.concatenate([rows, rows])):

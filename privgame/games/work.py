@@ -29,7 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from privgame.attack import MetaClassifier, QuerySet
+from privgame.attack import AttackContext, ChosenAttack, MetaClassifier, Portfolio, QuerySet
+from privgame.attack import create as create_attack
 from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
 from privgame.games import plan, threat
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Context",
+    "chosen_attack",
     "d_key",
     "evaluate_target",
     "extend_target",
@@ -88,6 +90,9 @@ class Context:
         Which games the target units play.
     attacker : str
         The threat model's name (:mod:`privgame.games.threat`): how the shadow datasets are drawn.
+    attacks : tuple of str
+        The attacks of the portfolio (:mod:`privgame.attack.portfolio`), registry names; TAPAS
+        alone (the paper's attack) is the default.
     """
 
     X: np.ndarray
@@ -108,6 +113,7 @@ class Context:
     synthetic_rows: int | None = None
     games: str = "both"
     attacker: str = "population"
+    attacks: tuple[str, ...] = ("tapas",)
 
     @property
     def threat(self) -> ThreatModel:
@@ -145,6 +151,61 @@ class Context:
             max_exact_columns=self.max_exact_columns,
             rng=stream(self.seed, SHARED, Role.QUERIES),
         )
+
+    @property
+    def single_attack(self) -> bool:
+        """Whether the run uses TAPAS alone (the paper's attack, its features and classifier as
+        before portfolios existed)."""
+        return tuple(self.attacks) == ("tapas",)
+
+    def featuriser(self) -> QuerySet | Portfolio:
+        """What turns a synthetic table into a target's attack features: TAPAS' queries alone, or
+        the portfolio of every attack of the run (prepared once per process and context)."""
+        if self.single_attack:
+            return self.queries()
+        return _portfolio(self)
+
+
+_PORTFOLIOS: dict[str, Portfolio] = {}
+
+
+def _portfolio(ctx: Context) -> Portfolio:
+    """The run's prepared portfolio, cached by what it is prepared from."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(d_key(ctx).encode())
+    digest.update(np.ascontiguousarray(ctx.X[ctx.aux]).tobytes())
+    digest.update(
+        repr(
+            (
+                ctx.seed,
+                ctx.attacks,
+                ctx.generator,
+                sorted(ctx.generator_params.items()),
+                ctx.n_synthetic,
+                ctx.max_exact_columns,
+                ctx.classifier,
+            )
+        ).encode()
+    )
+    key = digest.hexdigest()
+    known = _PORTFOLIOS.get(key)
+    if known is None:
+        context = AttackContext(
+            schema=ctx.schema,
+            reference=ctx.X[ctx.aux],
+            generator=ctx.new_generator(),
+            n=ctx.n_synthetic,
+            seed=ctx.seed,
+            max_exact_columns=ctx.max_exact_columns,
+        )
+        attacks = [
+            create_attack(name, classifier=ctx.classifier) if name == "tapas" else create_attack(name)
+            for name in ctx.attacks
+        ]
+        known = Portfolio(attacks).prepare(context)
+        _PORTFOLIOS.clear()  # one run at a time per process
+        _PORTFOLIOS[key] = known
+    return known
 
 
 def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -290,7 +351,7 @@ class _Clock:
 
 def _features(
     ctx: Context,
-    queries: QuerySet,
+    queries: QuerySet | Portfolio,
     x: np.ndarray,
     rows: np.ndarray,
     rng: np.random.Generator,
@@ -308,7 +369,9 @@ def _features(
     return features
 
 
-def _features_of(queries: QuerySet, x: np.ndarray, datasets: np.ndarray, clock: _Clock) -> np.ndarray:
+def _features_of(
+    queries: QuerySet | Portfolio, x: np.ndarray, datasets: np.ndarray, clock: _Clock
+) -> np.ndarray:
     t0 = time.perf_counter()
     features = queries.features_batch(list(datasets), x)
     clock.features += time.perf_counter() - t0
@@ -317,18 +380,20 @@ def _features_of(queries: QuerySet, x: np.ndarray, datasets: np.ndarray, clock: 
 
 def train_attack(
     ctx: Context, record_id: int, shared: np.ndarray, clock: _Clock | None = None
-) -> MetaClassifier:
+) -> MetaClassifier | ChosenAttack:
     """The attack on target ``record_id`` under the run's threat model.
 
     The target's own shadow datasets (the population attacker's 'in', the leave-one-out
     attacker's 'out'; see :mod:`privgame.games.threat`) are made here; ``shared`` holds the
-    synthetic datasets every target shares. The meta-classifier is trained on the query features
-    of all of them, 'in' rows first, then 'out'.
+    synthetic datasets every target shares. The meta-classifier is trained on the features of all
+    of them, 'in' rows first, then 'out': TAPAS' alone, or every attack of the portfolio, of
+    which the one with the best held-out AUC on these shadow datasets is kept
+    (:meth:`Portfolio.fit`).
     """
     clock = clock or _Clock()
     key = int(record_id) + 1
     x = ctx.X[record_id]
-    queries = ctx.queries()
+    queries = ctx.featuriser()
     model = ctx.threat
     half_shadow = ctx.n_shadow // 2
     own = []
@@ -347,7 +412,13 @@ def train_attack(
         n_in, n_out = half_shadow, len(shared_features)
     labels = np.concatenate([np.ones(n_in, dtype=np.int8), np.zeros(n_out, dtype=np.int8)])
     t0 = time.perf_counter()
-    classifier = MetaClassifier(ctx.classifier).fit(train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER))
+    classifier: MetaClassifier | ChosenAttack
+    if isinstance(queries, Portfolio):
+        classifier = queries.fit(train, labels, root=ctx.seed, key=key)
+    else:
+        classifier = MetaClassifier(ctx.classifier).fit(
+            train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER)
+        )
     clock.classifier += time.perf_counter() - t0
     return classifier
 
@@ -355,7 +426,7 @@ def train_attack(
 def play_games(
     ctx: Context,
     record_id: int,
-    classifier: MetaClassifier,
+    classifier: MetaClassifier | ChosenAttack,
     ms_in: np.ndarray,
     start: int,
     stop: int,
@@ -387,7 +458,7 @@ def play_games(
     clock = clock or _Clock()
     key = int(record_id) + 1
     x = ctx.X[record_id]
-    queries = ctx.queries()
+    queries = ctx.featuriser()
     indices = range(start, stop)
     references = np.empty(len(indices), dtype=np.int64)
     ms_out = []
@@ -445,7 +516,7 @@ def play_games(
 
 
 def _traditional_runs(
-    ctx: Context, queries: QuerySet, record_id: int, member: bool, indices: range, clock: _Clock
+    ctx: Context, queries: QuerySet | Portfolio, record_id: int, member: bool, indices: range, clock: _Clock
 ) -> list[np.ndarray]:
     """The features of the target's own traditional runs ``indices``, 'in' runs when ``member``
     (per-target draws)."""
@@ -468,6 +539,7 @@ def _checkpoint(
     *,
     looks: int,
     shadow_auc: float,
+    chosen: dict[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     def joined(name: str) -> np.ndarray:
         return np.concatenate([b[name] for b in blocks])
@@ -485,6 +557,7 @@ def _checkpoint(
         # How many times the record's verdict has been read (see privgame.core.metrics.look_level).
         "looks": np.array(looks, dtype=np.int64),
         "shadow_auc": np.array(shadow_auc, dtype=np.float64),
+        **(chosen or {}),
     }
     if all(ms("half_in") in b for b in blocks):
         # The two half attacks' scores of the model-seeded runs, each row ordered like ms_scores.
@@ -560,7 +633,7 @@ def evaluate_target(
     block = play_games(ctx, record_id, classifier, ms_in[:half], 0, half, clock, traditional)
     timings = np.array([clock.generator, clock.features, clock.classifier, time.perf_counter() - started])
     shadow_auc = float(getattr(classifier, "shadow_auc_", float("nan")))
-    return _checkpoint([block], pickled, timings, looks=1, shadow_auc=shadow_auc)
+    return _checkpoint([block], pickled, timings, looks=1, shadow_auc=shadow_auc, chosen=_chosen(classifier))
 
 
 def extend_target(
@@ -600,6 +673,7 @@ def extend_target(
         timings,
         looks=looks_of(previous) + 1,
         shadow_auc=float(previous.get("shadow_auc", np.nan)),
+        chosen={k: previous[k] for k in ("attack", "attack_names", "attack_aucs") if k in previous},
     )
 
 
@@ -612,5 +686,22 @@ def looks_of(checkpoint: dict[str, np.ndarray]) -> int:
     return int(checkpoint.get("looks", 1))
 
 
-def _pickled(classifier: MetaClassifier) -> np.ndarray:
+def _chosen(classifier: MetaClassifier | ChosenAttack) -> dict[str, np.ndarray]:
+    """A portfolio's choice for a checkpoint: the attack kept (``attack``), and every attack's
+    held-out AUC on the shadow datasets (``attack_names``, ``attack_aucs``); nothing for TAPAS alone."""
+    if not isinstance(classifier, ChosenAttack):
+        return {}
+    return {
+        "attack": np.array(classifier.name),
+        "attack_names": np.array(list(classifier.held_out)),
+        "attack_aucs": np.array(list(classifier.held_out.values()), dtype=np.float64),
+    }
+
+
+def chosen_attack(checkpoint: dict[str, np.ndarray]) -> str:
+    """The attack a target's checkpoint scored its runs with (``tapas`` when it holds no choice)."""
+    return str(checkpoint["attack"]) if "attack" in checkpoint else "tapas"
+
+
+def _pickled(classifier: MetaClassifier | ChosenAttack) -> np.ndarray:
     return np.frombuffer(pickle.dumps(classifier, protocol=pickle.HIGHEST_PROTOCOL), dtype=np.uint8)

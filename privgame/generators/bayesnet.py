@@ -1243,6 +1243,19 @@ class _BayesNetBase(SyntheticGenerator):
             for c, ps in zip(self.order_, self.parents_, strict=True)
         ]
 
+    def marginal_sets(self) -> list[tuple[int, ...]]:
+        """The marginals the fitted model keeps: each column with its parents (the column first),
+        by used-column index, in sampling order. The marginal attack reads them
+        (:mod:`privgame.attack.marginal`)."""
+        self._check_fitted()
+        return [(int(c), *(int(p) for p in ps)) for c, ps in zip(self.order_, self.parents_, strict=True)]
+
+    def cell_codes(self, X: np.ndarray) -> np.ndarray:
+        """The model's discretisation of encoded rows: shape (n, d), categorical codes as they are,
+        continuous values as the model's bins."""
+        self._check_fitted()
+        return self.domain_.discretise(np.asarray(X, dtype=np.float64), self.schema_).T
+
     @property
     def metadata(self) -> dict[str, Any]:
         """The base facts plus, once fitted, the network."""

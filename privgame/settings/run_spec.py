@@ -13,7 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from privgame.core.defaults import ATTACKERS, DEFAULT_CONFIRM_TOP, DEFAULT_SCREEN, DEFAULT_SCREEN_SHADOWS
+from privgame.core.defaults import (
+    ATTACK_NAMES,
+    ATTACKERS,
+    DEFAULT_CONFIRM_TOP,
+    DEFAULT_SCREEN,
+    DEFAULT_SCREEN_SHADOWS,
+)
 from privgame.core.errors import ParameterError
 from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 
@@ -217,10 +223,24 @@ class AttackSettings:
     traditional: Literal["pooled", "per-target"] = "pooled"
     games: Literal["both", "model-seeded"] = "both"
     attacker: Literal["population", "leave-one-out"] = "population"
+    attacks: tuple[str, ...] = ("tapas",)
+
+    def __post_init__(self) -> None:
+        if isinstance(self.attacks, str):
+            object.__setattr__(self, "attacks", tuple(a for a in self.attacks.split(",") if a))
+        else:
+            object.__setattr__(self, "attacks", tuple(self.attacks))
 
     def problems(self) -> list[str]:
         """Every problem with these settings, one sentence each."""
         out: list[str] = []
+        unknown = [a for a in self.attacks if a not in ATTACK_NAMES]
+        if unknown or not self.attacks:
+            out.append(
+                f"--attacks {','.join(self.attacks) or '(none)'!r}: "
+                f"{'unknown ' + ', '.join(map(repr, unknown)) if unknown else 'no attack named'}; use 'all' "
+                f"or a comma-separated list of {', '.join(ATTACK_NAMES)}."
+            )
         for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
             problem = count_problem(name, getattr(self, name), most)
             if problem is not None:
@@ -448,6 +468,10 @@ class RunSpec:
             del data["attack"]["games"]
         if self.attack.attacker == "population":  # specs written before the option read as it
             del data["attack"]["attacker"]
+        if self.attack.attacks == ("tapas",):  # specs written before portfolios read as TAPAS alone
+            del data["attack"]["attacks"]
+        else:
+            data["attack"]["attacks"] = list(self.attack.attacks)
         if self.setup.synthetic_rows is None:
             del data["setup"]["synthetic_rows"]
         if not self.screen.on:  # written only when on, so the specs of existing runs read as before

@@ -12,6 +12,7 @@ from privgame.cli.commands._interrupt import execution_flags, interrupted, privg
 from privgame.cli.commands._progress import ProgressBar
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import (
+    ATTACK_NAMES,
     ATTACKERS,
     DEFAULT_ATTACKER,
     DEFAULT_CONFIRM_TOP,
@@ -28,6 +29,7 @@ from privgame.core.parameters import (
     threshold_problem,
 )
 from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, ScreenSettings, TargetSelection, parse_ids
+from privgame.settings.attacks import resolve_attacks
 from privgame.settings.generator_options import (
     add_domain_option,
     add_generator_options,
@@ -203,6 +205,15 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         "but the target (the worst case; the release set-up's default; plays the model-seeded game "
         "only), population knows a sample of the population and none of D (the paper's attacker "
         "and the paper set-up's default; plays both games)",
+    )
+    attack.add_argument(
+        "--attacks",
+        default=None,
+        metavar="LIST",
+        help="the attacks tried on every record, the strongest on held-out shadow datasets kept: 'all' "
+        f"(the release set-up's default; every one that applies to the generator) or a comma-separated "
+        f"list of {', '.join(ATTACK_NAMES)} ('tapas' alone is the paper's attack and the paper "
+        "set-up's default)",
     )
     attack.add_argument(
         "--games",
@@ -387,6 +398,9 @@ def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]
             traditional=args.traditional,
             games=games,
             attacker=attacker,
+            attacks=resolve_attacks(
+                args.attacks, setup=inputs.setup.kind, generator=args.generator, params=generator_params(args)
+            ),
         ),
         targets=selection,
         threshold=args.threshold,
