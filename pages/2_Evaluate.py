@@ -61,6 +61,7 @@ from privgame.service import (
     RunSpec,
     ScreenSettings,
     TargetSelection,
+    attack_words,
     build_context,
     calibrate,
     check_cost,
@@ -84,6 +85,7 @@ from privgame.service import (
     record_ids_for_rows,
     record_ids_for_values,
     resolve,
+    resolve_attacks,
     run_split,
     scheduler_address,
     threat,
@@ -544,6 +546,7 @@ def _form() -> None:
         "knows other records of the population, none of yours.",
     )
     st.caption(threat.create(attacker).summary + " " + _GAMES_NOTE[attacker])
+    attacks = _attacks(setup["kind"], generator, params)
     cols = st.columns(4)
     keep("threshold", 0.8, low=0.5, high=1.0)
     threshold = cols[0].slider(
@@ -614,6 +617,7 @@ def _form() -> None:
                 classifier=classifier,
                 attacker=attacker,
                 games=threat.default_games(attacker),
+                attacks=attacks,
             ),
             "threshold": float(threshold),
             "seed": seed,
@@ -692,6 +696,29 @@ def _form() -> None:
         st.session_state["launched"] = folder.run_id
         st.session_state["launched_from"] = dataset.fingerprint
         st.rerun()
+
+
+def _attacks(kind: str, generator: str, params: dict[str, Any]) -> tuple[str, ...]:
+    """The attacks tried on every record: those that apply to the generator, the set-up's default
+    chosen (every one in the release set-up, TAPAS alone in the paper's)."""
+    usable = resolve_attacks("all", setup=kind, generator=generator, params=params)
+    default = list(resolve_attacks(None, setup=kind, generator=generator, params=params))
+    keep("attacks", default)
+    kept = [name for name in st.session_state["attacks"] if name in usable]
+    st.session_state["attacks"] = kept or default
+    words = attack_words()
+    chosen = st.multiselect(
+        "Attacks tried on every record",
+        list(usable),
+        key="attacks",
+        format_func=lambda name: words[name][0],
+        help="Each record's risk is that of the strongest of these attacks, chosen on the attacker's "
+        "own shadow datasets (never on the runs it is scored on). "
+        + " ".join(
+            f"{title.capitalize()}: {text}." for name, (title, text) in words.items() if name in usable
+        ),
+    )
+    return tuple(name for name in usable if name in chosen) or tuple(default)
 
 
 def _screen(kind: str) -> ScreenSettings:

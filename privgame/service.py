@@ -99,6 +99,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ATTACKERS",
         "DEFAULT_ATTACKER",
     ),
+    "privgame.settings.attacks": (
+        "attack_words",
+        "resolve_attacks",
+    ),
     "privgame.data.duplicates": (
         "twin_note",
         "drop_duplicate_rows",

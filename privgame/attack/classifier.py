@@ -229,6 +229,13 @@ class MetaClassifier:
         x = features[:, self.kept_columns_]
         x -= self.mean_
         x /= self.scale_
+        if isinstance(self.model_, LogisticRegression):
+            # Row by row (an elementwise product summed along each row), not a matrix product
+            # whose rounding can depend on how many rows are scored at once: a record's runs
+            # scored in two blocks (an extension) get the same bytes as scored together.
+            z = (x.astype(np.float64) * self.model_.coef_[0]).sum(axis=1) + float(self.model_.intercept_[0])
+            p_one = 1.0 / (1.0 + np.exp(-z))
+            return p_one if self.model_.classes_[1] == 1 else 1.0 - p_one
         proba = self.model_.predict_proba(x)
         column = int(np.flatnonzero(self.model_.classes_ == 1)[0])
         return proba[:, column].astype(np.float64)

@@ -135,6 +135,18 @@ class Portfolio:
         """The attacks' names, in order."""
         return tuple(attack.name for attack in self.attacks)
 
+    @property
+    def n_features(self) -> int:
+        """The features of one table, every attack's together (known after one :meth:`features`)."""
+        widths = getattr(self, "widths_", None)
+        if widths is None:
+            raise ParameterError("The portfolio's width is known once it has made one table's features.")
+        return int(sum(widths))
+
+    def describe(self) -> dict[str, object]:
+        """A JSON-ready record of the portfolio, for a run's metadata."""
+        return {"attacks": [attack.describe() for attack in self.attacks]}
+
     def prepare(self, context: AttackContext) -> Self:
         """Prepare every attack for a run (see :meth:`Attack.prepare`)."""
         for attack in self.attacks:

@@ -8,7 +8,7 @@ from typing import Any
 from privgame.core.defaults import DEFAULT_ATTACKS
 from privgame.core.errors import ParameterError
 
-__all__ = ["resolve_attacks"]
+__all__ = ["attack_words", "resolve_attacks"]
 
 
 def resolve_attacks(
@@ -56,3 +56,10 @@ def resolve_attacks(
             "out, or use --attacks all to take every attack that applies."
         )
     return usable
+
+
+def attack_words() -> dict[str, tuple[str, str]]:
+    """Each registered attack's title and one-sentence description, in the portfolio's order."""
+    from privgame.attack import ATTACKS, attack_names
+
+    return {name: (ATTACKS[name].title, ATTACKS[name].description) for name in attack_names()}

@@ -124,7 +124,9 @@ def test_every_attack_keeps_the_contract(name: str) -> None:
     assert np.isfinite(first).all() and np.isfinite(second).all()
     table = population(rng, M)
     np.testing.assert_array_equal(attack.features(table, TARGET), attack.features(table.copy(), TARGET))
-    np.testing.assert_array_equal(attack.features_batch([table, table], TARGET)[1], attack.features(table, TARGET))
+    np.testing.assert_array_equal(
+        attack.features_batch([table, table], TARGET)[1], attack.features(table, TARGET)
+    )
     with pytest.raises(ParameterError, match="shape"):
         attack.features(table[:, :2], TARGET)
     with pytest.raises(ParameterError, match="trained"):

@@ -39,7 +39,9 @@ def _portfolio() -> Portfolio:
         attack.name = f"column-{k}"  # type: ignore[misc]
         attacks.append(attack)
     schema = Schema([Column(f"x{k}", "continuous", lower=-9.0, upper=9.0) for k in range(K)])
-    context = AttackContext(schema=schema, reference=np.zeros((2, K)), generator=create_generator("marginals"), n=1)
+    context = AttackContext(
+        schema=schema, reference=np.zeros((2, K)), generator=create_generator("marginals"), n=1
+    )
     return Portfolio(attacks).prepare(context)
 
 

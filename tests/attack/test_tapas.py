@@ -153,7 +153,7 @@ def test_errors_name_the_problem(adult: tuple) -> None:
         make_shadow_datasets(identity, aux, schema, target[:3], n=10, n_shadow=2, root=0, target_index=0)
     with pytest.raises(ParameterError, match="Unknown meta-classifier 'tree'"):
         TapasAttack(classifier="tree")
-    with pytest.raises(ParameterError, match="must be trained .* needs its queries"):
+    with pytest.raises(ParameterError, match=r"must be trained .* needs its queries"):
         TapasAttack().score([aux[:10]])
     with pytest.raises(ParameterError, match="fitted before it can score"):
         TapasAttack().score_features(np.zeros((1, 3)))
