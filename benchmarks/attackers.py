@@ -54,6 +54,7 @@ from privgame.games.audit import group_masks
 from privgame.games.engine import build_audit, plan_summary, start_run
 from privgame.games.estimate import calibrate
 from privgame.generators import resolve
+from privgame.settings.attacks import resolve_attacks
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 from privgame.settings.setups import AuditInputs, release_inputs
 
@@ -84,15 +85,23 @@ def adult_slice(rows: int, seed: int) -> Dataset:
     )
 
 
-def make_spec(inputs: AuditInputs, args: argparse.Namespace, attacker: str, n_shadow: int) -> RunSpec:
-    """The run of one setting: everything but the attacker and N_shadow is the same."""
+def make_spec(
+    inputs: AuditInputs, args: argparse.Namespace, attacker: str, n_shadow: int, attacks: str = "tapas"
+) -> RunSpec:
+    """The run of one setting: everything but the attacker, N_shadow and the attacks is the same."""
     return RunSpec(
         data_name=f"adult.csv.gz ({args.rows:,}-row slice)",
         data_fingerprint=inputs.fingerprint,
         schema=inputs.schema.to_dict(),
         sizes=inputs.sizes,
         generator=args.generator,
-        attack=AttackSettings(n_shadow=n_shadow, n_eval=args.n_eval, games="model-seeded", attacker=attacker),
+        attack=AttackSettings(
+            n_shadow=n_shadow,
+            n_eval=args.n_eval,
+            games="model-seeded",
+            attacker=attacker,
+            attacks=resolve_attacks(attacks, setup="release", generator=args.generator),
+        ),
         targets=TargetSelection.plan(outliers=args.outliers, random=args.random),
         seed=args.seed,
         setup=inputs.setup,
@@ -126,7 +135,7 @@ def _refit_seconds(spec: RunSpec, table: pd.DataFrame) -> float | None:
     return statistics.median(times)
 
 
-def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[str, int]]) -> dict:
+def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[str, int, str]]) -> dict:
     """Each setting's generator fits and estimated wall seconds, from a calibration on this machine.
 
     The runs here play the model-seeded game alone, so their time is counted from
@@ -142,13 +151,13 @@ def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[
     n_targets = len({int(t) for ids in groups.values() for t in ids})
     refit = _refit_seconds(first, inputs.table)
     calibrations = {}
-    for n_shadow in sorted({s for _, s in settings}):
+    for n_shadow in sorted({s for _, s, _ in settings}):
         calibrations[n_shadow] = calibrate(
             make_spec(inputs, args, "population", n_shadow), inputs.table, workers=args.workers
         )
     out = []
-    for attacker, n_shadow in settings:
-        spec = make_spec(inputs, args, attacker, n_shadow)
+    for attacker, n_shadow, attacks in settings:
+        spec = make_spec(inputs, args, attacker, n_shadow, attacks)
         cal = calibrations[n_shadow]
         fits = plan_summary(spec, n_targets, table=inputs.table)
         half_shadow, half_eval = n_shadow // 2, args.n_eval // 2
@@ -170,7 +179,7 @@ def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[
         seconds = (2 * cal.setup + cal.fit_sample) / cal.share + startup + work / max(parallel, 0.05)
         out.append(
             {
-                "attacker": attacker,
+                "attacker": _label(attacker, attacks),
                 "n_shadow": n_shadow,
                 "total_fits": fits["total_fits"],
                 "fits_text": fits["text"],
@@ -194,11 +203,15 @@ def dry_run(inputs: AuditInputs, args: argparse.Namespace, settings: list[tuple[
     }
 
 
+def _label(attacker: str, attacks: str) -> str:
+    return attacker if attacks == "tapas" else f"{attacker}+{attacks}"
+
+
 def run_setting(
-    root: Path, inputs: AuditInputs, args: argparse.Namespace, attacker: str, n_shadow: int
+    root: Path, inputs: AuditInputs, args: argparse.Namespace, attacker: str, n_shadow: int, attacks: str
 ) -> dict:
     """Run one setting and gather its figures and per-record risks."""
-    spec = make_spec(inputs, args, attacker, n_shadow)
+    spec = make_spec(inputs, args, attacker, n_shadow, attacks)
     meter = StealMeter()
     start = time.perf_counter()
     folder = start_run(root, spec, inputs.table, workers=args.workers)
@@ -209,8 +222,14 @@ def run_setting(
     verdicts = records["verdict_model_seeded"].astype(str)
     masks = group_masks(records, spec)
     share = summary.get("share_at_risk") or {}
+    # Each record's own work (its shadow datasets, evaluation runs, features and classifiers), in
+    # seconds of its unit: paired across settings on the same records.
+    unit_seconds = [float(folder.load_target(int(r))["timings"][3]) for r in records["record_id"]]
+    records["unit_seconds"] = unit_seconds
     return {
-        "attacker": attacker,
+        "attacker": _label(attacker, attacks),
+        "attacks": list(spec.attack.attacks),
+        "attack_counts": records["attack"].value_counts().to_dict() if "attack" in records else {},
         "n_shadow": n_shadow,
         "run_folder": str(folder.path) if args.out is not None else None,
         "mean_risk": float(np.nanmean(records["risk_model_seeded"].to_numpy(float))),
@@ -244,6 +263,11 @@ def main() -> None:
     parser.add_argument("--n-eval", type=int, default=200)
     parser.add_argument("--shadows", default="200,1000", help="comma list of N_shadow")
     parser.add_argument("--attackers", default="leave-one-out,population")
+    parser.add_argument(
+        "--attacks",
+        default="tapas",
+        help="portfolios to compare, separated by ';', each 'all' or a comma list (e.g. 'tapas;all')",
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
@@ -261,7 +285,8 @@ def main() -> None:
     args = parser.parse_args()
     shadows = [int(s) for s in args.shadows.split(",") if s.strip()]
     attackers = [a.strip() for a in args.attackers.split(",") if a.strip()]
-    settings = [(a, s) for a in attackers for s in shadows]
+    portfolios = [p.strip() for p in args.attacks.split(";") if p.strip()]
+    settings = [(a, s, p) for a in attackers for s in shadows for p in portfolios]
 
     dataset = adult_slice(args.rows, args.seed)
     args.rows = len(dataset.table)
@@ -323,9 +348,11 @@ def main() -> None:
     with contextlib.nullcontext(args.out) if args.out is not None else tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        for attacker, n_shadow in settings:
-            print(f"running {attacker}, N_shadow {n_shadow} ...", file=sys.stderr, flush=True)
-            results.append(run_setting(root, inputs, args, attacker, n_shadow))
+        for attacker, n_shadow, attacks in settings:
+            print(
+                f"running {_label(attacker, attacks)}, N_shadow {n_shadow} ...", file=sys.stderr, flush=True
+            )
+            results.append(run_setting(root, inputs, args, attacker, n_shadow, attacks))
             print(f"  done in {results[-1]['wall_seconds']:,.0f} s", file=sys.stderr, flush=True)
     steal = meter.share()
 
@@ -427,8 +454,56 @@ def main() -> None:
             for g in groups
         )
         print(f"{r['attacker']:<14} {r['n_shadow']:>8} {cells}")
+    if len(results) > 1:
+        _per_record(results)
     if steal is not None:
         print(f"stolen by the hypervisor  {steal:.0%} of CPU time during the runs (wall times fall with it)")
+
+
+def _per_record(results: list[dict[str, Any]]) -> None:
+    """Each record's risk in every setting (and the attack a portfolio kept), then each portfolio
+    against TAPAS alone at the same attacker and N_shadow: the mean gain, the worst loss, the random
+    records above 0.55 and the paired ratio of the records' own work."""
+    first = results[0]["_records"]
+    names = [f"{r['attacker']}/{r['n_shadow']}" for r in results]
+    print("per-record R_MS (the attack a portfolio kept in brackets):")
+    print(f"{'record':>7} {'group':>15} " + " ".join(f"{n:>28}" for n in names))
+    for i, record_id in enumerate(first["record_id"]):
+        cells = []
+        for r in results:
+            row = r["_records"].iloc[i]
+            kept = f" [{row['attack']}]" if len(r["attacks"]) > 1 else ""
+            cells.append(f"{row['risk_model_seeded']:.3f}{kept}".rjust(28))
+        print(f"{int(record_id):>7} {first['audit_group'].iloc[i]:>15} " + " ".join(cells))
+    for r in results:
+        if len(r["attacks"]) == 1:
+            continue
+        base = next(
+            (
+                b
+                for b in results
+                if b["attacks"] == ["tapas"]
+                and b["n_shadow"] == r["n_shadow"]
+                and b["attacker"] == r["attacker"].split("+")[0]
+            ),
+            None,
+        )
+        if base is None:
+            continue
+        risk, tapas = (x["_records"]["risk_model_seeded"].to_numpy(float) for x in (r, base))
+        gain = risk - tapas
+        random = r["_records"]["audit_group"].astype(str).str.contains("random").to_numpy()
+        own, own_tapas = (x["_records"]["unit_seconds"].to_numpy(float) for x in (r, base))
+        ratio = own / own_tapas
+        print(
+            f"{r['attacker']}/{r['n_shadow']} against TAPAS alone: mean {np.nanmean(gain):+.3f} "
+            f"± {_se(gain):.3f}, worst record {np.nanmin(gain):+.3f}, best {np.nanmax(gain):+.3f}; "
+            f"random records above 0.55: {int((risk[random] > 0.55).sum())} of {int(random.sum())} "
+            f"(TAPAS: {int((tapas[random] > 0.55).sum())}); a record's own work "
+            f"{np.median(ratio):.2f}x TAPAS' (median paired ratio; {own.sum():,.0f} s against "
+            f"{own_tapas.sum():,.0f} s); "
+            f"attacks kept: {r['attack_counts']}"
+        )
 
 
 if __name__ == "__main__":

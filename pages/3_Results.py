@@ -52,6 +52,7 @@ from privgame.service import (
     RunSpec,
     Schema,
     UtilityReport,
+    attack_words,
     default_target_column,
     dismiss_extension,
     extension_state,
@@ -129,6 +130,7 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     """The verdict, what was audited, the share of all of D at risk, and the outliers kept apart."""
     show_verdict(summary)
     show_setup(summary.get("setup_text") or [])
+    _attacks_kept(summary)
     share = summary.get("share_at_risk")
     groups = summary.get("groups") or {}
     if share:
@@ -171,6 +173,28 @@ def _audited(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
             icon=":material/publish:",
             query_params={"run": folder.run_id},
         )
+
+
+def _attacks_kept(summary: dict[str, Any]) -> None:
+    """Which attack scored how many records, when the run tried several."""
+    counts = summary.get("attack_counts") or {}
+    if len(summary.get("attacks") or ()) < 2 or not counts:
+        return
+    words = attack_words()
+    kept = ", ".join(
+        f"{words.get(name, (name, ''))[0]} for {count:,}"
+        for name, count in sorted(counts.items(), key=lambda item: -item[1])
+    )
+    learning = summary.get("attack_still_learning") or 0
+    st.caption(
+        f"The strongest attack on the attacker's own held-out shadow datasets scored each record: {kept}."
+        + (
+            f" On {learning:,} record{'s' if learning != 1 else ''} the attack was still learning, so "
+            "their intervals' high ends are raised (see the Record page)."
+            if learning
+            else ""
+        )
+    )
 
 
 def _screen(folder: RunFolder, summary: dict[str, Any], t: float) -> None:

@@ -18,6 +18,7 @@ from privgame.outputs.figures import roc_curves, score_distributions
 from privgame.service import (
     STATISTIC_WORDS,
     RunFolder,
+    attack_words,
     identifier_columns,
     metrics,
     not_played_reason,
@@ -117,7 +118,7 @@ def _float(value: Any) -> float:
         return math.nan
 
 
-def _risks(row: pd.Series, t: float, attacker: str) -> None:
+def _risks(row: pd.Series, t: float, attacker: str, tried: tuple[str, ...] = ("tapas",)) -> None:
     """Both risks with their intervals, and the record's three-way verdict at ``t``."""
     verdict = _verdict(row, "risk_model_seeded", t)
     played = row.get("verdict_traditional") != "not run"
@@ -170,10 +171,28 @@ def _risks(row: pd.Series, t: float, attacker: str) -> None:
             "verdict; the interval is the logit DeLong interval of the AUC, its 5% error spent over the "
             "looks so that it holds however often runs were added. Each record is tested on its own."
         )
+    attack = row.get("attack")
+    words = attack_words()
+    if isinstance(attack, str) and attack in words:
+        title, what = words[attack]
+        chosen = (
+            f"the strongest of {len(tried)} attacks on the attacker's own held-out shadow datasets"
+            if len(tried) > 1
+            else "the only attack of this run"
+        )
+        st.caption(f"Attacked with **{title}** ({chosen}): {what}.")
+    if row.get("attack_still_learning") is True or row.get("attack_still_learning") == 1:
+        st.caption(
+            "The attack was still learning: trained on all its shadow datasets it beat the two attacks "
+            f"trained on halves of them by {_float(row.get('attack_learning_gain')):.2f} on the logit "
+            "scale, more than training noise. The interval's high end is raised by as much, so the "
+            "record is not called 'not at risk' on the strength of an attack that had not finished; "
+            "more shadow datasets (N_shadow) would settle it."
+        )
     shadow = _float(row.get("attack_shadow_auc"))
     if not math.isnan(shadow):
         st.caption(
-            f"On its own shadow datasets (out of bag) the attack scored an AUC of {shadow:.3f}, against "
+            f"On its own held-out shadow datasets the attack scored an AUC of {shadow:.3f}, against "
             f"{number_text(row.get('risk_model_seeded'))} on the real evaluation runs"
             + (
                 ": a large gap means the shadow datasets differ from the real ones."
@@ -217,7 +236,7 @@ def body() -> None:
         return
     row = audited.iloc[0]
     _who(row, folder)
-    _risks(row, t, folder.spec().attack.attacker)
+    _risks(row, t, folder.spec().attack.attacker, folder.spec().attack.attacks)
     note = twin_note(folder.summary().get("twins"), record_id)
     if note:
         st.info(plain(note), icon=":material/content_copy:")

@@ -180,7 +180,9 @@ class Attack(ABC):
 
 
 ATTACKS: dict[str, type[Attack]] = {}
-"""Every registered attack class by name (see :func:`attack_names` for the portfolio's order)."""
+"""Every registered attack class by name (see :func:`attack_names` for the portfolio's order). The
+built-in ones register when :mod:`privgame.attack` is imported, which any import of one of its
+modules does first."""
 
 
 def register(cls: type[Attack]) -> type[Attack]:
@@ -191,16 +193,10 @@ def register(cls: type[Attack]) -> type[Attack]:
     return cls
 
 
-def _load() -> None:
-    # The implementations register themselves on import.
-    from privgame.attack import closest, density, marginal, tapas, values  # noqa: F401
-
-
 def attack_names() -> tuple[str, ...]:
     """The registered attacks' names in the portfolio's order: the built-in ones as
     :data:`~privgame.core.defaults.ATTACK_NAMES` lists them (TAPAS first), then any other in the
     order registered."""
-    _load()
     built_in = [name for name in ATTACK_NAMES if name in ATTACKS]
     return (*built_in, *(name for name in ATTACKS if name not in ATTACK_NAMES))
 
@@ -213,7 +209,6 @@ def create(name: str, **params: Any) -> Attack:
     ParameterError
         For a name no attack is registered under.
     """
-    _load()
     if name not in ATTACKS:
         raise ParameterError(f"Unknown attack {name!r}; choose from {', '.join(ATTACKS)}.")
     return ATTACKS[name](**params)

@@ -38,6 +38,8 @@ from numpy.typing import ArrayLike, NDArray
 from privgame.core.errors import ParameterError
 
 __all__ = [
+    "LEARNING_FLOOR_SD",
+    "LEARNING_Z",
     "VERDICTS",
     "MissRate",
     "RocCurve",
@@ -50,6 +52,8 @@ __all__ = [
     "ecdf",
     "hoeffding_half_width",
     "kept_sample_share",
+    "learning_bound",
+    "learning_gain",
     "look_level",
     "miss_rate",
     "miss_rate_curve",
@@ -477,6 +481,54 @@ def training_variance(half_a: ArrayLike, half_b: ArrayLike) -> float:
     a, b = (np.clip(x, _LOGIT_CLIP, 1 - _LOGIT_CLIP) for x in (a, b))
     d = np.log(a / (1 - a)) - np.log(b / (1 - b))
     return float(np.median(d**2) / (4.0 * _MEDIAN_CHI2_1))
+
+
+LEARNING_Z = 1.645
+"""The one-sided 95% point above which an attack's gain over its halves is taken as learning."""
+
+LEARNING_FLOOR_SD = 0.05
+"""The least noise (logit scale) a learning gain is measured against: a run whose half attacks all
+agree exactly would otherwise call any gain, however small, learning."""
+
+
+def learning_gain(
+    full: float, half_a: float, half_b: float, training: float, *, z: float = LEARNING_Z
+) -> tuple[float, bool]:
+    """How much more the attack found with all its shadow datasets than with half of them, and
+    whether that is more than training noise: an attack that is still learning.
+
+    ``gain = logit(A_full) - (logit(A_a) + logit(A_b)) / 2`` (AUCs clipped to [0.001, 0.999]).
+    Had the attack stopped learning, the full attack and its halves would have the same expected
+    logit AUC, and the gain would be noise: the full attack's training noise ``v`` plus the mean of
+    two halves' ``v_half / 2 = v`` (``v`` = ``training``, :func:`training_variance`), so a standard
+    deviation of at most ``sqrt(2 v)`` (less, as the full attack shares its shadow datasets with its
+    halves). The attack is *still learning* when ``gain > z * max(sqrt(2 v), LEARNING_FLOOR_SD)``.
+
+    Returns
+    -------
+    gain : float
+        On the logit scale; ``nan`` when a half AUC is missing.
+    learning : bool
+        False when ``gain`` is ``nan``.
+    """
+    values = np.array([full, half_a, half_b], dtype=np.float64)
+    if not np.isfinite(values).all():
+        return math.nan, False
+    values = np.clip(values, _LOGIT_CLIP, 1 - _LOGIT_CLIP)
+    logits = np.log(values / (1 - values))
+    gain = float(logits[0] - (logits[1] + logits[2]) / 2)
+    noise = max(math.sqrt(2 * max(training, 0.0)), LEARNING_FLOOR_SD)
+    return gain, gain > z * noise
+
+
+def learning_bound(high: float, gain: float) -> float:
+    """An interval's upper bound raised by a still-learning attack's gain on the logit scale: the
+    risk another doubling of the shadow datasets could reach if the attack gains as much again
+    (learning curves flatten, so a gain no larger than the last is the expected case)."""
+    if not (math.isfinite(high) and math.isfinite(gain)) or gain <= 0:
+        return high
+    clipped = min(max(high, _LOGIT_CLIP), 1 - _LOGIT_CLIP)
+    return max(high, _expit(_logit(clipped) + gain))
 
 
 def _expit(x: float) -> float:

@@ -48,6 +48,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "looks",
     "attack",
     "attack_shadow_auc",
+    "attack_learning_gain",
+    "attack_still_learning",
     "difference",
     "outlier_score",
     "dcr",

@@ -35,7 +35,9 @@ __all__ = [
     "GROUP_LABELS",
     "NOT_RUN",
     "answer",
+    "attack_counts",
     "attacker_text",
+    "attacks_text",
     "audit_summary",
     "describe_setup",
     "group_masks",
@@ -76,7 +78,7 @@ def describe_setup(spec: RunSpec, *, planned: bool = False) -> list[str]:
     (and that a population smaller than D gives a weaker attacker), what a small reference
     pool means for the traditional game, and whether every record is screened.
     """
-    lines = _setup_lines(spec, planned=planned)
+    lines = [*_setup_lines(spec, planned=planned), attacks_text(spec)]
     if spec.screen.on:
         from privgame.games.screen import settings_text
 
@@ -155,6 +157,36 @@ def _setup_lines(spec: RunSpec, *, planned: bool) -> list[str]:
         )
     lines.append(traditional_text(spec, planned=planned))
     return lines
+
+
+def attacks_text(spec: RunSpec) -> str:
+    """Which attacks a record's risk comes from, and what "not at risk" then means, in sentences."""
+    from privgame.settings.attacks import attack_words
+
+    words = attack_words()
+    names = spec.attack.attacks
+    shadows = f"{spec.attack.n_shadow:,} shadow datasets"
+    if tuple(names) == ("tapas",):
+        tried = f"Each record is attacked with {words['tapas'][0]} (the paper's attack), trained on {shadows}"
+    else:
+        listed = ", ".join(words[name][0] for name in names if name in words)
+        tried = (
+            f"Each record is attacked with {len(names)} attacks ({listed}), each trained on the same "
+            f"{shadows}; its risk is that of the one that told the attacker's own held-out shadow "
+            "datasets apart best"
+        )
+    return (
+        f"{tried}. 'Not at risk' is a lower bound: these attacks, with this much training, failed to "
+        "find the record; a stronger attack might not."
+    )
+
+
+def attack_counts(records: pd.DataFrame) -> dict[str, int]:
+    """How many records each attack scored (the ``attack`` column; ``tapas`` for runs without it)."""
+    if "attack" not in records:
+        return {"tapas": len(records)} if len(records) else {}
+    counts = records["attack"].fillna("tapas").value_counts()
+    return {str(name): int(count) for name, count in counts.items()}
 
 
 def attacker_text(spec: RunSpec) -> str:
@@ -690,6 +722,11 @@ def audit_summary(
         },
         "share_at_risk": share_at_risk(records, spec, threshold, screened=screened),
         "attack_shadow_auc_mean": _mean_of(records, "attack_shadow_auc"),
+        "attacks": list(spec.attack.attacks),
+        "attack_counts": attack_counts(records),
+        "attack_still_learning": int(records["attack_still_learning"].fillna(False).astype(bool).sum())
+        if "attack_still_learning" in records
+        else 0,
         # At risk = the verdict, in both games (the paper's point counts are above_t_*).
         "at_risk_model_seeded": int(np.count_nonzero(high)),
         "at_risk_traditional": traditional if plays_traditional else None,

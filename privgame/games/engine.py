@@ -1005,6 +1005,11 @@ def record_results(
     records when the results are first written and kept by later extensions, so that a record
     nobody looked at again keeps its interval; the summary's ``attack_training_variance``, on the
     logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t).
+    ``attack_learning_gain`` is how much the attack gained (logit AUC) over its two half attacks,
+    and ``attack_still_learning`` whether that is more than training noise
+    (:func:`privgame.core.metrics.learning_gain`): the model-seeded interval's high end is then
+    raised by the gain (:func:`~privgame.core.metrics.learning_bound`), so that an attack that had
+    not finished learning calls no record "not at risk" on the strength of its shortfall.
     ``attack`` names the attack that scored the record's runs (the portfolio's choice on held-out
     shadow datasets, :mod:`privgame.attack.portfolio`; ``tapas`` alone otherwise), and
     ``attack_shadow_auc`` its held-out AUC on its own shadow datasets (out of bag for a forest).
@@ -1074,11 +1079,19 @@ def record_results(
         rows.append(row)
     training = _training_variance(folder, halves)
     by_key = {game.key: game for game in GAMES}
-    for row, played in zip(rows, games, strict=True):
+    for row, played, (half_a, half_b) in zip(rows, games, halves, strict=True):
         level = metrics.look_level(int(row["looks"]))
         for key, (scores, labels) in played.items():
             bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=training)
             row[by_key[key].column("low")], row[by_key[key].column("high")] = bounds
+        # "Not at risk" only from an attack that has stopped learning: where the attack beat its
+        # halves by more than training noise, the high end is raised by that gain.
+        gain, learning = metrics.learning_gain(row[MODEL_SEEDED.column()], half_a, half_b, training)
+        row["attack_learning_gain"] = gain
+        row["attack_still_learning"] = learning
+        if learning:
+            high = MODEL_SEEDED.column("high")
+            row[high] = metrics.learning_bound(row[high], gain)
     records = pd.DataFrame(rows)
     for game in GAMES:
         records[game.verdict_column] = metrics.verdicts(

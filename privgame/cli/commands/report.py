@@ -37,10 +37,23 @@ def _attack_lines(summary: dict[str, Any]) -> list[str]:
             f"attack noise        training moves a risk at t by about {sd:.3f} (sd; two attacks trained "
             "on halves of the shadow datasets), and the intervals include it"
         )
+    counts = summary.get("attack_counts") or {}
+    if len(summary.get("attacks") or ()) > 1 and counts:
+        kept = ", ".join(f"{name} {count:,}" for name, count in sorted(counts.items(), key=lambda kv: -kv[1]))
+        lines.append(
+            f"attacks             {', '.join(summary['attacks'])}; the strongest on held-out shadow "
+            f"datasets scored each record ({kept} records)"
+        )
+    learning = summary.get("attack_still_learning") or 0
+    if learning:
+        lines.append(
+            f"still learning      on {learning:,} record(s) the attack beat its halves by more than "
+            "training noise: their intervals' high ends are raised by that gain (more --n-shadow settles it)"
+        )
     shadow = summary.get("attack_shadow_auc_mean")
     if isinstance(shadow, int | float):
         lines.append(
-            f"attack on shadows   mean AUC {shadow:.3f} on its own shadow datasets (out of bag), "
+            f"attack on shadows   mean AUC {shadow:.3f} on its own held-out shadow datasets, "
             f"{number_text(summary.get('mean_model_seeded'))} on the real evaluation runs"
         )
     return lines

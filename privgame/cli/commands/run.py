@@ -28,8 +28,15 @@ from privgame.core.parameters import (
     seed_problem,
     threshold_problem,
 )
-from privgame.service import MAX_N_EVAL, AttackSettings, RunSpec, ScreenSettings, TargetSelection, parse_ids
-from privgame.settings.attacks import resolve_attacks
+from privgame.service import (
+    MAX_N_EVAL,
+    AttackSettings,
+    RunSpec,
+    ScreenSettings,
+    TargetSelection,
+    parse_ids,
+    resolve_attacks,
+)
 from privgame.settings.generator_options import (
     add_domain_option,
     add_generator_options,
