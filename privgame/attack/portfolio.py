@@ -23,13 +23,20 @@ import numpy as np
 from privgame.attack.base import Attack, AttackContext
 from privgame.attack.classifier import MetaClassifier
 from privgame.core.errors import ParameterError
-from privgame.core.metrics import auc
+from privgame.core.metrics import auc, auc_half_width
 from privgame.core.seeding import Role, stream
 
 __all__ = ["ChosenAttack", "Portfolio", "held_out_auc"]
 
 FOLDS = 5
 """Cross-validation folds of a logistic attack's held-out AUC."""
+
+PREFER_TAPAS_Z = 1.0
+"""Another attack replaces TAPAS only when its held-out AUC is higher by more than this many
+standard errors of the difference."""
+
+ONE_SE = 0.6826894921370859
+"""The level of a normal interval one standard error each side."""
 
 
 def _attack_key(name: str) -> int:
@@ -168,7 +175,8 @@ class Portfolio:
 
     def fit(self, features: np.ndarray, labels: np.ndarray, *, root: int, key: int) -> ChosenAttack:
         """Fit every attack on the shadow datasets' features, choose the one with the best held-out
-        AUC, and return it fitted with its half attacks.
+        AUC (TAPAS, when it is one of them, unless another beats it by more than noise), and return
+        it fitted with its half attacks.
 
         Parameters
         ----------
@@ -189,6 +197,15 @@ class Portfolio:
             )
         features = np.asarray(features, dtype=np.float32)
         edges = np.concatenate([[0], np.cumsum(widths)]).astype(int)
+        if len(self.attacks) == 1:
+            # Nothing to choose: the attack as it always was (the paper's, for TAPAS alone), with
+            # the held-out AUC its classifier gives for free (out of bag; nan for a regression).
+            only = self.attacks[0]
+            classifier = only.new_classifier().fit(
+                features, labels, rng=classifier_stream(root, key, only.name)
+            )
+            held = {only.name: float(getattr(classifier, "shadow_auc_", math.nan))}
+            return ChosenAttack(only.name, 0, int(edges[1]), classifier, held)
         held_out: dict[str, float] = {}
         fitted: dict[str, tuple[MetaClassifier, np.random.Generator]] = {}
         for i, attack in enumerate(self.attacks):
@@ -204,6 +221,7 @@ class Portfolio:
                 held_out[attack.name] = held_out_auc(classifier, part, labels, rng=cv_rng)
         scored = [(-_or_low(held_out[a.name]), i) for i, a in enumerate(self.attacks)]
         best = min(scored)[1]
+        best = self._prefer_tapas(best, held_out, np.asarray(labels))
         chosen = self.attacks[best]
         part = features[:, edges[best] : edges[best + 1]]
         if chosen.name in fitted:
@@ -217,6 +235,27 @@ class Portfolio:
                 part, labels, rng=classifier_stream(root, key, chosen.name)
             )
         return ChosenAttack(chosen.name, int(edges[best]), int(edges[best + 1]), classifier, held_out)
+
+    def _prefer_tapas(self, best: int, held_out: dict[str, float], labels: np.ndarray) -> int:
+        """The paper's attack unless another beats it on held-out shadows by more than one
+        standard error of the difference (Hanley and McNeil's, the two taken as independent):
+        between attacks that are equally good, a choice by noise would only move the record's
+        risk by noise."""
+        names = self.names
+        if "tapas" not in names or names[best] == "tapas":
+            return best
+        tapas, other = held_out["tapas"], held_out[names[best]]
+        if not (math.isfinite(tapas) and math.isfinite(other)):
+            return best
+        n_in, n_out = int(np.count_nonzero(labels == 1)), int(np.count_nonzero(labels == 0))
+        if n_in < 1 or n_out < 1:
+            return best
+
+        def se(value: float) -> float:
+            return auc_half_width(max(value, 1 - value), n_in, n_out, level=ONE_SE)
+
+        margin = PREFER_TAPAS_Z * math.hypot(se(tapas), se(other))
+        return names.index("tapas") if other - tapas <= margin else best
 
 
 def _or_low(value: float) -> float:

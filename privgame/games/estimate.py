@@ -215,14 +215,13 @@ def _worker_ready(ctx: Any, rows: np.ndarray) -> float:
     """In a fresh worker: import and first use of what a run's units use (the generator and its
     compiled kernels, the query features, the meta-classifier), on a few rows; returns the wall
     clock when done."""
-    from privgame.attack import MetaClassifier
-
     rng = stream(ctx.seed, 1, _CALIBRATION_STREAM)
     with contextlib.suppress(Exception):  # the timed fits report a generator's errors
         synthetic = ctx.new_generator().fit(rows, ctx.schema, rng=rng).sample(len(rows), rng=rng)
-        features = np.stack([ctx.featuriser().features(synthetic[i:], rows[0]) for i in range(4)])
+        attacks = ctx.featuriser()
+        features = np.stack([attacks.features(synthetic[i:], rows[0]) for i in range(4)])
         labels = np.array([0, 1, 0, 1], dtype=np.int8)
-        MetaClassifier(ctx.classifier).fit(features, labels, rng=rng).score(features)
+        attacks.fit(features, labels, root=ctx.seed, key=1).score(features)
     return time.time()
 
 
@@ -306,7 +305,6 @@ def calibrate(
     SizeError, SchemaError, ParameterError
         When the spec does not fit the table or the generator's parameters are invalid.
     """
-    from privgame.attack import MetaClassifier
     from privgame.games import plan
     from privgame.games.context import build_context
 
@@ -376,7 +374,7 @@ def calibrate(
     train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
     labels = (np.arange(n_rows) % 2).astype(np.int8)
     t0 = clock()
-    fitted = MetaClassifier(spec.attack.classifier).fit(train, labels, rng=rng)
+    fitted = queries.fit(train, labels, root=spec.seed, key=1)
     t1 = clock()
     # A target's unit also scores its 2 N_eval runs and checkpoints the classifier.
     fitted.score(base[np.arange(n_scored) % n_rows])

@@ -154,15 +154,13 @@ class Context:
 
     @property
     def single_attack(self) -> bool:
-        """Whether the run uses TAPAS alone (the paper's attack, its features and classifier as
-        before portfolios existed)."""
+        """Whether the run uses TAPAS alone (the paper's attack)."""
         return tuple(self.attacks) == ("tapas",)
 
-    def featuriser(self) -> QuerySet | Portfolio:
-        """What turns a synthetic table into a target's attack features: TAPAS' queries alone, or
-        the portfolio of every attack of the run (prepared once per process and context)."""
-        if self.single_attack:
-            return self.queries()
+    def featuriser(self) -> Portfolio:
+        """The run's attacks, prepared once per process and context: they turn a synthetic table
+        into a target's features (:meth:`Portfolio.features`) and are trained on them
+        (:meth:`Portfolio.fit`). TAPAS alone gives exactly its counting queries' features."""
         return _portfolio(self)
 
 
@@ -351,7 +349,7 @@ class _Clock:
 
 def _features(
     ctx: Context,
-    queries: QuerySet | Portfolio,
+    queries: Portfolio,
     x: np.ndarray,
     rows: np.ndarray,
     rng: np.random.Generator,
@@ -369,9 +367,7 @@ def _features(
     return features
 
 
-def _features_of(
-    queries: QuerySet | Portfolio, x: np.ndarray, datasets: np.ndarray, clock: _Clock
-) -> np.ndarray:
+def _features_of(queries: Portfolio, x: np.ndarray, datasets: np.ndarray, clock: _Clock) -> np.ndarray:
     t0 = time.perf_counter()
     features = queries.features_batch(list(datasets), x)
     clock.features += time.perf_counter() - t0
@@ -380,7 +376,7 @@ def _features_of(
 
 def train_attack(
     ctx: Context, record_id: int, shared: np.ndarray, clock: _Clock | None = None
-) -> MetaClassifier | ChosenAttack:
+) -> ChosenAttack:
     """The attack on target ``record_id`` under the run's threat model.
 
     The target's own shadow datasets (the population attacker's 'in', the leave-one-out
@@ -412,13 +408,7 @@ def train_attack(
         n_in, n_out = half_shadow, len(shared_features)
     labels = np.concatenate([np.ones(n_in, dtype=np.int8), np.zeros(n_out, dtype=np.int8)])
     t0 = time.perf_counter()
-    classifier: MetaClassifier | ChosenAttack
-    if isinstance(queries, Portfolio):
-        classifier = queries.fit(train, labels, root=ctx.seed, key=key)
-    else:
-        classifier = MetaClassifier(ctx.classifier).fit(
-            train, labels, rng=stream(ctx.seed, key, Role.CLASSIFIER)
-        )
+    classifier = queries.fit(train, labels, root=ctx.seed, key=key)
     clock.classifier += time.perf_counter() - t0
     return classifier
 
@@ -516,7 +506,7 @@ def play_games(
 
 
 def _traditional_runs(
-    ctx: Context, queries: QuerySet | Portfolio, record_id: int, member: bool, indices: range, clock: _Clock
+    ctx: Context, queries: Portfolio, record_id: int, member: bool, indices: range, clock: _Clock
 ) -> list[np.ndarray]:
     """The features of the target's own traditional runs ``indices``, 'in' runs when ``member``
     (per-target draws)."""
@@ -688,7 +678,8 @@ def looks_of(checkpoint: dict[str, np.ndarray]) -> int:
 
 def _chosen(classifier: MetaClassifier | ChosenAttack) -> dict[str, np.ndarray]:
     """A portfolio's choice for a checkpoint: the attack kept (``attack``), and every attack's
-    held-out AUC on the shadow datasets (``attack_names``, ``attack_aucs``); nothing for TAPAS alone."""
+    held-out AUC on the shadow datasets (``attack_names``, ``attack_aucs``); nothing for a bare
+    meta-classifier (checkpoints written before portfolios, reused by a remedy)."""
     if not isinstance(classifier, ChosenAttack):
         return {}
     return {

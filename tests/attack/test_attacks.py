@@ -161,7 +161,8 @@ def test_the_portfolio_finds_every_signal(signal: str) -> None:
     features = portfolio.features_batch([*ins, *outs], TARGET)
     chosen = portfolio.fit(features, np.repeat([1, 0], 100), root=0, key=1)
     assert set(chosen.held_out) == set(ATTACK_NAMES)
-    assert chosen.held_out[chosen.name] == max(chosen.held_out.values())
+    # The best on held-out shadows, or TAPAS when the best beats it by no more than noise.
+    assert chosen.held_out[chosen.name] == max(chosen.held_out.values()) or chosen.name == "tapas"
     ins, outs = tables(SIGNALS[signal], rng, 60)
     scores = chosen.score(portfolio.features_batch([*ins, *outs], TARGET))
     assert auc(scores, np.repeat([1, 0], 60)) >= 0.85
@@ -192,3 +193,20 @@ def test_the_portfolio_refuses_features_it_did_not_make() -> None:
         portfolio.fit(np.zeros((4, 3)), np.array([1, 1, 0, 0]), root=0, key=1)
     with pytest.raises(ParameterError, match="at least one attack"):
         Portfolio([])
+
+
+def test_tapas_is_kept_unless_another_attack_beats_it_by_more_than_noise() -> None:
+    portfolio = Portfolio([create(name) for name in ("tapas", "closest")])
+    labels = np.repeat([1, 0], 100)
+    # One standard error of a difference of two AUCs near 0.6 from 100 + 100 datasets is ~0.055.
+    assert (
+        portfolio.attacks[portfolio._prefer_tapas(1, {"tapas": 0.60, "closest": 0.63}, labels)].name
+        == "tapas"
+    )
+    assert (
+        portfolio.attacks[portfolio._prefer_tapas(1, {"tapas": 0.60, "closest": 0.75}, labels)].name
+        == "closest"
+    )
+    assert portfolio._prefer_tapas(1, {"tapas": float("nan"), "closest": 0.61}, labels) == 1
+    alone = Portfolio([create("closest"), create("density")])
+    assert alone._prefer_tapas(1, {"closest": 0.6, "density": 0.61}, labels) == 1
