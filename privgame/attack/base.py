@@ -20,7 +20,7 @@ separates held-out shadow datasets best. The registry is a dict with :func:`regi
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Self
 
@@ -160,6 +160,17 @@ class Attack(ABC):
     def describe(self) -> dict[str, Any]:
         """A JSON-ready record of the attack, for a run's metadata."""
         return {"attack": self.name, "title": self.title, "classifier": self.classifier_kind}
+
+    def _per_target(self, target: np.ndarray, compute: Callable[[], np.ndarray]) -> np.ndarray:
+        """``compute()``, kept for the last target: what an attack knows of the population about
+        one record is the same for every table it scores. The pair is read once and replaced
+        whole, so threads sharing the attack never mix one target's value with another's key."""
+        key = np.asarray(target, dtype=np.float64).tobytes()
+        cached: tuple[bytes, np.ndarray] | None = getattr(self, "_target_cached", None)
+        if cached is None or cached[0] != key:
+            cached = (key, compute())
+            self._target_cached = cached
+        return cached[1]
 
     def _check_prepared(self) -> AttackContext:
         context = getattr(self, "context_", None)

@@ -61,17 +61,14 @@ class DensityRatioAttack(Attack):
         self.scales_ = column_scales(context.reference, context.is_categorical)
         reference = np.asarray(context.reference, dtype=np.float64)
         self._reference = reference[:_REFERENCE_ROWS]
-        self._cached: tuple[bytes, np.ndarray] | None = None
         return self
 
     def _reference_density(self, target: np.ndarray) -> np.ndarray:
-        key = target.tobytes()
-        if self._cached is None or self._cached[0] != key:
-            squared = (gaps(self._reference, target, self.scales_, self.context_.is_categorical) ** 2).sum(
-                axis=1
-            )
-            self._cached = (key, log_densities(squared))
-        return self._cached[1]
+        def compute() -> np.ndarray:
+            gap = gaps(self._reference, target, self.scales_, self.context_.is_categorical)
+            return log_densities((gap**2).sum(axis=1))
+
+        return self._per_target(target, compute)
 
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         synthetic, target = self._check_table(synthetic, target)

@@ -62,7 +62,6 @@ class MarginalAttack(Attack):
         self.sets_ = tuple(sets)
         self.model_ = model
         self._reference_codes = model.cell_codes(reference)  # type: ignore[attr-defined]
-        self._cached: tuple[bytes, np.ndarray] | None = None
         return self
 
     def _counts(self, codes: np.ndarray, target_codes: np.ndarray) -> np.ndarray:
@@ -74,10 +73,10 @@ class MarginalAttack(Attack):
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         synthetic, target = self._check_table(synthetic, target)
         target_codes = self.model_.cell_codes(target[None, :])[0]
-        key = target.tobytes()
-        if self._cached is None or self._cached[0] != key:
-            share = self._counts(self._reference_codes, target_codes) / max(len(self._reference_codes), 1)
-            self._cached = (key, share)
+        share = self._per_target(
+            target,
+            lambda: self._counts(self._reference_codes, target_codes) / max(len(self._reference_codes), 1),
+        )
         counted = self._counts(self.model_.cell_codes(synthetic), target_codes)
-        expected = self._cached[1] * len(synthetic)
+        expected = share * len(synthetic)
         return np.log((counted + 0.5) / (expected + 0.5)).astype(np.float32)

@@ -48,15 +48,13 @@ class ExactValuesAttack(Attack):
         super().prepare(context)
         self._reference = np.asarray(context.reference, dtype=np.float64)
         self.pairs_ = len(context.schema.used) <= MAX_PAIR_COLUMNS
-        self._cached: tuple[bytes, np.ndarray] | None = None
         return self
 
     def _expected_share(self, target: np.ndarray) -> np.ndarray:
-        key = target.tobytes()
-        if self._cached is None or self._cached[0] != key:
-            share = shared_counts(self._reference, target, self.pairs_) / max(len(self._reference), 1)
-            self._cached = (key, share)
-        return self._cached[1]
+        def compute() -> np.ndarray:
+            return shared_counts(self._reference, target, self.pairs_) / max(len(self._reference), 1)
+
+        return self._per_target(target, compute)
 
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         synthetic, target = self._check_table(synthetic, target)

@@ -139,6 +139,17 @@ def test_the_screen_on_the_cluster_equals_the_local_screen(
     assert (folder.path / "records.csv").read_bytes() == (local.path / "records.csv").read_bytes()
 
 
+def test_every_attack_on_the_cluster_equals_the_local_run(
+    cluster: Any, small_csv: Path, tmp_path: Path
+) -> None:
+    attacks = ["--attacks", "all", *SMALL]
+    local = _local_run(small_csv, tmp_path / "local", attacks)
+    folder = _cluster_run(cluster, small_csv, tmp_path / "runs", attacks)
+    assert len(folder.spec().attack.attacks) == 4  # every attack that applies to Synthpop
+    assert (folder.path / "records.csv").read_bytes() == (local.path / "records.csv").read_bytes()
+    assert folder.scores().equals(local.scores())
+
+
 def test_a_cancel_releases_the_clusters_tasks_and_the_run_resumes_identically(
     cluster: Any, local_run: RunFolder, tmp_path: Path
 ) -> None:
