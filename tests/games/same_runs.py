@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
+from privgame.games.engine import execute, start_run
+from privgame.games.preflight import create_run
+from privgame.settings.run_spec import RunSpec
 from privgame.store.folders import RunFolder
 
 NUMBERS = ["record_id", "risk_model_seeded", "risk_traditional", "difference", "n_eval"]
@@ -26,3 +31,15 @@ def assert_same_runs(extended: RunFolder, fresh: RunFolder) -> None:
         defined = b[low].notna()
         assert (a.loc[defined, low] <= b.loc[defined, low]).all()
         assert (a.loc[defined, high] >= b.loc[defined, high]).all()
+
+
+def resumed_run(tmp_path: Path, spec: RunSpec, table: pd.DataFrame) -> RunFolder:
+    """A run cancelled after its first target and resumed on two workers, checked to give the bytes
+    of the same run made at once on one worker."""
+    reference = start_run(tmp_path / "ref", spec, table, workers=1)
+    folder = create_run(tmp_path / "runs", spec, table)
+    execute(folder, workers=1, cancel=lambda: len(folder.finished_targets()) >= 1)
+    assert folder.status()["state"] == "cancelled"
+    execute(folder, workers=2)
+    assert (folder.path / "records.csv").read_bytes() == (reference.path / "records.csv").read_bytes()
+    return folder

@@ -10,12 +10,11 @@ import numpy as np
 import pandas as pd
 import pytest
 from builders import small_spec
-from same_runs import NUMBERS
+from same_runs import NUMBERS, resumed_run
 
 from privgame.core.defaults import ATTACK_NAMES
 from privgame.core.errors import ParameterError
-from privgame.games.engine import build_context, execute, extend, start_run
-from privgame.games.preflight import create_run
+from privgame.games.engine import build_context, extend, start_run
 from privgame.settings.attacks import resolve_attacks
 from privgame.settings.run_spec import AttackSettings, RunSpec
 
@@ -36,12 +35,7 @@ def test_a_portfolio_run_resumes_extends_and_spreads_to_a_fresh_runs_bytes(
     attack = replace(ALL, attacker=attacker, games=games)
     spec, table = _spec(small_adult, attack=attack)
     wide, _ = _spec(small_adult, attack=replace(attack, n_eval=40))
-    reference = start_run(tmp_path / "ref", spec, table, workers=1)
-    folder = create_run(tmp_path / "runs", spec, table)
-    execute(folder, workers=1, cancel=lambda: len(folder.finished_targets()) >= 1)
-    assert folder.status()["state"] == "cancelled"
-    execute(folder, workers=2)
-    assert (folder.path / "records.csv").read_bytes() == (reference.path / "records.csv").read_bytes()
+    folder = resumed_run(tmp_path, spec, table)
     records = folder.records()
     assert set(records["attack"]) <= set(ATTACK_NAMES)
     for record_id in records["record_id"]:

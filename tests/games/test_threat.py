@@ -11,14 +11,13 @@ import pandas as pd
 import pytest
 from blind_generator import blind_generator
 from builders import small_spec
-from same_runs import assert_same_runs
+from same_runs import assert_same_runs, resumed_run
 
 from privgame.core.errors import ParameterError
 from privgame.core.seeding import Role, stream
 from privgame.games import threat
-from privgame.games.engine import build_context, execute, extend, start_run
+from privgame.games.engine import build_context, extend, start_run
 from privgame.games.plan import count_fits
-from privgame.games.preflight import create_run
 from privgame.games.work import shared_chunk, synthesise, synthesise_swapped
 from privgame.generators import _cart
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
@@ -158,12 +157,7 @@ def test_resume_extend_and_workers_give_a_fresh_runs_bytes_under_each_attacker(
     attack = replace(LOO, attacker=attacker, games=games)
     spec, table = _spec(small_adult, attack=attack)
     wide, _ = _spec(small_adult, attack=replace(attack, n_eval=40))
-    reference = start_run(tmp_path / "ref", spec, table, workers=1)
-    folder = create_run(tmp_path / "runs", spec, table)
-    execute(folder, workers=1, cancel=lambda: len(folder.finished_targets()) >= 1)
-    assert folder.status()["state"] == "cancelled"
-    execute(folder, workers=2)
-    assert (folder.path / "records.csv").read_bytes() == (reference.path / "records.csv").read_bytes()
+    folder = resumed_run(tmp_path, spec, table)
     extend(folder, 40, record_ids=[int(r) for r in folder.records()["record_id"]], workers=1)
     fresh = start_run(tmp_path / "wide", wide, table, workers=1)
     assert_same_runs(folder, fresh)
