@@ -1,6 +1,6 @@
 """Every record of a real-size release screened, and the exact game's audit beside it.
 
-Usage: ``python benchmarks/screen.py [--generator synthpop] [--workers 2] [--n-shadow 1000]
+Usage: ``python benchmarks/screen.py [--generator synthpop] [--attacks all] [--workers 2] [--n-shadow 1000]
 [--n-eval 200] [--outliers 20] [--random 20] [--confirm-top 20] [--screen-shadows 500] [--json]``
 and ``python benchmarks/screen.py --validate [--random 100] [--outliers 20] ...``.
 
@@ -35,6 +35,7 @@ from privgame.games.audit import group_masks
 from privgame.games.engine import start_run
 from privgame.games.screen import screened_verdicts
 from privgame.games.threat import default_games
+from privgame.settings.attacks import resolve_attacks
 from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
 from privgame.settings.setups import release_inputs
 
@@ -71,6 +72,9 @@ class PeakShared(PeakMemory):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--generator", default="synthpop")
+    parser.add_argument(
+        "--attacks", default=None, help="the exact game's attacks (default: the release set-up's, 'all')"
+    )
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--n-shadow", type=int, default=AttackSettings.n_shadow)
     parser.add_argument("--n-eval", type=int, default=AttackSettings.n_eval)
@@ -94,7 +98,11 @@ def main() -> None:
         sizes=inputs.sizes,
         generator=args.generator,
         attack=AttackSettings(
-            n_shadow=args.n_shadow, n_eval=args.n_eval, attacker=attacker, games=default_games(attacker)
+            n_shadow=args.n_shadow,
+            n_eval=args.n_eval,
+            attacker=attacker,
+            games=default_games(attacker),
+            attacks=resolve_attacks(args.attacks, setup="release", generator=args.generator),
         ),
         targets=TargetSelection.plan(outliers=args.outliers, random=random),
         seed=0,
