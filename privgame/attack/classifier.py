@@ -183,6 +183,13 @@ class MetaClassifier:
             parts.append(half.fit(features[rows], labels[rows], rng=rng))
         return parts[0], parts[1]
 
+    def add_halves(self, features: np.ndarray, labels: np.ndarray, *, rng: np.random.Generator) -> Self:
+        """Train the half attacks of a classifier fitted without them, drawing from ``rng`` where
+        its own fit left it: the same halves as ``fit`` with ``halves=True`` draws."""
+        self.halves = True
+        self.halves_ = self._fit_halves(np.asarray(features, dtype=np.float32), np.asarray(labels), rng)
+        return self
+
     def score_halves(self, features: np.ndarray) -> np.ndarray | None:
         """The two half attacks' scores of each dataset, shape (2, m); ``None`` without them."""
         halves = getattr(self, "halves_", None)  # attacks pickled before halves existed have none

@@ -14,12 +14,10 @@ Features of one synthetic table (distances are sums of :func:`~privgame.attack.d
 
 from __future__ import annotations
 
-from typing import Self
-
 import numpy as np
 
-from privgame.attack.base import Attack, AttackContext, register
-from privgame.attack.distance import column_scales, gaps
+from privgame.attack.base import register
+from privgame.attack.distance import ScaledDistanceAttack
 
 __all__ = ["ClosestRecordAttack"]
 
@@ -28,27 +26,16 @@ _RADII = (0.25, 0.5, 1.0)
 
 
 @register
-class ClosestRecordAttack(Attack):
-    """Distances from the target to its nearest synthetic rows, calibrated on shadow datasets.
-
-    Attributes
-    ----------
-    scales_ : ndarray of float64, shape (d,)
-        Each continuous column's deviation in the reference data (set by :meth:`prepare`).
-    """
+class ClosestRecordAttack(ScaledDistanceAttack):
+    """Distances from the target to its nearest synthetic rows, calibrated on shadow datasets."""
 
     name = "closest"
     title = "closest record"
     description = "how close the synthetic rows nearest to the record come, and how many copy it"
 
-    def prepare(self, context: AttackContext) -> Self:
-        super().prepare(context)
-        self.scales_ = column_scales(context.reference, context.is_categorical)
-        return self
-
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         synthetic, target = self._check_table(synthetic, target)
-        distance = gaps(synthetic, target, self.scales_, self.context_.is_categorical).sum(axis=1)
+        distance = self.distances(synthetic, target)
         m = len(distance)
         out = np.zeros(1 + len(_RADII) + len(_NEAREST), dtype=np.float32)
         if m == 0:

@@ -16,8 +16,8 @@ from typing import Self
 
 import numpy as np
 
-from privgame.attack.base import Attack, AttackContext, register
-from privgame.attack.distance import column_scales, gaps
+from privgame.attack.base import AttackContext, register
+from privgame.attack.distance import ScaledDistanceAttack
 
 __all__ = ["DensityRatioAttack"]
 
@@ -43,14 +43,8 @@ def log_densities(squared: np.ndarray, bandwidths: tuple[float, ...] = BANDWIDTH
 
 
 @register
-class DensityRatioAttack(Attack):
-    """The synthetic data's kernel density at the target over the population's.
-
-    Attributes
-    ----------
-    scales_ : ndarray of float64, shape (d,)
-        Each continuous column's deviation in the reference data.
-    """
+class DensityRatioAttack(ScaledDistanceAttack):
+    """The synthetic data's kernel density at the target over the population's."""
 
     name = "density"
     title = "density ratio"
@@ -58,20 +52,15 @@ class DensityRatioAttack(Attack):
 
     def prepare(self, context: AttackContext) -> Self:
         super().prepare(context)
-        self.scales_ = column_scales(context.reference, context.is_categorical)
-        reference = np.asarray(context.reference, dtype=np.float64)
-        self._reference = reference[:_REFERENCE_ROWS]
+        self._reference = np.asarray(context.reference, dtype=np.float64)[:_REFERENCE_ROWS]
         return self
 
     def _reference_density(self, target: np.ndarray) -> np.ndarray:
-        def compute() -> np.ndarray:
-            gap = gaps(self._reference, target, self.scales_, self.context_.is_categorical)
-            return log_densities((gap**2).sum(axis=1))
-
-        return self._per_target(target, compute)
+        return self._per_target(
+            target, lambda: log_densities(self.squared_distances(self._reference, target))
+        )
 
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         synthetic, target = self._check_table(synthetic, target)
-        squared = (gaps(synthetic, target, self.scales_, self.context_.is_categorical) ** 2).sum(axis=1)
-        ratio = log_densities(squared) - self._reference_density(target)
+        ratio = log_densities(self.squared_distances(synthetic, target)) - self._reference_density(target)
         return np.maximum(ratio, -1e6).astype(np.float32)

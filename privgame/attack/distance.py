@@ -1,4 +1,5 @@
-"""Column-by-column gaps between synthetic rows and a target record, on one scale for every column.
+"""Column-by-column gaps between synthetic rows and a target record, on one scale for every column,
+and the base of the attacks that read them.
 
 A continuous column's gap is ``|s_j - x_j|`` divided by the column's standard deviation in the
 attacker's reference data; a categorical column's gap is 0 when the values are equal and 1 when
@@ -8,9 +9,13 @@ density attacks sum these gaps into a distance.
 
 from __future__ import annotations
 
+from typing import Self
+
 import numpy as np
 
-__all__ = ["column_scales", "gaps"]
+from privgame.attack.base import Attack, AttackContext
+
+__all__ = ["ScaledDistanceAttack", "column_scales", "gaps"]
 
 
 def column_scales(reference: np.ndarray, is_categorical: np.ndarray) -> np.ndarray:
@@ -43,3 +48,26 @@ def gaps(
     categorical = np.asarray(is_categorical, dtype=bool)
     out[:, categorical] = out[:, categorical] > 0
     return out
+
+
+class ScaledDistanceAttack(Attack):
+    """An attack that reads distances on the reference data's scale (closest record, density).
+
+    Attributes
+    ----------
+    scales_ : ndarray of float64, shape (d,)
+        Each continuous column's deviation in the reference data (set by :meth:`prepare`).
+    """
+
+    def prepare(self, context: AttackContext) -> Self:
+        super().prepare(context)
+        self.scales_ = column_scales(context.reference, context.is_categorical)
+        return self
+
+    def squared_distances(self, rows: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """The squared distance of every row to ``target``: the sum of its squared gaps."""
+        return (gaps(rows, target, self.scales_, self.context_.is_categorical) ** 2).sum(axis=1)
+
+    def distances(self, rows: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """The distance of every row to ``target``: the sum of its gaps."""
+        return gaps(rows, target, self.scales_, self.context_.is_categorical).sum(axis=1)

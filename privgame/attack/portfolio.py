@@ -228,8 +228,7 @@ class Portfolio:
             # The same forest, then its halves from where its seed left the stream: what
             # MetaClassifier.fit(halves=True) draws.
             classifier, rng = fitted[chosen.name]
-            classifier.halves = True
-            classifier.halves_ = classifier._fit_halves(part, np.asarray(labels), rng)
+            classifier.add_halves(part, labels, rng=rng)
         else:
             classifier = chosen.new_classifier().fit(
                 part, labels, rng=classifier_stream(root, key, chosen.name)
