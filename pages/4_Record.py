@@ -16,7 +16,6 @@ import streamlit as st
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
 from privgame.outputs.figures import roc_curves, score_distributions
 from privgame.service import (
-    STATISTIC_WORDS,
     RunFolder,
     attack_words,
     identifier_columns,
@@ -26,6 +25,7 @@ from privgame.service import (
     record_profile,
     record_similarity_text,
     screen_table,
+    statistic_words,
     to_bytes,
     twin_note,
     value_name,
@@ -287,7 +287,7 @@ def _neighbours(folder: RunFolder, profile: dict[str, Any]) -> None:
 def _screened(row: pd.Series, t: float) -> None:
     """The record's screening risk, interval and verdict (every record of D has one)."""
     verdict = str(row["screen_verdict"])
-    statistic = STATISTIC_WORDS.get(str(row["screen_statistic"]), str(row["screen_statistic"]))
+    statistic = statistic_words().get(str(row["screen_statistic"]), str(row["screen_statistic"]))
     show = st.error if verdict == "at risk" else st.success if verdict == "not at risk" else st.info
     show(
         plain(

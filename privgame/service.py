@@ -210,7 +210,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "release_inputs",
         "with_setup",
     ),
-    "privgame.attack.screening": ("STATISTIC_WORDS",),
+    "privgame.games.screen": ("statistic_words",),
     "privgame.outputs.screen_tables": (
         "SCREEN_EXPORT_COLUMNS",
         "high_risk_with_screen",

@@ -36,6 +36,7 @@ __all__ = [
     "ATTACKS",
     "Attack",
     "AttackContext",
+    "RecordStatistics",
     "applicable",
     "attack_names",
     "create",
@@ -80,6 +81,41 @@ class AttackContext:
         return self.schema.is_categorical
 
 
+class RecordStatistics(ABC):
+    """An attack's untrained statistics of *every* record of D on one synthetic table at once: the
+    screen's face of an attack (:mod:`privgame.games.screen`).
+
+    The exact game trains one attack per record; the screen cannot, so an attack that can count
+    for all records in one pass over a table offers these statistics, each larger when the table
+    is closer to the record ("more likely a member"). The screen calibrates each on every record's
+    own 'in' and 'out' screening datasets.
+
+    Class attributes
+    ----------------
+    names : tuple of str
+        One name per statistic, in the order of :meth:`statistics`' rows.
+    words : dict of str to str
+        Each statistic in plain words, for the pages and reports.
+    """
+
+    names: ClassVar[tuple[str, ...]] = ()
+    words: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    @abstractmethod
+    def of(cls, records: np.ndarray, is_categorical: np.ndarray) -> Self:
+        """What every count needs of D (``records``, encoded, shape (n, d)), worked out once."""
+
+    @abstractmethod
+    def statistics(self, synthetic: np.ndarray) -> np.ndarray:
+        """The statistics of every record of D on one encoded synthetic table.
+
+        Returns
+        -------
+        ndarray of float32, shape (len(names), n)
+        """
+
+
 class Attack(ABC):
     """A membership-inference attack against one target record.
 
@@ -97,6 +133,9 @@ class Attack(ABC):
     classifier_kind : str
         The meta-classifier that turns its features into a score (``"logistic"`` for attacks
         with few features, whose held-out AUC is cross-validated).
+    record_statistics : type of RecordStatistics or None
+        The attack's statistics of every record at once, which the screen adds to its own when
+        the run uses the attack; None for an attack that needs training per record (TAPAS).
     """
 
     name: ClassVar[str] = ""
@@ -104,6 +143,7 @@ class Attack(ABC):
     description: ClassVar[str] = ""
     classifier_kind: ClassVar[str] = "logistic"
     classifier_C: ClassVar[float] = 1.0
+    record_statistics: ClassVar[type[RecordStatistics] | None] = None
 
     @classmethod
     def applies_to(cls, generator: SyntheticGenerator) -> bool:

@@ -40,10 +40,12 @@ one; the reference implementation in the tests compares rows value by value.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 from numba import njit
 
+from privgame.attack.base import RecordStatistics
 from privgame.core.errors import ParameterError
 
 __all__ = ["DEFAULT_BINS", "STATISTICS", "ScreenCells", "screen_statistics"]
@@ -91,11 +93,13 @@ def _value_hashes(values: np.ndarray, column: int, salt: int) -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class ScreenCells:
+class ScreenCells(RecordStatistics):
     """The cells the screen counts in, fixed by D: quantile bins of its continuous columns, and
-    what every count needs of D, worked out once.
+    what every count needs of D, worked out once: the screen's own statistics, which it uses
+    whatever the run's attacks.
 
-    Build it with :meth:`of`; :func:`screen_statistics` then counts one synthetic table.
+    Build it with :meth:`of`; :meth:`statistics` (:func:`screen_statistics`) then counts one
+    synthetic table.
 
     Attributes
     ----------
@@ -132,6 +136,9 @@ class ScreenCells:
     _total: int  # cells of every pair together
     _sorted_keys: tuple[np.ndarray, ...]  # D's keys of each cell shape, sorted
     _key_order: tuple[np.ndarray, ...]  # and the records' order that sorts them
+
+    names: ClassVar[tuple[str, ...]] = STATISTICS
+    words: ClassVar[dict[str, str]] = STATISTIC_WORDS
 
     @classmethod
     def of(cls, records: np.ndarray, is_categorical: np.ndarray, *, bins: int = DEFAULT_BINS) -> ScreenCells:
@@ -201,6 +208,10 @@ class ScreenCells:
             tuple(k[o] for k, o in zip(keys, order, strict=True)),
             order,
         )
+
+    def statistics(self, synthetic: np.ndarray) -> np.ndarray:
+        """:func:`screen_statistics` of one encoded synthetic table: shape (7, n)."""
+        return screen_statistics(self, synthetic)
 
     def codes(self, rows: np.ndarray) -> np.ndarray:
         """Each row's cell, column by column: categories as they are, continuous values as bins."""

@@ -9,20 +9,33 @@ from the attacker's reference data: the features are ``log((c + 1/2) / (e + 1/2)
 synthetic rows equal to the target on the column (or pair) and ``e`` the rows expected there, the
 reference's share times the table's rows. A value rare in the population weighs most, as a density
 ratio on each marginal would have it (DOMIAS' idea, on the raw marginals).
+
+Its face in the screen (:class:`ExactValueCounts`) counts the same columns and pairs for every
+record of D at once: a record whose rare value another record of D shares (Adult's ``fnlwgt`` is
+shared by two to six records for about one record in five) is still alone in D on that value *and*
+its age, and only the pair count sees it come back.
 """
 
 from __future__ import annotations
 
-from typing import Self
+from dataclasses import dataclass
+from typing import ClassVar, Self
 
 import numpy as np
+from numba import njit
 
-from privgame.attack.base import Attack, AttackContext, register
+from privgame.attack.base import Attack, AttackContext, RecordStatistics, register
+from privgame.core.errors import ParameterError
 
-__all__ = ["ExactValuesAttack"]
+__all__ = ["ExactValueCounts", "ExactValuesAttack"]
 
 MAX_PAIR_COLUMNS = 40
 """Wider tables get single columns only (a pair of each of d columns is d (d + 1) / 2 features)."""
+
+MAX_PAIR_ENTRIES = 1 << 22
+"""The most (record, column or pair) entries :class:`ExactValueCounts` keeps (about 100 MB); past
+it, the single columns and then the pairs with the most distinct values in D (the most
+identifying) are kept."""
 
 
 def shared_counts(rows: np.ndarray, target: np.ndarray, pairs: bool) -> np.ndarray:
@@ -36,6 +49,129 @@ def shared_counts(rows: np.ndarray, target: np.ndarray, pairs: bool) -> np.ndarr
     return counts[np.triu_indices(counts.shape[0])].astype(np.float64)
 
 
+@dataclass(frozen=True, eq=False)
+class ExactValueCounts(RecordStatistics):
+    """The screen's exact-value count of every record of D on one synthetic table.
+
+    ``values`` is, summed over every column and every pair of columns, the synthetic rows holding
+    the record's exact values there, each count divided by the *square* of the number of records
+    of D that hold them: a value or pair the record alone holds counts fully, one it shares with
+    ``c - 1`` others counts ``1 / c**2`` a row. The square is measured, not derived: on Adult
+    (REPRODUCTION.md 9.5) the plain ``1 / c`` of :mod:`privgame.attack.screening`'s ``rare``
+    let the hundred common pairs, whose counts swing with the rest of D, drown the few the record
+    alone holds. Build it with :meth:`of`.
+
+    Attributes
+    ----------
+    pairs : ndarray of int64, shape (P, 2)
+        The columns counted: ``(j, j)`` for column ``j`` alone, ``(j, k)`` for a pair; every one,
+        unless :data:`MAX_PAIR_ENTRIES` cuts them.
+    values : tuple of ndarray
+        Each column's distinct values in D, sorted.
+    cards : ndarray of int64, shape (d,)
+        How many there are.
+    sorted_keys, order : ndarray of int64, shape (P, n)
+        Each column's or pair's keys of D's records, sorted, and the records' order that sorts them.
+    weights : ndarray of float64, shape (P, n)
+        1 / (records of D with the same key) ** 2, in the sorted order.
+    """
+
+    names: ClassVar[tuple[str, ...]] = ("values",)
+    words: ClassVar[dict[str, str]] = {
+        "values": "rows with its exact values, one and two columns at a time, its rarest counting most"
+    }
+
+    pairs: np.ndarray
+    values: tuple[np.ndarray, ...]
+    cards: np.ndarray
+    sorted_keys: np.ndarray
+    order: np.ndarray
+    weights: np.ndarray
+
+    @classmethod
+    def of(cls, records: np.ndarray, is_categorical: np.ndarray) -> Self:
+        X = np.asarray(records, dtype=np.float64)
+        if X.ndim != 2 or X.shape[0] == 0:
+            raise ParameterError(
+                f"The exact-value counts need D as an (n, d) array with n >= 1; got {X.shape}."
+            )
+        X = X + 0.0  # -0.0 is 0.0
+        n, d = X.shape
+        values = tuple(np.unique(X[:, j]) for j in range(d))
+        cards = np.array([len(v) for v in values], dtype=np.int64)
+        index = np.stack([np.searchsorted(values[j], X[:, j]) for j in range(d)], axis=1).astype(np.int64)
+        pairs = np.array([(j, k) for j in range(d) for k in range(j, d)], dtype=np.int64).reshape(-1, 2)
+        keys = [index[:, j] * cards[k] + index[:, k] for j, k in pairs]
+        most = max(1, MAX_PAIR_ENTRIES // n)
+        if len(pairs) > most:
+            alone = pairs[:, 0] == pairs[:, 1]
+            distinct = np.array([len(np.unique(key)) for key in keys])
+            ranked = np.lexsort((-distinct, ~alone))  # single columns first, then the most distinct
+            keep = np.sort(ranked[:most])
+            pairs, keys = pairs[keep], [keys[i] for i in keep]
+        sorted_keys = np.empty((len(pairs), n), dtype=np.int64)
+        order = np.empty((len(pairs), n), dtype=np.int64)
+        weights = np.empty((len(pairs), n), dtype=np.float64)
+        for p, key in enumerate(keys):
+            order[p] = np.argsort(key, kind="stable")
+            sorted_keys[p] = key[order[p]]
+            _, counts = np.unique(sorted_keys[p], return_counts=True)
+            weights[p] = 1.0 / np.repeat(counts, counts).astype(np.float64) ** 2
+        return cls(pairs, values, cards, sorted_keys, order, weights)
+
+    def statistics(self, synthetic: np.ndarray) -> np.ndarray:
+        synthetic = np.asarray(synthetic, dtype=np.float64)
+        d = len(self.values)
+        if synthetic.ndim != 2 or synthetic.shape[1] != d:
+            raise ParameterError(
+                f"A synthetic table has shape {synthetic.shape} but D has {d} used columns; pass an "
+                f"encoded array of shape (m, {d})."
+            )
+        synthetic = synthetic + 0.0
+        index = np.empty(synthetic.shape, dtype=np.int64)
+        for j, known in enumerate(self.values):
+            place = np.searchsorted(known, synthetic[:, j])
+            hit = (place < len(known)) & (known[np.minimum(place, len(known) - 1)] == synthetic[:, j])
+            index[:, j] = np.where(hit, place, -1)
+        total = _pair_sums(index, self.pairs, self.cards, self.sorted_keys, self.order, self.weights)
+        return total.reshape(1, -1).astype(np.float32)
+
+
+@njit(cache=True)
+def _pair_sums(index, pairs, cards, sorted_keys, order, weights):
+    """For each record, the sum over the columns and pairs of (synthetic rows with its key) x its
+    weight; a synthetic value D does not hold (index -1) matches no record."""
+    n = sorted_keys.shape[1]
+    out = np.zeros(n, dtype=np.float64)
+    buffer = np.empty(index.shape[0], dtype=np.int64)
+    for p in range(pairs.shape[0]):
+        j, k = pairs[p, 0], pairs[p, 1]
+        m = 0
+        for i in range(index.shape[0]):
+            if index[i, j] >= 0 and index[i, k] >= 0:
+                buffer[m] = index[i, j] * cards[k] + index[i, k]
+                m += 1
+        table = np.sort(buffer[:m])
+        i = 0
+        last_key = np.int64(-1)
+        last_count = 0
+        for r in range(n):
+            wanted = sorted_keys[p, r]
+            if r > 0 and wanted == last_key:
+                count = last_count
+            else:
+                while i < m and table[i] < wanted:
+                    i += 1
+                stop = i
+                while stop < m and table[stop] == wanted:
+                    stop += 1
+                count = stop - i
+                last_key, last_count = wanted, count
+            if count:
+                out[order[p, r]] += count * weights[p, r]
+    return out
+
+
 @register
 class ExactValuesAttack(Attack):
     """Equality queries of orders 1 and 2 on the raw values, against the population's counts."""
@@ -43,6 +179,7 @@ class ExactValuesAttack(Attack):
     name = "values"
     title = "exact values"
     description = "how many synthetic rows share the record's exact values, one or two columns at a time"
+    record_statistics = ExactValueCounts
 
     def prepare(self, context: AttackContext) -> Self:
         super().prepare(context)

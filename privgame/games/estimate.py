@@ -557,7 +557,9 @@ def breakdown(
         + max(0, others) * cal.fit_sample
         + on_d_samples * sample
     )
-    screen_features = screen_fits * screen_table_seconds(len(ctx.target), int(ctx.X.shape[1]))
+    screen_features = screen_fits * screen_table_seconds(
+        len(ctx.target), int(ctx.X.shape[1]), value_counts="values" in ctx.attacks
+    )
     probe = min(3 * cal.fit_sample, _PROBE_SECONDS + cal.fit_sample)
     setup = cal.setup + probe + (cal.fit_sample if deterministic else 0.0)
     shared_chunks = math.ceil(n_shadow / 2 / CHUNK) + math.ceil(n_eval / 2 / CHUNK)
@@ -593,11 +595,17 @@ def breakdown(
 # benchmarks/screen.py measures about 0.08 s a table on Adult (31,655 rows, 15 columns).
 _SCREEN_CELL_SECONDS = 7e-8
 
+# CPU seconds of the exact-values attack's every-record count per record and column or pair of
+# columns: 0.143 s a table on Adult (31,655 rows, 15 columns and 105 pairs) on this 2-core machine.
+_VALUE_COUNT_SECONDS = 3.8e-8
 
-def screen_table_seconds(n: int, d: int) -> float:
+
+def screen_table_seconds(n: int, d: int, *, value_counts: bool = False) -> float:
     """CPU seconds of the screen's statistics of every record of an ``n``-row D with ``d`` used
-    columns on one synthetic table (:func:`privgame.attack.screening.screen_statistics`)."""
-    return n * (d + d * (d - 1) / 10) * _SCREEN_CELL_SECONDS
+    columns on one synthetic table (:func:`privgame.attack.screening.screen_statistics`, and with
+    ``value_counts`` the exact-values attack's :class:`~privgame.attack.values.ExactValueCounts`)."""
+    cells = n * (d + d * (d - 1) / 10) * _SCREEN_CELL_SECONDS
+    return cells + (n * d * (d + 1) / 2 * _VALUE_COUNT_SECONDS if value_counts else 0.0)
 
 
 # Seconds per pair of rows the release's similarity checks compare (privgame.data.similarity's search

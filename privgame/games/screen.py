@@ -11,9 +11,11 @@ every record at the cost of a few hundred generator fits:
    stream ``stream(seed, 0, Role.SCREEN, k)``. A record is 'out' of the datasets it was swapped
    out of (about ``swap * K``) and 'in' the rest: the model-seeded game's two worlds, with the
    rest of D perturbed the same way in both.
-2. **Statistics of every record at once.** Each synthetic table gives every record of D the four
+2. **Statistics of every record at once.** Each synthetic table gives every record of D the seven
    counts of :mod:`privgame.attack.screening` (copies, cell, cells one column away, the nearest
-   cell), one sort per cell shape.
+   cell, rare values, pairs of cells, tails), plus the every-record statistics
+   (:class:`~privgame.attack.base.RecordStatistics`) of each of the run's attacks that has them,
+   such as the exact-values attack's pair counts (:func:`statistic_sets`).
 3. **Every statistic calibrated on the record's own datasets.** Each statistic's AUC between
    the record's 'in' and 'out' datasets, with its logit DeLong interval, is a risk on the
    model-seeded risk's scale. The record's **screening risk** is its strongest statistic's, with
@@ -41,13 +43,16 @@ from __future__ import annotations
 import math
 import time
 import warnings
+from collections.abc import Sequence
 from statistics import NormalDist
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from privgame.attack.screening import STATISTICS, ScreenCells, screen_statistics
+from privgame.attack import ATTACKS
+from privgame.attack.base import RecordStatistics
+from privgame.attack.screening import STATISTICS, ScreenCells
 from privgame.core import metrics
 from privgame.core.seeding import Role, stream
 from privgame.games.work import d_key, synthesise
@@ -65,6 +70,9 @@ __all__ = [
     "screen_records",
     "screen_rows",
     "screened_verdicts",
+    "statistic_names",
+    "statistic_sets",
+    "statistic_words",
 ]
 
 SHARED = 0
@@ -114,20 +122,49 @@ def screen_rows(ctx: Context, swap: float, index: int) -> tuple[np.ndarray, np.n
     return rows, positions, rng
 
 
+def statistic_sets(attacks: Sequence[str]) -> tuple[type[RecordStatistics], ...]:
+    """The statistics the screen counts for a run with these attacks: its own cells
+    (:class:`~privgame.attack.screening.ScreenCells`), then each attack's every-record statistics
+    (:attr:`~privgame.attack.base.Attack.record_statistics`), in the attacks' order."""
+    sets: list[type[RecordStatistics]] = [ScreenCells]
+    for name in attacks:
+        extra = ATTACKS[name].record_statistics if name in ATTACKS else None
+        if extra is not None and extra not in sets:
+            sets.append(extra)
+    return tuple(sets)
+
+
+def statistic_names(attacks: Sequence[str]) -> tuple[str, ...]:
+    """The names of the screen's statistics for a run with these attacks, in the order of the
+    rows of :func:`screen_chunk`'s ``stats``."""
+    return tuple(name for kind in statistic_sets(attacks) for name in kind.names)
+
+
+def statistic_words() -> dict[str, str]:
+    """Every statistic the screen can use, in plain words (the screen's own and every registered
+    attack's)."""
+    words = dict(ScreenCells.words)
+    for attack in ATTACKS.values():
+        if attack.record_statistics is not None:
+            words.update(attack.record_statistics.words)
+    return words
+
+
 def screen_chunk(ctx: Context, swap: float, start: int, stop: int) -> dict[str, np.ndarray]:
     """Screening datasets ``start .. stop - 1``: every record's statistics on each, and who was out.
 
     Returns
     -------
     dict of ndarray
-        ``stats`` (stop - start, 7, |D|) float32 (:data:`~privgame.attack.screening.STATISTICS`),
-        D's records in D's order; ``out`` (stop - start,
-        |D|) bool, True where the record was swapped out of that dataset; ``seconds`` (2,) in
-        the generator and in the statistics.
+        ``stats`` (stop - start, F, |D|) float32 (the F statistics of
+        :func:`statistic_names`), D's records in D's order; ``out`` (stop - start, |D|) bool, True
+        where the record was swapped out of that dataset; ``seconds`` (2,) in the generator and in
+        the statistics.
     """
-    cells = _cells(ctx)
+    counters = _counters(ctx)
     n = len(ctx.target)
-    stats = np.empty((stop - start, len(STATISTICS), n), dtype=np.float32)
+    n_stats = sum(len(counter.names) for counter in counters)
+    stats = np.empty((stop - start, n_stats, n), dtype=np.float32)
     out = np.zeros((stop - start, n), dtype=bool)
     clock = np.zeros(2)
     for k, index in enumerate(range(start, stop)):
@@ -135,23 +172,26 @@ def screen_chunk(ctx: Context, swap: float, start: int, stop: int) -> dict[str, 
         rows, positions, rng = screen_rows(ctx, swap, index)
         synthetic = synthesise(ctx, rows, rng)
         t1 = time.perf_counter()
-        stats[k] = screen_statistics(cells, synthetic)
+        stats[k] = np.concatenate([counter.statistics(synthetic) for counter in counters])
         out[k, positions] = True
         clock += (t1 - t0, time.perf_counter() - t1)
     return {"stats": stats, "out": out, "seconds": clock}
 
 
-_CELLS: dict[str, ScreenCells] = {}
+_COUNTERS: dict[tuple[str, tuple[str, ...]], tuple[RecordStatistics, ...]] = {}
 
 
-def _cells(ctx: Context) -> ScreenCells:
-    """D's cells, made once per D in a process (keyed by a fingerprint of D's rows and schema, so
-    another run's context never finds them)."""
-    key = d_key(ctx)
-    if key not in _CELLS:
-        _CELLS.clear()
-        _CELLS[key] = ScreenCells.of(ctx.X[ctx.target], ctx.schema.is_categorical)
-    return _CELLS[key]
+def _counters(ctx: Context) -> tuple[RecordStatistics, ...]:
+    """The screen's statistics, prepared on D once per D and attacks in a process (keyed by a
+    fingerprint of D's rows and schema, so another run's context never finds them)."""
+    key = (d_key(ctx), tuple(ctx.attacks))
+    if key not in _COUNTERS:
+        _COUNTERS.clear()
+        records = ctx.X[ctx.target]
+        _COUNTERS[key] = tuple(
+            kind.of(records, ctx.schema.is_categorical) for kind in statistic_sets(ctx.attacks)
+        )
+    return _COUNTERS[key]
 
 
 def column_intervals(
@@ -209,7 +249,12 @@ _RECORD_BLOCK = 2048
 
 
 def screen_records(
-    stats: np.ndarray, out: np.ndarray, record_ids: np.ndarray, threshold: float
+    stats: np.ndarray,
+    out: np.ndarray,
+    record_ids: np.ndarray,
+    threshold: float,
+    *,
+    names: Sequence[str] = STATISTICS,
 ) -> pd.DataFrame:
     """Every record's screening risk, interval and verdict from its statistics on the datasets.
 
@@ -233,6 +278,8 @@ def screen_records(
     threshold : float
         The high-risk threshold t of the stored verdict (a report may read the interval at
         another).
+    names : sequence of str
+        The statistics' names (:func:`statistic_names`), one per row of ``stats``' second axis.
 
     Returns
     -------
@@ -240,6 +287,8 @@ def screen_records(
         :data:`SCREEN_COLUMNS`, one row per record, in D's order.
     """
     n_stats, n = stats.shape[1], stats.shape[2]
+    if len(names) != n_stats:
+        raise ValueError(f"{n_stats} statistics but {len(names)} names")
     is_in = ~np.asarray(out, dtype=bool)
     level = 1.0 - (1.0 - metrics.look_level(1)) / n_stats
     aucs, lows, highs = (np.empty((n_stats, n)) for _ in range(3))
@@ -263,7 +312,7 @@ def screen_records(
             "screen_low": low,
             "screen_high": high,
             "screen_verdict": metrics.verdicts(low, high, threshold),
-            "screen_statistic": np.asarray(STATISTICS, dtype=object)[chosen],
+            "screen_statistic": np.asarray(names, dtype=object)[chosen],
             "screen_runs_in": runs_in.astype(np.int64),
             "screen_runs_out": (is_in.shape[0] - runs_in).astype(np.int64),
         }

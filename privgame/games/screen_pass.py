@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from privgame.games.estimate import time_left
-from privgame.games.screen import screen_chunk, screen_records
+from privgame.games.screen import screen_chunk, screen_records, statistic_names
 from privgame.games.work import Context
 from privgame.settings.executors import run_calls, until_cancelled
 from privgame.settings.run_spec import RunSpec
@@ -54,6 +54,14 @@ def load_statistics(folder: RunFolder, shadows: int) -> tuple[np.ndarray, np.nda
     return stats, out, float(seconds[0]), float(seconds[1])
 
 
+def _chunk_fits(folder: RunFolder, start: int, n_stats: int) -> bool:
+    """Whether a chunk is checkpointed with the statistics this version counts (a chunk a version
+    with other statistics left is made again, so that a resumed screen joins like with like)."""
+    if not folder.screen_chunk_done(start):
+        return False
+    return folder.load_screen_chunk(start)["stats"].shape[1] == n_stats
+
+
 def screen_pass(
     folder: RunFolder,
     ctx: Context,
@@ -85,11 +93,13 @@ def screen_pass(
         return folder.screen()
     total = settings.shadows
     starts = _starts(total)
-    done = sum(min(SCREEN_CHUNK, total - s) for s in starts if folder.screen_chunk_done(s))
+    names = statistic_names(ctx.attacks)
+    kept = {start for start in starts if _chunk_fits(folder, start, len(names))}
+    done = sum(min(SCREEN_CHUNK, total - s) for s in kept)
     todo = [
         (start, screen_chunk, (ctx, settings.swap, start, min(start + SCREEN_CHUNK, total)))
         for start in starts
-        if not folder.screen_chunk_done(start)
+        if start not in kept
     ]
     began = time.time()
     done_now = 0
@@ -109,7 +119,7 @@ def screen_pass(
         )
         report("screen", done, total, eta)
     stats, out, _, _ = load_statistics(folder, total)
-    screened = screen_records(stats, out, ctx.target, spec.threshold)
+    screened = screen_records(stats, out, ctx.target, spec.threshold, names=names)
     del stats, out  # hundreds of MB at |D| = 31,655: gone before the exact game loads its datasets
     # Where every record stands among the others, for the Results page's view of all of D.
     screened["outlier_score"] = outlier_scores(ctx.X[ctx.target], ctx.schema)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Self
 
@@ -14,6 +15,7 @@ import pytest
 from blind_generator import blind_generator
 from builders import release_spec
 
+from privgame.attack.screening import STATISTICS
 from privgame.data import BUNDLED_ADULT
 from privgame.data.schema import Schema
 from privgame.games.context import build_audit
@@ -203,3 +205,45 @@ def test_the_vectorised_intervals_equal_auc_ci_column_by_column(seed: int) -> No
         np.testing.assert_allclose((low[i], high[i]), want, rtol=1e-9, atol=1e-12)
         if np.isfinite(want[0]):
             assert auc[i] == pytest.approx(metrics.auc(values[:, i], is_in[:, i].astype(np.int8)))
+
+
+def test_the_values_attack_adds_its_pair_count_to_the_screen(tiny_adult: Path) -> None:
+    from privgame.games.screen import statistic_names, statistic_words
+
+    assert statistic_names(["tapas"]) == STATISTICS
+    assert statistic_names(["tapas", "values", "closest"]) == (*STATISTICS, "values")
+    assert "values" in statistic_words()
+    spec, table = _release_spec(tiny_adult, "identity")
+    attack = AttackSettings(
+        n_shadow=8, n_eval=8, attacker="leave-one-out", games="model-seeded", attacks=("tapas", "values")
+    )
+    ctx, _ = build_audit(replace(spec, attack=attack), table)
+    chunk = screen_chunk(ctx, spec.screen.swap, 0, 3)
+    assert chunk["stats"].shape == (3, len(STATISTICS) + 1, len(ctx.target))
+    screened = screen_records(
+        chunk["stats"], chunk["out"], ctx.target, spec.threshold, names=statistic_names(ctx.attacks)
+    )
+    assert set(screened["screen_statistic"]) <= {*STATISTICS, "values"}
+    with pytest.raises(ValueError, match="8 statistics but 7 names"):
+        screen_records(chunk["stats"], chunk["out"], ctx.target, spec.threshold)
+
+
+def test_a_resumed_screen_remakes_the_chunks_another_version_counted(
+    tiny_adult: Path, tmp_path: Path
+) -> None:
+    screen = ScreenSettings(mode="all", shadows=30, swap=0.3)
+    spec, table = _release_spec(tiny_adult, "identity", screen=screen)
+    whole = start_run(tmp_path / "whole", spec, table, workers=1)
+    folder = create_run(tmp_path / "cancel", spec, table)
+    calls = []
+
+    def cancel() -> bool:
+        calls.append(1)
+        return len(calls) > 1
+
+    execute(folder, workers=1, cancel=cancel)
+    assert folder.screen_chunk_done(0) and not folder.has_screen()
+    chunk = folder.load_screen_chunk(0)
+    folder.save_screen_chunk(0, {**chunk, "stats": chunk["stats"][:, :5]})  # as if fewer statistics
+    execute(folder, workers=1)
+    assert (folder.path / "screen.parquet").read_bytes() == (whole.path / "screen.parquet").read_bytes()
