@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -191,8 +190,3 @@ def file_check_lines(check: FileCheck) -> list[str]:
         )
     lines.append(LIMITS)
     return lines
-
-
-def output_sources(*sources: str | os.PathLike[str] | bytes | None) -> list[Path]:
-    """The paths among ``sources`` (an upload's bytes are not a path)."""
-    return [Path(s) for s in sources if s is not None and not isinstance(s, bytes)]

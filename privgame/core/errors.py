@@ -97,9 +97,3 @@ class OutputError(PrivgameError):
 
 class ReleaseError(PrivgameError):
     """A release was asked for with a table or generator settings that differ from the audited ones."""
-
-
-def raise_if_problems(error_type: type[PrivgameError], message: str, problems: list[str]) -> None:
-    """Raise ``error_type(message, problems)`` when ``problems`` is not empty."""
-    if problems:
-        raise error_type(message, problems)

@@ -969,17 +969,6 @@ def _failed(folder: RunFolder, error: BaseException, *, with_type: bool = True) 
         folder.write_status(state="failed", error=message, finished=time.time())
 
 
-RISK_COLUMNS = (
-    "risk_model_seeded",
-    "risk_model_seeded_low",
-    "risk_model_seeded_high",
-    "risk_traditional",
-    "risk_traditional_low",
-    "risk_traditional_high",
-    "difference",
-)
-
-
 def _group_of(record_id: int, groups: dict[str, np.ndarray]) -> str:
     member = [
         name for name in ("outlier", "random", "chosen", "screened") if record_id in set(groups.get(name, ()))
