@@ -139,8 +139,8 @@ def _plugin(name: str) -> tuple[str, dict[str, Any]] | None:
             "Plug-in class",
             key="plugin_class",
             placeholder="mypkg.gens:NoisyCopy",
-            help="Any importable class with fit(X, schema, *, rng) and sample(n, *, rng); see the "
-            "README's 'Bring your own generator'.",
+            help="Any importable class with fit(X, schema, *, rng) and sample(n, *, rng); see "
+            "docs/generators.md.",
         ).strip()
         if not name:
             st.info("Name the plug-in class as module.path:ClassName.")

@@ -135,6 +135,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.games.plan": ("run_split",),
     "privgame.games.preflight": ("create_run",),
+    "privgame.games.request": ("AuditRequest", "PreparedRequest", "prepare_request"),
     "privgame.games.threat": ("default_games",),
     "privgame.generators": (
         "GENERATORS",

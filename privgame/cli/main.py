@@ -16,7 +16,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from types import ModuleType
 
-from privgame import __version__
+from privgame._version import __version__
 from privgame.cli.commands import (
     check_file,
     compare,

@@ -362,7 +362,7 @@ def release_card(
         D and of the population part, the set-up in words), ``audit`` (plan, attack settings,
         threshold, records and groups at risk, the share estimate) and ``verdict`` (a sentence).
     """
-    import privgame
+    from privgame import _version
 
     spec = folder.spec()
     t = spec.threshold if threshold is None else float(threshold)
@@ -373,7 +373,7 @@ def release_card(
     audit = audit_summary(records, spec, t, screened=screened)
 
     return {
-        "privgame_version": privgame.__version__,
+        "privgame_version": _version.__version__,
         "run_id": folder.run_id,
         "release": {"rows": rows, "seed": seed, "csv_sha256": csv_sha256},
         "remedy_of": dict(spec.parent) if spec.parent else None,

@@ -370,9 +370,9 @@ def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
 
 def _worker_version() -> str:
     """Runs on each Dask worker: unpickling this function imports privgame there."""
-    import privgame
+    from privgame import _version
 
-    return privgame.__version__
+    return _version.__version__
 
 
 def _connect(scheduler: str) -> Any:
@@ -458,20 +458,20 @@ def _await_workers(client: Any, scheduler: str) -> None:
 
 def _check_workers(client: Any, scheduler: str) -> None:
     """Fail early, with the fix, when a worker lacks privgame or runs another version of it."""
-    import privgame
+    from privgame import _version
 
     versions = client.run(_worker_version, on_error="return")
     wrong = {
         address: version
         for address, version in versions.items()
-        if not isinstance(version, str) or version != privgame.__version__
+        if not isinstance(version, str) or version != _version.__version__
     }
     if wrong:
         address, found = next(iter(wrong.items()))
         found_text = f"privgame {found}" if isinstance(found, str) else f"{type(found).__name__}: {found}"
         raise RunError(
             f"{len(wrong)} of the {len(versions)} workers of {scheduler} cannot run privgame "
-            f"{privgame.__version__} (e.g. {address}: {found_text}); install the same privgame "
+            f"{_version.__version__} (e.g. {address}: {found_text}); install the same privgame "
             "version in every worker's Python environment and restart the workers."
         )
 

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import stat
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from privgame.core.errors import ParameterError
@@ -21,6 +22,7 @@ __all__ = [
     "add_generator_options",
     "add_plugin_time_limit",
     "apply_domain",
+    "check_generator_params",
     "generator_params",
 ]
 
@@ -153,6 +155,33 @@ def generator_params(args: argparse.Namespace) -> dict[str, Any]:
     if problems:
         raise ParameterError("Some generator options do not fit the generator.", problems)
     return params
+
+
+def check_generator_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
+    """Parameters given by keyword (the Python API), checked against the generator: a built-in
+    generator takes only its own (their values are checked with the run spec); a plug-in takes
+    any, which its constructor checks.
+
+    Raises
+    ------
+    ParameterError
+        For an unknown generator or a plug-in that cannot be loaded, or listing every parameter
+        the built-in generator does not take.
+    """
+    allowed = _PARAMS_BY_GENERATOR.get(name)
+    if allowed is None:
+        from privgame.generators import resolve
+
+        resolve(name)  # an unknown name or a broken plug-in fails here, with its own message
+        return dict(params)
+    problems = [
+        f"{key!r} is not a parameter of the {name} generator; it takes {', '.join(allowed) or 'none'}."
+        for key in params
+        if key not in allowed
+    ]
+    if problems:
+        raise ParameterError("Some generator parameters do not fit the generator.", problems)
+    return {key: value for key, value in params.items() if value is not None}
 
 
 def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:

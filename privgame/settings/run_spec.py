@@ -352,10 +352,10 @@ def package_versions() -> dict[str, str]:
     import pandas
     import sklearn
 
-    import privgame
+    from privgame import _version
 
     return {
-        "privgame": privgame.__version__,
+        "privgame": _version.__version__,
         "numpy": numpy.__version__,
         "pandas": pandas.__version__,
         "scikit-learn": sklearn.__version__,

@@ -389,12 +389,11 @@ def test_a_name_that_is_neither_registered_nor_a_plug_in_still_cannot_name_a_run
         create_run(tmp_path, _spec("My-Gen"), pd.DataFrame({"a": [1]}))
 
 
-# The README example
+# The docs' example
 
 
-def test_the_readme_example_is_the_tested_plug_in() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Bring your own generator", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"^```python\n(.*?)^```$", section, flags=re.DOTALL | re.MULTILINE)
-    assert len(blocks) == 1, "the section has one python block: the example"
+def test_the_docs_example_is_the_tested_plug_in() -> None:
+    page = (ROOT / "docs" / "generators.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```$", page, flags=re.DOTALL | re.MULTILINE)
+    assert len(blocks) == 1, "docs/generators.md has one python block: the example"
     assert blocks[0].encode() == (ROOT / "tests" / "generators" / "plugin_example.py").read_bytes()

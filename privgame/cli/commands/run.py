@@ -14,7 +14,6 @@ from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import (
     ATTACK_NAMES,
     ATTACKERS,
-    DEFAULT_ATTACKER,
     DEFAULT_CONFIRM_TOP,
     DEFAULT_HOLDOUT,
     DEFAULT_SCREEN_SHADOWS,
@@ -30,24 +29,20 @@ from privgame.core.parameters import (
 )
 from privgame.service import (
     MAX_N_EVAL,
-    AttackSettings,
     RunSpec,
-    ScreenSettings,
-    TargetSelection,
     parse_ids,
-    resolve_attacks,
 )
 from privgame.settings.generator_options import (
     add_domain_option,
     add_generator_options,
     add_plugin_time_limit,
-    apply_domain,
     generator_params,
 )
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
     from privgame.games.estimate import Calibration, CostCheck
+    from privgame.games.request import AuditRequest
     from privgame.settings.setups import AuditInputs
     from privgame.store.folders import RunFolder
 
@@ -300,127 +295,59 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         )
 
 
-def _selection(args: argparse.Namespace) -> TargetSelection:
-    plan_given = args.outliers is not None or args.random is not None
-    other = args.all_targets or args.target_ids or args.targets is not None
-    if plan_given and other:
-        raise ParameterError(
-            "--outliers/--random (the audit plan) and --targets/--target-ids/--all-targets choose the "
-            "records in two different ways; give one of them."
-        )
-    if args.all_targets:
-        return TargetSelection(mode="all", k=None)
-    if args.target_ids:
-        return TargetSelection(mode="ids", k=None, ids=parse_ids(args.target_ids))
-    if args.targets is not None:
-        return TargetSelection(mode=args.target_selection, k=args.targets)
-    return TargetSelection.plan(
-        outliers=20 if args.outliers is None else args.outliers,
-        random=20 if args.random is None else args.random,
-    )
+def request_from_args(args: argparse.Namespace) -> AuditRequest:
+    """The :class:`~privgame.games.request.AuditRequest` the command-line arguments make (the
+    generator's flags checked against the generator first)."""
+    from privgame.service import AuditRequest
 
-
-def _inputs(args: argparse.Namespace, dataset: Dataset) -> AuditInputs:
-    """The set-up's table, schema, sizes and set-up from the command-line options."""
-    from privgame.service import drop_duplicate_rows, load_population, paper_inputs, release_inputs
-
-    if args.setup == "paper":
-        misplaced = [
-            flag
-            for flag, value in (
-                ("--population", args.population),
-                ("--holdout", args.holdout),
-                ("--shadow-size", args.shadow_size),
-            )
-            if value is not None
-        ]
-        if misplaced:
-            raise ParameterError(
-                f"{', '.join(misplaced)} apply to the release set-up only; remove them, or drop "
-                "--setup paper."
-            )
-        return paper_inputs(dataset, size=args.size, aux=args.aux_size, eval_size=args.eval_size)
-    misplaced = [f for f, v in (("--size", args.size), ("--eval-size", args.eval_size)) if v is not None]
-    if args.population and args.holdout is not None:
-        misplaced.append("--holdout (a --population table is given, so nothing is held back)")
-    if misplaced:
-        raise ParameterError(
-            "Some options do not apply to the release set-up, where D is the whole table the release "
-            "is trained on.",
-            [f"{flag}: remove it (or use --setup paper for the paper's sizes)." for flag in misplaced],
-        )
-    population = load_population(args.population, dataset) if args.population else None
-    if population is not None and getattr(args, "drop_duplicates", False):
-        population, dropped = drop_duplicate_rows(population)
-        _note_dropped(args, dropped, "--population")
-    return release_inputs(
-        dataset,
-        seed=args.seed,
-        population=population,
-        holdout=DEFAULT_HOLDOUT if args.holdout is None else args.holdout,
-        aux_rows=args.aux_size,
+    return AuditRequest(
+        data=args.data,
+        missing=args.missing,
+        domain=args.domain,
+        drop_duplicates=bool(getattr(args, "drop_duplicates", False)),
+        generator=args.generator,
+        generator_params=generator_params(args),
+        setup=args.setup,
+        population=args.population,
+        holdout=args.holdout,
         shadow_size=args.shadow_size,
+        aux_size=args.aux_size,
+        size=args.size,
+        eval_size=args.eval_size,
+        outliers=args.outliers,
+        random=args.random,
+        targets=args.targets,
+        target_ids=parse_ids(args.target_ids) if args.target_ids else None,
+        all_targets=bool(args.all_targets),
+        target_selection=args.target_selection,
+        n_shadow=args.n_shadow,
+        n_eval=args.n_eval,
+        classifier=args.classifier,
+        attacker=args.attacker,
+        attacks=args.attacks,
+        games=args.games,
+        traditional=args.traditional,
+        screen=args.screen,
+        confirm_top=args.confirm_top,
+        screen_shadows=args.screen_shadows,
+        threshold=args.threshold,
+        seed=args.seed,
     )
-
-
-def _note_dropped(args: argparse.Namespace, dropped: int, which: str) -> None:
-    if not getattr(args, "quiet", False):
-        print(f"note: --drop-duplicates dropped {dropped:,} repeated row(s) of {which}.", file=sys.stderr)
-
-
-def attacker_and_games(setup: str, attacker: str | None, games: str | None) -> tuple[str, str]:
-    """The attacker and games of a run: the set-up's default attacker (the release is judged
-    against the leave-one-out attacker, the paper set-up keeps the paper's), and both games
-    unless the attacker is leave-one-out, which plays the model-seeded game only."""
-    attacker = attacker or DEFAULT_ATTACKER.get(setup, "population")
-    from privgame.service import default_games
-
-    return attacker, games or default_games(attacker)
 
 
 def build_spec(args: argparse.Namespace) -> tuple[RunSpec, AuditInputs, Dataset]:
-    """The run spec, the set-up's inputs and the dataset from the command-line arguments."""
-    from privgame.service import drop_duplicate_rows, load_dataset
+    """The run spec, the set-up's inputs and the dataset from the command-line arguments
+    (:func:`privgame.games.request.prepare_request`, as the Python API prepares them)."""
+    from privgame.service import prepare_request
 
-    dataset = apply_domain(load_dataset(args.data, missing_policy=args.missing), args.domain)
-    if getattr(args, "drop_duplicates", False):
-        dataset, dropped = drop_duplicate_rows(dataset)
-        _note_dropped(args, dropped, "--data")
-    if args.seed < 0:
-        raise ParameterError(f"--seed must be a non-negative whole number; got {args.seed}.")
-    selection = _selection(args)
-    inputs = _inputs(args, dataset)
-    attacker, games = attacker_and_games(inputs.setup.kind, args.attacker, args.games)
-    spec = RunSpec(
-        data_name=dataset.source_name,
-        data_fingerprint=inputs.fingerprint,
-        schema=inputs.schema.to_dict(),
-        sizes=inputs.sizes,
-        generator=args.generator,
-        generator_params=generator_params(args),
-        attack=AttackSettings(
-            n_shadow=args.n_shadow,
-            n_eval=args.n_eval,
-            classifier=args.classifier,
-            traditional=args.traditional,
-            games=games,
-            attacker=attacker,
-            attacks=resolve_attacks(
-                args.attacks, setup=inputs.setup.kind, generator=args.generator, params=generator_params(args)
-            ),
-        ),
-        targets=selection,
-        threshold=args.threshold,
-        seed=args.seed,
-        setup=inputs.setup,
-        screen=ScreenSettings.for_setup(
-            inputs.setup.kind,
-            args.screen,
-            confirm_top=args.confirm_top,
-            shadows=args.screen_shadows,
-        ),
-    ).validate()
-    return spec, inputs, dataset
+    prepared = prepare_request(request_from_args(args))
+    for which, flag in (("data", "--data"), ("population", "--population")):
+        if which in prepared.dropped and not getattr(args, "quiet", False):
+            print(
+                f"note: --drop-duplicates dropped {prepared.dropped[which]:,} repeated row(s) of {flag}.",
+                file=sys.stderr,
+            )
+    return prepared.spec, prepared.inputs, prepared.dataset
 
 
 def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
