@@ -704,6 +704,13 @@ def _attacks(kind: str, generator: str, params: dict[str, Any]) -> tuple[str, ..
     usable = resolve_attacks("all", setup=kind, generator=generator, params=params)
     default = list(resolve_attacks(None, setup=kind, generator=generator, params=params))
     keep("attacks", default)
+    # A selection the user left at the default follows the default when the generator or set-up
+    # changes (so Baynet gets the marginal attack back after Synthpop); one they chose is kept,
+    # less the attacks that do not apply.
+    before = st.session_state.get("attacks_default")
+    if before is not None and set(st.session_state["attacks"]) == set(before):
+        st.session_state["attacks"] = default
+    st.session_state["attacks_default"] = default
     kept = [name for name in st.session_state["attacks"] if name in usable]
     st.session_state["attacks"] = kept or default
     words = attack_words()

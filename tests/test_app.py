@@ -610,6 +610,20 @@ def _evaluate_release(dataset, setup=HOLDOUT_SETUP) -> AppTest:
     return at.run()
 
 
+def test_the_attacks_left_at_their_default_follow_the_generator(runs_root: Path, dataset) -> None:
+    at = _evaluate_release(dataset)
+    at.selectbox(key="generator").set_value("synthpop").run()
+    assert "marginal" not in at.multiselect(key="attacks").value
+    at.selectbox(key="generator").set_value("baynet").run()
+    _no_failures(at)
+    assert "marginal" in at.multiselect(key="attacks").value  # Synthpop's default, then Baynet's
+    at.multiselect(key="attacks").set_value(["tapas", "marginal"]).run()
+    at.selectbox(key="generator").set_value("privbayes").run()
+    assert list(at.multiselect(key="attacks").value) == ["tapas", "marginal"]  # a choice is kept
+    at.selectbox(key="generator").set_value("synthpop").run()
+    assert list(at.multiselect(key="attacks").value) == ["tapas"]  # less what does not apply
+
+
 def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root: Path, dataset) -> None:
     at = _evaluate_release(dataset)
     _no_failures(at)
