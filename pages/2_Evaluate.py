@@ -35,6 +35,8 @@ import streamlit as st
 from pages import (
     PAGES,
     SETUP_KEY,
+    T_LEAST,
+    T_MOST,
     audit_inputs,
     duration,
     guarded,
@@ -548,11 +550,11 @@ def _form() -> None:
     st.caption(threat.create(attacker).summary + " " + _GAMES_NOTE[attacker])
     attacks = _attacks(setup["kind"], generator, params)
     cols = st.columns(4)
-    keep("threshold", 0.8, low=0.5, high=1.0)
+    keep("threshold", 0.8, low=T_LEAST, high=T_MOST)
     threshold = cols[0].slider(
         "High-risk threshold t",
-        min_value=0.5,
-        max_value=1.0,
+        min_value=T_LEAST,
+        max_value=T_MOST,
         step=0.01,
         key="threshold",
         help="A record is at risk when its risk (the attack's AUC) is above t.",

@@ -14,7 +14,19 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from pages import PAGES, duration, guarded, open_run_page, plain, runs, runs_root, select_run, when
+from pages import (
+    PAGES,
+    T_LEAST,
+    T_MOST,
+    duration,
+    guarded,
+    open_run_page,
+    plain,
+    runs,
+    runs_root,
+    select_run,
+    when,
+)
 from privgame.core.errors import RunError
 from privgame.service import (
     DAMAGED,
@@ -183,7 +195,7 @@ def _compare() -> None:
         st.caption("Two finished runs are needed for a comparison.")
         return
     chosen = st.multiselect("Two finished runs", done, default=done[:2], max_selections=2, key="compare")
-    t = st.slider("High-risk threshold t for both", 0.5, 1.0, 0.8, 0.01, key="compare-t")
+    t = st.slider("High-risk threshold t for both", T_LEAST, T_MOST, 0.8, 0.01, key="compare-t")
     if len(chosen) != 2:
         st.caption("Choose two runs.")
         return

@@ -416,15 +416,20 @@ THRESHOLD_KEY = "_thresholds"
 the Results, Record, Export and Release pages share, and that the address bar carries (``t=``)."""
 
 
+T_LEAST, T_MOST = 0.51, 0.99
+"""The sliders' range of t: strictly between 0.5 (a coin toss) and 1, as every face requires."""
+
+
 def _clamp_threshold(value: Any) -> float | None:
-    """``value`` as a slider position in [0.5, 1.0] to two decimals, or None when it is not a number."""
+    """``value`` as a slider position in [0.51, 0.99] (t lies strictly between 0.5 and 1) to two
+    decimals, or None when it is not a number."""
     try:
         t = float(value)
     except (TypeError, ValueError):
         return None
     if t != t:  # nan
         return None
-    return round(min(1.0, max(0.5, t)), 2)
+    return round(min(T_MOST, max(T_LEAST, t)), 2)
 
 
 def current_threshold(folder: RunFolder) -> float:
@@ -454,8 +459,8 @@ def threshold_slider(folder: RunFolder, *, key: str, help: str | None = None) ->
     st.session_state[widget] = t
     value = st.slider(
         "High-risk threshold t",
-        min_value=0.5,
-        max_value=1.0,
+        min_value=T_LEAST,
+        max_value=T_MOST,
         step=0.01,
         key=widget,
         help=(help + " " if help else "")

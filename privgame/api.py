@@ -239,13 +239,11 @@ class Audit:
 
     def report(self, path: str | os.PathLike[str], threshold: float | None = None) -> Path:
         """Write the self-contained HTML report (``privgame export --what html``) and return its path."""
-        from privgame.service import check_output_paths, html_report
+        from privgame.service import html_report, write_output
 
         self._require_done()
-        check_output_paths(path, inputs=[self.path])
-        out = Path(path)
-        out.write_text(html_report(self.folder, self._threshold(threshold)), encoding="utf-8")
-        return out
+        html = html_report(self.folder, self._threshold(threshold))
+        return write_output(path, html.encode("utf-8"), what="the HTML report")
 
     def release(
         self,
@@ -262,7 +260,7 @@ class Audit:
         from privgame.service import check_output_paths, make_release, write_release
 
         self._require_done()
-        check_output_paths(path, inputs=[self.path])
+        check_output_paths(path, inputs=[self.path], audited_name=self.spec.data_name)
         made = make_release(self.folder, rows=rows, seed=seed, threshold=threshold, accept_risk=accept_risk)
         table, _ = write_release(made, path)
         return Path(table)

@@ -38,12 +38,20 @@ _T = TypeVar("_T")
 
 
 def threshold_problem(value: Any, *, numbers_only: bool = False) -> str | None:
-    """The problem with ``value`` as the high-risk threshold t, or None for a number in [0, 1]
-    (text that reads as one too, unless ``numbers_only``)."""
+    """The problem with ``value`` as the high-risk threshold t, or None for a number strictly
+    between 0.5 and 1 (text that reads as one too, unless ``numbers_only``).
+
+    Both ends are refused: at t = 1 no interval lies above t, so every record would read "not at
+    risk" and a release gate would pass whatever the attack found; at t <= 0.5 an attack no better
+    than a coin would put records at risk.
+    """
     number = None if numbers_only and isinstance(value, str) else _number(value)
-    if number is not None and 0.0 <= number <= 1.0:
+    if number is not None and 0.5 < number < 1.0:
         return None
-    return f"the high-risk threshold t must be a number between 0 and 1 (the paper uses 0.8); got {value!r}."
+    return (
+        "the high-risk threshold t must be a number between 0.5 and 1, both excluded (0.5 is a coin "
+        f"toss, 1 a certain identification; the paper uses 0.8); got {value!r}."
+    )
 
 
 def check_threshold(value: Any) -> float:
@@ -52,7 +60,7 @@ def check_threshold(value: Any) -> float:
     Raises
     ------
     ParameterError
-        For anything but a number in [0, 1] (text that reads as one is accepted).
+        For anything but a number strictly between 0.5 and 1 (text that reads as one is accepted).
     """
     problem = threshold_problem(value)
     if problem is not None:

@@ -561,10 +561,14 @@ def extend(
     RunError
         When the run is not finished.
     ParameterError
-        For an odd or too small ``n_eval``, or records that were not audited.
+        For an odd or too small ``n_eval``, a threshold t not strictly between 0.5 and 1, or
+        records that were not audited.
     """
     from privgame.core.errors import ParameterError
+    from privgame.core.parameters import check_threshold
 
+    if threshold is not None:
+        threshold = check_threshold(threshold)  # before anything is read or redone
     _interrupted_extension(folder)  # a run whose last extension was killed is done again
     folder.require_done()
     spec = folder.spec()

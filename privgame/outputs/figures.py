@@ -219,7 +219,7 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
         The run's per-record results (``record_id``, ``risk_model_seeded``,
         ``risk_traditional``, optionally their ``_low``/``_high`` 95% bounds).
     threshold : float
-        The high-risk threshold ``t`` in [0, 1].
+        The high-risk threshold ``t``, strictly between 0.5 and 1.
 
     Returns
     -------
@@ -594,7 +594,7 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
         The run's per-record results: ``record_id``, ``risk_model_seeded`` and its
         ``risk_model_seeded_low``/``_high`` 95% bounds; ``audit_group`` when present.
     threshold : float
-        The high-risk threshold ``t`` in [0, 1].
+        The high-risk threshold ``t``, strictly between 0.5 and 1.
 
     Returns
     -------

@@ -55,7 +55,8 @@ def check_output_path(path: str | os.PathLike[str], *, what: str = "the output")
     Raises
     ------
     ParameterError
-        When the path is a folder, a pipe, a socket or a device, or its folder does not exist.
+        When the path is a folder, a pipe, a socket or a device, its folder does not exist, or it
+        lies inside a run folder (where it could replace the run's checksummed files).
     """
     out = Path(path)
     try:
@@ -77,6 +78,12 @@ def check_output_path(path: str | os.PathLike[str], *, what: str = "the output")
         raise ParameterError(
             f"Cannot write {what} to {out}: the folder {parent} does not exist; create it first."
         )
+    for folder in out.resolve().parents:
+        if (folder / "spec.json").is_file() and (folder / "data.parquet").is_file():
+            raise ParameterError(
+                f"Cannot write {what} to {out}: it lies inside the run folder {folder}, whose "
+                "checksummed files it could replace. Write it outside run folders."
+            )
     return out
 
 

@@ -515,7 +515,10 @@ def write_release(release: Release, output: str | os.PathLike[str]) -> tuple[Pat
 
 
 def check_output_paths(
-    output: str | os.PathLike[str], *, inputs: Sequence[str | os.PathLike[str] | None] = ()
+    output: str | os.PathLike[str],
+    *,
+    inputs: Sequence[str | os.PathLike[str] | None] = (),
+    audited_name: str | None = None,
 ) -> None:
     """Refuse a release path (or its card's) that is not a new path or a regular file, that is one
     of the release's ``inputs`` (the table it is checked against, the run folder), or that lies
@@ -528,6 +531,12 @@ def check_output_paths(
         inside a run folder, naming it and the fix.
     """
     path = Path(output)
+    if audited_name and path.name == audited_name and path.exists():
+        raise ParameterError(
+            f"Cannot write the release to {path}: a file there has the name of the audited table "
+            f"({audited_name}), which the release would replace. Give another file name (or move "
+            "that file away first if it is not the audited table)."
+        )
     check_output_path(path, what="the release")
     check_output_path(card_path(path), what="the release card")
     sources = [Path(p).resolve() for p in inputs if p is not None]
@@ -539,12 +548,6 @@ def check_output_paths(
                     f"Cannot write {what} to {target}: it is {'' if resolved == source else 'inside '}"
                     f"{source}, which the release reads; writing there would replace it. Give a file "
                     "name outside the data and the run folder."
-                )
-        for folder in resolved.parents:
-            if (folder / "spec.json").is_file() and (folder / "data.parquet").is_file():
-                raise ParameterError(
-                    f"Cannot write {what} to {target}: it lies inside the run folder {folder}, "
-                    "whose checksummed files it could replace. Write the release outside run folders."
                 )
 
 

@@ -99,7 +99,7 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     records : DataFrame
         A run's per-record results (:meth:`privgame.store.folders.RunFolder.records`).
     threshold : float
-        The high-risk threshold ``t`` in [0, 1].
+        The high-risk threshold ``t``, strictly between 0.5 and 1.
 
     Returns
     -------
@@ -170,7 +170,7 @@ def export_table(records: pd.DataFrame, what: str, threshold: float) -> pd.DataF
         ``high-risk``: :func:`high_risk`. ``records``: every evaluated record in the run's order,
         with its verdicts at ``threshold`` and ``missed_by_traditional``.
     threshold : float
-        The high-risk threshold ``t`` in [0, 1].
+        The high-risk threshold ``t``, strictly between 0.5 and 1.
 
     Returns
     -------
@@ -799,7 +799,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     folder : RunFolder
         A finished run.
     threshold : float, optional
-        The high-risk threshold ``t`` in [0, 1]; the run's own by default.
+        The high-risk threshold ``t``, strictly between 0.5 and 1; the run's own by default.
 
     Returns
     -------

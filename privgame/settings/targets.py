@@ -164,9 +164,11 @@ def audit_groups(
         return {"chosen": np.sort(np.asarray(selection.ids, dtype=np.int64))}
     if selection.mode == "plan":
         wanted = {"outlier": int(selection.outliers), "random": int(selection.random)}
+        flags = {"outlier": "--outliers", "random": "--random"}
     else:
         wanted = {"outlier" if selection.mode == "outliers" else "random": int(selection.k or 0)}
-    too_many = [f"--{'outliers' if g == 'outlier' else 'random'} {k}" for g, k in wanted.items() if k > n]
+        flags = {"outlier": "--targets", "random": "--targets"}  # the flag the owner gave
+    too_many = [f"{flags[g]} {k}" for g, k in wanted.items() if k > n]
     if too_many:
         raise ParameterError(
             f"Cannot audit {' and '.join(too_many)} records: D has only {n:,}; ask for fewer records."

@@ -199,7 +199,7 @@ def test_export_rejects_bad_output_and_unfinished_runs(run: RunFolder, tmp_path:
         export.run(parse(str(run.path), "-o", str(tmp_path / "missing" / "out.csv")))
     with pytest.raises(ParameterError, match="is a folder"):
         export.run(parse(str(run.path), "-o", str(tmp_path)))
-    with pytest.raises(ParameterError, match="between 0 and 1"):
+    with pytest.raises(ParameterError, match="between 0.5 and 1"):
         export.run(parse(str(run.path), "--threshold", "1.5", "-o", str(tmp_path / "x.csv")))
     unfinished = make_run(tmp_path / "runs", done=False)
     with pytest.raises(RunError, match="only once it is done"):

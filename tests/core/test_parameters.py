@@ -27,24 +27,29 @@ from privgame.outputs import figures
 from privgame.runs.remedy import Remedy
 from privgame.settings.run_spec import AttackSettings, RunSpec
 
-T_RULE = "the high-risk threshold t must be a number between 0 and 1 (the paper uses 0.8)"
+T_RULE = (
+    "the high-risk threshold t must be a number between 0.5 and 1, both excluded (0.5 is a coin toss, 1 a "
+    "certain identification; the paper uses 0.8)"
+)
 
 
-@pytest.mark.parametrize("value", [0, 0.0, 0.8, 1, 1.0, "0.5", np.float64(0.3)])
-def test_a_threshold_in_the_unit_interval_is_accepted(value: object) -> None:
+@pytest.mark.parametrize("value", [0.51, 0.8, 0.99, "0.7", np.float64(0.95)])
+def test_a_threshold_strictly_between_a_coin_toss_and_certainty_is_accepted(value: object) -> None:
     assert threshold_problem(value) is None
     assert check_threshold(value) == float(value)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("value", [-0.01, 1.01, math.nan, math.inf, "high", None, True, [0.5]])
+@pytest.mark.parametrize(
+    "value", [0, 0.3, 0.5, 1, 1.0, -0.01, 1.01, math.nan, math.inf, "high", None, True, [0.8], "1"]
+)
 def test_anything_else_is_refused_with_the_one_message(value: object) -> None:
     assert threshold_problem(value) == f"{T_RULE}; got {value!r}."
-    with pytest.raises(ParameterError, match=r"^The high-risk threshold t must be a number between 0 and 1"):
+    with pytest.raises(ParameterError, match=r"^The high-risk threshold t must be a number between 0.5 and 1, both excluded"):
         check_threshold(value)
 
 
 def test_the_spec_takes_numbers_only() -> None:
-    assert threshold_problem("0.5", numbers_only=True) == f"{T_RULE}; got '0.5'."
+    assert threshold_problem("0.8", numbers_only=True) == f"{T_RULE}; got '0.8'."
 
 
 @pytest.mark.parametrize(
@@ -115,7 +120,7 @@ def test_every_surface_states_the_threshold_rule_in_the_same_words(
         lambda: records_at(_records(), 1.5),
     ):
         with pytest.raises(
-            ParameterError, match=r"^The high-risk threshold t must be a number between 0 and 1"
+            ParameterError, match=r"^The high-risk threshold t must be a number between 0.5 and 1, both excluded"
         ):
             check()
     data = tmp_path / "d.csv"

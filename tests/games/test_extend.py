@@ -121,8 +121,13 @@ def _run(owner_csv: Path, out: Path, *extra: str) -> RunFolder:
     return folder
 
 
-def test_resolve_to_stops_when_nothing_is_undecided(owner_csv: Path, tmp_path: Path) -> None:
-    folder = _run(owner_csv, tmp_path, "--threshold", "1.0", "--resolve-to", "32")
+def test_resolve_to_stops_when_nothing_is_undecided(
+    owner_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As if every verdict of the first pass were decided (t = 1 did that before t had to lie
+    # strictly below 1).
+    monkeypatch.setattr("privgame.games.engine.undecided_records", lambda folder, threshold=None: [])
+    folder = _run(owner_csv, tmp_path, "--resolve-to", "32")
     assert folder.status().get("extensions") is None
     assert set(folder.records()["n_eval"]) == {8}
 
@@ -271,7 +276,7 @@ def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp
         launch_extend(folder, n_eval=8)
     with pytest.raises(ParameterError, match="even whole number"):
         launch_extend(folder, n_eval=13)
-    launch_extend(folder, n_eval=12, threshold=0.5, workers=1)
+    launch_extend(folder, n_eval=12, threshold=0.51, workers=1)
     assert folder.status()["extending"]["n_eval"] == 12
     deadline = time.time() + 240
     while folder.status().get("extending") and time.time() < deadline:

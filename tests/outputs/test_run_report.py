@@ -149,7 +149,7 @@ def test_high_risk_lists_the_records_at_risk_riskiest_first(records: pd.DataFram
 
 
 def test_high_risk_rejects_bad_input(records: pd.DataFrame) -> None:
-    with pytest.raises(ParameterError, match="between 0 and 1"):
+    with pytest.raises(ParameterError, match="between 0.5 and 1"):
         report.high_risk(records, 1.2)
     with pytest.raises(ParameterError, match="lacks the columns"):
         report.high_risk(records.drop(columns="risk_traditional"), 0.8)
@@ -346,7 +346,7 @@ def test_html_report_at_another_threshold(run: RunFolder) -> None:
     assert "miss rate at t=0.99" in page
     assert "undefined (no record has model-seeded risk above t)" in page
     assert "No record is at risk at t=0.99" in page
-    with pytest.raises(ParameterError, match="between 0 and 1"):
+    with pytest.raises(ParameterError, match="between 0.5 and 1"):
         report.html_report(run, 2.0)
 
 
@@ -424,12 +424,13 @@ def test_exports_carry_the_audit_group(release_run: RunFolder) -> None:
     records = pd.read_csv(io.BytesIO(export_bytes(release_run, "records")))
     assert list(records.columns[:2]) == ["record_id", "audit_group"]
     assert set(records["audit_group"]) <= {"outlier", "random", "outlier+random"}
-    risky = pd.read_csv(io.BytesIO(export_bytes(release_run, "high-risk", threshold=0.0)))
-    assert "audit_group" in risky.columns and len(risky) == len(records)
+    risky = pd.read_csv(io.BytesIO(export_bytes(release_run, "high-risk", threshold=0.51)))
+    at_risk = release_run.records()["risk_model_seeded_low"] > 0.51
+    assert "audit_group" in risky.columns and len(risky) == int(at_risk.sum())
 
 
 def test_every_table_of_the_html_report_scrolls_inside_the_page(release_run: RunFolder) -> None:
-    page = report.html_report(release_run, 0.5)
+    page = report.html_report(release_run, 0.51)
     tables = re.findall(r"(.{0,40})<table", page)
     assert len(tables) >= 3  # the summary, the audit groups and the high-risk records
     assert all(before.endswith("<div class='wide'>") for before in tables), tables
@@ -442,7 +443,7 @@ def test_the_html_report_opens_with_the_verdict_and_keeps_the_high_risk_table_na
 ) -> None:
     from privgame.games.audit import answer
 
-    page = report.html_report(release_run, 0.5)
+    page = report.html_report(release_run, 0.51)
     body = page[page.index("<body>") :]
     first = re.search(r"<p[^>]*>(.*?)</p>", body[body.index("</h1>") :], re.S)
     expected = answer(release_run.records(), release_run.spec(), 0.5)["text"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import shlex
 import sys
 import textwrap
@@ -42,8 +43,10 @@ def run(args: argparse.Namespace) -> int:
     from privgame.service import plan_for_budget, plan_rows, resolve_workers
 
     _check_settings(args)
-    if args.budget is not None and not args.budget > 0:
-        raise ParameterError(f"--budget must be a positive number of minutes, got {args.budget:g}.")
+    if args.budget is not None and not (0 < args.budget * 60 < math.inf):
+        raise ParameterError(
+            f"--budget must be a positive number of minutes (at most about 10**306); got {args.budget:g}."
+        )
     workers = resolve_workers(args.workers)
     spec, inputs, _ = build_spec(args)
     print("timing the generator, the features and the attack on this machine…", file=sys.stderr, flush=True)

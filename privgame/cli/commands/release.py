@@ -68,9 +68,9 @@ def run(args: argparse.Namespace) -> int:
     )
 
     # Before the generator is trained: never over the table checked against or into a run folder.
-    check_output_paths(args.output, inputs=[args.data, args.run_dir])
     folder = RunFolder(args.run_dir)
     spec = folder.spec()
+    check_output_paths(args.output, inputs=[args.data, args.run_dir], audited_name=spec.data_name)
     data = None
     if args.data:
         data = load_dataset(
