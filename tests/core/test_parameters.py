@@ -27,6 +27,7 @@ from privgame.outputs import figures
 from privgame.runs.remedy import Remedy
 from privgame.settings.run_spec import AttackSettings, RunSpec
 
+T_MATCH = r"^The high-risk threshold t must be a number between 0\.5 and 1, both excluded"
 T_RULE = (
     "the high-risk threshold t must be a number between 0.5 and 1, both excluded (0.5 is a coin toss, 1 a "
     "certain identification; the paper uses 0.8)"
@@ -44,7 +45,7 @@ def test_a_threshold_strictly_between_a_coin_toss_and_certainty_is_accepted(valu
 )
 def test_anything_else_is_refused_with_the_one_message(value: object) -> None:
     assert threshold_problem(value) == f"{T_RULE}; got {value!r}."
-    with pytest.raises(ParameterError, match=r"^The high-risk threshold t must be a number between 0.5 and 1, both excluded"):
+    with pytest.raises(ParameterError, match=T_MATCH):
         check_threshold(value)
 
 
@@ -119,9 +120,7 @@ def test_every_surface_states_the_threshold_rule_in_the_same_words(
         lambda: figures.risk_scatter(_records(), 1.5),
         lambda: records_at(_records(), 1.5),
     ):
-        with pytest.raises(
-            ParameterError, match=r"^The high-risk threshold t must be a number between 0.5 and 1, both excluded"
-        ):
+        with pytest.raises(ParameterError, match=T_MATCH):
             check()
     data = tmp_path / "d.csv"
     pd.DataFrame({"a": range(50), "b": ["x", "y"] * 25}).to_csv(data, index=False)

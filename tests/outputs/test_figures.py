@@ -226,7 +226,7 @@ def test_miss_rate_chart_marks_the_current_threshold(records: pd.DataFrame) -> N
     assert f"At the current t = 0.72, {expected.missed} of {expected.at_risk} high-risk" in chart.caption
     # A current threshold already on the grid is not added twice.
     assert len(figures.miss_rate_chart(records, [0.6, 0.8], current=0.8).data) == 2
-    with pytest.raises(ParameterError, match="between 0.5 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         figures.miss_rate_chart(records, current=1.2)
 
 
@@ -330,7 +330,7 @@ def test_risk_intervals_sort_the_records_and_colour_them_by_their_verdict() -> N
     assert "1 lie wholly above t=0.8" in chart.caption and "1 record with an undefined risk" in chart.caption
     with pytest.raises(ParameterError, match="lacks the columns"):
         figures.risk_intervals(records.drop(columns="risk_model_seeded_low"), 0.8)
-    with pytest.raises(ParameterError, match="between 0.5 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         figures.risk_intervals(records, 1.5)
 
 

@@ -149,7 +149,7 @@ def test_high_risk_lists_the_records_at_risk_riskiest_first(records: pd.DataFram
 
 
 def test_high_risk_rejects_bad_input(records: pd.DataFrame) -> None:
-    with pytest.raises(ParameterError, match="between 0.5 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         report.high_risk(records, 1.2)
     with pytest.raises(ParameterError, match="lacks the columns"):
         report.high_risk(records.drop(columns="risk_traditional"), 0.8)
@@ -346,7 +346,7 @@ def test_html_report_at_another_threshold(run: RunFolder) -> None:
     assert "miss rate at t=0.99" in page
     assert "undefined (no record has model-seeded risk above t)" in page
     assert "No record is at risk at t=0.99" in page
-    with pytest.raises(ParameterError, match="between 0.5 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         report.html_report(run, 2.0)
 
 
@@ -359,6 +359,10 @@ def test_html_report_needs_a_finished_run(tmp_path: Path) -> None:
 @pytest.fixture(scope="module")
 def release_run(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
     """A tiny finished release set-up run on 300 rows of Adult: a 0.3 holdout, 2 + 2 records."""
+    return _release_run(tmp_path_factory.mktemp("release-report"))
+
+
+def _release_run(root: Path, *, generator: str = "marginals", n_eval: int = 8) -> RunFolder:
     from privgame.data import BUNDLED_ADULT, load_dataset
     from privgame.games.engine import execute
     from privgame.settings.setups import release_inputs, with_setup
@@ -370,14 +374,13 @@ def release_run(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
         **with_setup(
             {
                 "data_name": dataset.source_name,
-                "generator": "marginals",
-                "attack": AttackSettings(n_shadow=8, n_eval=8),
+                "generator": generator,
+                "attack": AttackSettings(n_shadow=8, n_eval=n_eval),
                 "targets": TargetSelection.plan(outliers=2, random=2),
             },
             inputs,
         )
     ).validate()
-    root = tmp_path_factory.mktemp("release-report")
     return execute(create_run(root, spec, inputs.table), workers=1)
 
 
@@ -439,16 +442,20 @@ def test_every_table_of_the_html_report_scrolls_inside_the_page(release_run: Run
 
 
 def test_the_html_report_opens_with_the_verdict_and_keeps_the_high_risk_table_narrow(
-    release_run: RunFolder,
+    release_run: RunFolder, tmp_path: Path
 ) -> None:
     from privgame.games.audit import answer
 
     page = report.html_report(release_run, 0.51)
     body = page[page.index("<body>") :]
     first = re.search(r"<p[^>]*>(.*?)</p>", body[body.index("</h1>") :], re.S)
-    expected = answer(release_run.records(), release_run.spec(), 0.5)["text"]
+    expected = answer(release_run.records(), release_run.spec(), 0.51)["text"]
     assert first is not None and first.group(1) == f"<strong>Verdict.</strong> {html.escape(expected)}"
-    wide = report.html_report(release_run, 0.0)
+    # A run with records at risk, so that the high-risk table has rows: the identity generator,
+    # with enough evaluation runs for an interval above t.
+    leaky = _release_run(tmp_path, generator="identity", n_eval=20)
+    assert (leaky.records()["risk_model_seeded_low"] > 0.51).any()
+    wide = report.html_report(leaky, 0.51)
     table = wide[wide.index("<table class='high-risk'>") :]
     header = table[: table.index("</thead>")]
     assert header.count("<th scope") <= 6  # record, group, two risks, missed, and one cell of values

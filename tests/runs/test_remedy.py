@@ -164,7 +164,7 @@ def test_compare_two_runs_of_a_family(
 def test_bad_input_gives_clear_errors(parent: RunFolder, tmp_path: Path) -> None:
     with pytest.raises(ParameterError, match="not a used column"):
         create_remedy(parent, Remedy(bins=(("no such column", 3),)), tmp_path)
-    with pytest.raises(ParameterError, match="between 0.5 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         create_remedy(parent, Remedy(leave_out="at-risk", threshold=1.5), tmp_path)
     with pytest.raises(ParameterError, match="nothing to leave out"):
         create_remedy(parent, Remedy(leave_out="at-risk", threshold=0.99), tmp_path)
