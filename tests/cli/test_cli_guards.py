@@ -72,3 +72,28 @@ def test_bad_settings_name_the_flag_the_owner_gave(owner: tuple[Path, RunFolder]
     assert main([*plan, "--budget", "1e308"]) == 2
     said = capsys.readouterr().err
     assert "got 1e+308" in said and "inf" not in said
+
+
+def test_compare_as_csv_neutralises_a_run_folder_named_like_a_formula(
+    owner: tuple[Path, RunFolder], tmp_path: Path, capsys
+) -> None:
+    import io
+    import shutil
+
+    _, run = owner
+    hostile = tmp_path / '=HYPERLINK("x";"y")'
+    shutil.copytree(run.path, hostile)
+    capsys.readouterr()
+    assert main(["compare", str(run.path), str(hostile), "--format", "csv"]) == 0
+    table = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype=str)
+    cells = [str(v) for v in table.to_numpy().ravel() if isinstance(v, str)]
+    assert any("HYPERLINK" in cell for cell in cells)
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@")) and not _number(cell)]
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -49,11 +49,13 @@ def format_table(rows: list[dict[str, Any]]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.service import RunFolder, compare_runs
+    from privgame.service import RunFolder, compare_runs, csv_safe
 
     table = compare_runs([RunFolder(p) for p in args.run_dirs], args.threshold)
     if args.format == "csv":
-        print(table.to_csv(index=False), end="")
+        # Run folders are named by their owners: a name such as "=HYPERLINK(...)" is neutralised,
+        # as in every CSV privgame writes.
+        print(csv_safe(table).to_csv(index=False), end="")
     elif args.format == "json":
         print(table.to_json(orient="records", indent=2))
     else:
