@@ -1090,6 +1090,12 @@ class RunFolder(CheckedFolder):
         """
         if not self.is_done():
             state = self.status().get("state")
+            if state == "done":  # its status says done, but its results are gone
+                raise RunError(
+                    f"Run {self.run_id} is marked done but its results (records.parquet) are missing; "
+                    f"resume it to write them again from its checkpoints: python -m privgame resume "
+                    f"{self.path}"
+                )
             raise RunError(
                 f"Run {self.run_id} is {state}; {what} only once it is done "
                 f"(resume it with: python -m privgame resume {self.path})."

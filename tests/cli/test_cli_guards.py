@@ -97,3 +97,19 @@ def _number(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def test_a_done_run_whose_results_were_deleted_says_so_and_resume_rewrites_them(
+    owner: tuple[Path, RunFolder], tmp_path: Path, capsys
+) -> None:
+    import shutil
+
+    _, run = owner
+    copy = Path(shutil.copytree(run.path, tmp_path / run.run_id))
+    (copy / "records.parquet").unlink()
+    capsys.readouterr()
+    assert main(["report", str(copy)]) == 2
+    said = capsys.readouterr().err
+    assert "marked done but its results (records.parquet) are missing" in said and "resume" in said
+    assert main(["resume", str(copy), "--workers", "1", "--quiet"]) == 0
+    assert (copy / "records.parquet").read_bytes() == (run.path / "records.parquet").read_bytes()
