@@ -1380,8 +1380,11 @@ def launching(root: str | os.PathLike[str]) -> Iterator[None]:
     one step for every thread and process, so a launch is made once however often it is asked for.
     """
     root = Path(root)
-    root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        root.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:  # e.g. $PRIVGAME_RUNS names a file: the same words on every face
+        raise write_error(root, error) from None
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -77,3 +77,14 @@ def test_a_created_run_asked_for_again_is_started_not_doubled(
     folder, new = background.launch_once(tmp_path, spec, table)
     assert not new and folder.path == created.path
     assert slow_creation == [created.run_id]  # resumed
+
+
+def test_a_runs_folder_that_is_a_file_is_refused_in_words(small_adult: Path, tmp_path: Path) -> None:
+    from privgame.core.errors import OutputError
+
+    spec, table = small_spec(small_adult)
+    not_a_folder = tmp_path / "runs"
+    not_a_folder.write_text("a file where $PRIVGAME_RUNS points")
+    with pytest.raises(OutputError, match="a file stands where a folder belongs"):
+        background.launch_once(not_a_folder, spec, table)
+    assert not_a_folder.read_text() == "a file where $PRIVGAME_RUNS points"
