@@ -8,6 +8,8 @@ its download, and what such a check cannot show.
 
 from __future__ import annotations
 
+import hashlib
+
 import streamlit as st
 
 from pages import guarded, plain, show_error
@@ -38,7 +40,8 @@ def body() -> None:
         _upload("A holdout: real records of the same population, not in D", "check-holdout"),
     ]
     ready = all(u is not None for u in uploads)
-    key = tuple((u[1], len(u[0])) for u in uploads if u is not None)
+    # Keyed by content, not name and size: another file of the same name and size is checked anew.
+    key = tuple((u[1], hashlib.sha256(u[0]).hexdigest()) for u in uploads if u is not None)
     if st.button("Check the file", type="primary", disabled=not ready, key="check-file"):
         data, synthetic, holdout = uploads  # type: ignore[misc]
         try:
@@ -58,7 +61,7 @@ def body() -> None:
         return
     result = kept[1]
     lines = file_check_lines(result)
-    show = st.success if result.table.passes else st.warning
+    show = st.success if result.verdict == "passes" else st.warning
     show(plain(lines[1]))
     for line in lines[2:-1]:
         st.markdown(plain(line))

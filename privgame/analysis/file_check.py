@@ -40,6 +40,11 @@ LIMITS = (
 ALPHA = 0.05
 """The level of the share test and of a record's DCR p-value."""
 
+MIN_HOLDOUT_ROWS = 50
+"""Fewer holdout rows than this leave the share test and the DCR p-values too coarse to show
+anything at :data:`ALPHA` (a DCR p-value cannot go below 1 / (holdout rows + 1)): the result then
+reads "inconclusive", never "passes"."""
+
 
 @dataclass(frozen=True)
 class FileCheck:
@@ -59,6 +64,9 @@ class FileCheck:
         Each holdout record's distance to its closest synthetic record (the null distribution).
     dropped : dict
         Rows of each file left out for missing values (``data``, ``synthetic``, ``holdout``).
+    holdout_in_d : int
+        Holdout rows equal to a row of D on every column: a holdout must be records the
+        generator never saw, so any makes the comparison void.
     """
 
     records: pd.DataFrame
@@ -68,6 +76,28 @@ class FileCheck:
     holdout_name: str
     holdout_dcr: np.ndarray
     dropped: dict[str, int]
+    holdout_in_d: int = 0
+
+    @property
+    def copies(self) -> int:
+        """Records of D that appear in the synthetic file exactly (distance 0)."""
+        return int(np.count_nonzero(self.records["dcr"].to_numpy(float) == 0))
+
+    @property
+    def verdict(self) -> str:
+        """The share test's verdict in words: ``passes`` only when nothing voids it.
+
+        ``fails`` when the test finds the file closer to D, or when records of D are copied
+        exactly (whatever the test says); ``void`` when holdout rows are in D; ``inconclusive``
+        when the holdout is too small (:data:`MIN_HOLDOUT_ROWS`) for the test to show anything.
+        """
+        if self.copies or not self.table.passes:
+            return "fails"
+        if self.holdout_in_d:
+            return "void"
+        if min(self.table.n_train, self.table.n_holdout) < MIN_HOLDOUT_ROWS:
+            return "inconclusive"
+        return "passes"
 
     @property
     def close(self) -> int:
@@ -160,27 +190,52 @@ def check_file(
         holdout_name=hold.source_name,
         holdout_dcr=per_record.holdout_dcr,
         dropped={"data": dataset.dropped_rows, "synthetic": synth.dropped_rows, "holdout": hold.dropped_rows},
+        holdout_in_d=_rows_in(nonmembers, train),
     )
+
+
+def _rows_in(rows: np.ndarray, table: np.ndarray) -> int:
+    """How many of ``rows`` equal some row of ``table`` on every column (encoded values)."""
+    if len(rows) == 0 or len(table) == 0:
+        return 0
+    as_bytes = {np.ascontiguousarray(row + 0.0).tobytes() for row in np.asarray(table, dtype=np.float64)}
+    return sum(np.ascontiguousarray(row + 0.0).tobytes() in as_bytes for row in np.asarray(rows, np.float64))
 
 
 def file_check_lines(check: FileCheck) -> list[str]:
     """The result in plain sentences: the share test, the closest records, the limits."""
     t = check.table
-    verdict = "passes" if t.passes else "fails"
+    verdict = check.verdict
     n = len(check.records)
+    why = {
+        "fails": (
+            f"{check.copies:,} records of D are copied exactly"
+            if check.copies and t.passes
+            else f"it fails at {t.alpha:g}"
+        ),
+        "void": (
+            f"{check.holdout_in_d:,} holdout rows are also in D; a holdout must be records the "
+            "generator never saw: give one"
+        ),
+        "inconclusive": (
+            f"the holdout has {t.n_holdout:,} usable rows, too few for the test to show anything at "
+            f"{t.alpha:g}; give at least {MIN_HOLDOUT_ROWS}"
+        ),
+        "passes": f"it passes at {t.alpha:g}",
+    }[verdict]
     lines = [
         f"Compared {check.synthetic_name} ({t.n_synthetic:,} rows) with {check.data_name} (D, {n:,} rows) "
         f"and {check.holdout_name} (holdout).",
         f"DCR share test {verdict}: {t.dcr_share:.1%} of the synthetic rows are closer to D than to the "
         f"holdout ({min(t.n_train, t.n_holdout):,} rows of each; 50% when the file knows nothing of D "
-        f"beyond the population), p = {t.share_p_value:.2g} (one-sided, {verdict} at {t.alpha:g}).",
+        f"beyond the population), p = {t.share_p_value:.2g} (one-sided; {why}).",
         f"Distance to the closest record, 5th percentile: {t.dcr_train_p5:.4f} to D, "
         f"{t.dcr_holdout_p5:.4f} to the holdout; nearest-neighbour distance ratio, 5th percentile: "
         f"{t.nndr_train_p5:.3f} to D, {t.nndr_holdout_p5:.3f} to the holdout (Gower distances).",
         f"{check.close:,} of the {n:,} records of D are unusually close to a synthetic row (DCR p-value "
         f"at or below {ALPHA:g}; about {ALPHA * n:,.0f} would be by chance alone).",
     ]
-    exact = int(np.count_nonzero(check.records["dcr"].to_numpy(float) == 0))
+    exact = check.copies
     if exact:
         lines.append(f"{exact:,} records of D appear in the synthetic file exactly.")
     dropped = {k: v for k, v in check.dropped.items() if v}

@@ -104,3 +104,37 @@ def test_a_negative_seed_is_refused(adult: dict[str, Path], capsys: pytest.Captu
     args = ["check-file", "--data", str(adult["data"]), "--synthetic", str(adult["other"])]
     assert main([*args, "--holdout", str(adult["holdout"]), "--seed", "-1"]) == 2
     assert "--seed must be a non-negative" in capsys.readouterr().err
+
+
+def test_never_passes_beside_copies_a_holdout_in_d_or_a_holdout_too_small(
+    adult: dict[str, Path], tmp_path: Path
+) -> None:
+    from privgame.analysis.file_check import MIN_HOLDOUT_ROWS
+
+    table = pd.read_csv(adult["data"])
+    # A file that copies some records of D and is otherwise independent: the share test alone
+    # may pass; the verdict must not.
+    copies = tmp_path / "copies.csv"
+    pd.concat([table.iloc[:20], pd.read_csv(adult["other"]).iloc[20:]]).to_csv(copies, index=False)
+    check = check_file(adult["data"], copies, adult["holdout"])
+    assert check.copies == 20 and check.verdict == "fails"
+    line = next(text for text in file_check_lines(check) if text.startswith("DCR share test"))
+    assert line.startswith("DCR share test fails")
+    assert ("20 records of D are copied exactly" in line) == check.table.passes
+    # A holdout that shares rows with D voids the comparison.
+    shared = tmp_path / "shared-holdout.csv"
+    pd.concat([table.iloc[:100], pd.read_csv(adult["holdout"]).iloc[100:]]).to_csv(shared, index=False)
+    check = check_file(adult["data"], adult["other"], shared)
+    assert check.holdout_in_d == 100 and check.verdict == "void"
+    assert any(
+        "DCR share test void" in line and "100 holdout rows are also in D" in line
+        for line in file_check_lines(check)
+    )
+    # Eleven holdout rows cannot show anything at 0.05.
+    small = tmp_path / "small-holdout.csv"
+    pd.read_csv(adult["holdout"]).iloc[:11].to_csv(small, index=False)
+    check = check_file(adult["data"], adult["other"], small)
+    assert check.verdict == "inconclusive" and MIN_HOLDOUT_ROWS > 11
+    assert any("inconclusive" in line and "give at least" in line for line in file_check_lines(check))
+    # An independent file with a proper holdout still passes.
+    assert check_file(adult["data"], adult["other"], adult["holdout"]).verdict == "passes"
