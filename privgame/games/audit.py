@@ -525,10 +525,14 @@ def similarity_answer(
         at_risk_not_close=m,
         close_not_at_risk=int(np.count_nonzero(close & ~at_risk)),
     )
+    # Never "passes" beside exact copies: a record of D found whole in the release fails it.
+    copies = int(np.count_nonzero(records["dcr"].to_numpy(float) == 0)) if "dcr" in records else 0
+    out["copies"] = copies
+    copied = f"; {copies:,} audited records appear in the release exactly" if copies else ""
     test = (
-        f"The similarity test {'passes' if table['passes'] else 'fails'} "
+        f"The similarity test {'passes' if table['passes'] and not copies else 'fails'} "
         f"({_pct(float(table['dcr_share']))} of the release's rows are closer to D than to non-members, "
-        f"p = {float(table['share_p_value']):.2g})"
+        f"p = {float(table['share_p_value']):.2g}{copied})"
     )
     if k == 0:
         out["text"] = f"{test}; the attack finds no audited record at risk (t = {threshold:g})."

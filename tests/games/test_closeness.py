@@ -111,6 +111,18 @@ def test_the_sentence_follows_t_and_names_the_records_the_test_cannot_see(synthp
     )
     assert none is not None and "finds no audited record at risk" in none["text"]
     assert similarity_answer(records, None, synthpop_run.spec(), 0.6) is None
+    # A record of D found whole in the release: the test never reads "passes" beside it.
+    passing = {**stored, "table": {**stored["table"], "passes": True}}
+    copied = similarity_answer(
+        records.assign(dcr=[0.0] + [0.1] * (len(records) - 1)), passing, synthpop_run.spec(), 0.6
+    )
+    assert copied is not None and copied["copies"] == 1
+    assert (
+        copied["text"].startswith("The similarity test fails")
+        and "1 audited records appear" in copied["text"]
+    )
+    clean = similarity_answer(records.assign(dcr=0.1), passing, synthpop_run.spec(), 0.6)
+    assert clean is not None and clean["text"].startswith("The similarity test passes")
 
 
 def test_the_figures_are_stored_once_and_reused(
