@@ -26,6 +26,7 @@ import pandas as pd
 
 from privgame.core.csvsafe import csv_safe
 from privgame.core.errors import ParameterError, ReleaseError
+from privgame.core.parameters import check_threshold
 from privgame.core.seeding import Role, stream
 from privgame.data import Dataset, decode, encode, fingerprint_table, prepare_table
 from privgame.data.schema import Schema
@@ -226,10 +227,18 @@ def make_release(
         bad.append(f"--seed must be a non-negative whole number; got {seed!r}.")
     if bad:
         raise ParameterError("The release settings are not valid.", bad)
-    t = spec.threshold if threshold is None else float(threshold)
+    t = spec.threshold if threshold is None else check_threshold(threshold)
     unsafe = not_safe_ids(folder, t)
     at_risk = [r for verdict, ids in unsafe.items() for r in ids]
     if at_risk and not accept_risk:
+        undecided = bool(unsafe.get("undecided"))
+        leave_out = "at-risk-and-undecided" if undecided else "at-risk"
+        decide = (
+            f"; or decide the undecided ones with more runs: python -m privgame extend {folder.path} "
+            "--n-eval N"
+            if undecided
+            else ""
+        )
         raise ReleaseError(
             f"{len(at_risk):,} {'' if unsafe.get(SCREENED_AT_RISK) else 'audited '}"
             f"record{'s are' if len(at_risk) > 1 else ' is'} not shown safe at "
@@ -237,9 +246,8 @@ def make_release(
             f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
             [
                 *(f"{verdict}: {_ids(ids)}." for verdict, ids in unsafe.items() if ids),
-                f"fix them first: python -m privgame remedy {folder.path} --leave-out "
-                "at-risk-and-undecided (or generalise), then release the remedy's run; or decide the "
-                f"undecided ones with more runs: python -m privgame extend {folder.path} --n-eval N.",
+                f"fix them first: python -m privgame remedy {folder.path} --leave-out {leave_out} (or "
+                f"generalise), then release the remedy's run{decide}.",
                 "or release anyway, knowingly: --accept-risk (the Release page's confirmation); the "
                 "release card records that you did.",
             ],

@@ -306,3 +306,8 @@ def test_releasing_records_at_risk_asks_for_a_knowing_yes(
     assert card["audit"]["at_risk_record_ids"] == expected
     # With every record shown safe no confirmation is asked, and the card says none was needed.
     assert make_release(copy, threshold=0.99).card["audit"]["risk_accepted"] is None
+    # With none undecided (t = 0.7: the three are at risk), no fix for undecided records is offered.
+    with pytest.raises(ReleaseError) as caught:
+        make_release(copy, threshold=0.7)
+    fix = next(p for p in caught.value.problems if p.startswith("fix them first"))
+    assert "--leave-out at-risk " in fix and "undecided" not in fix and "extend" not in fix
