@@ -539,14 +539,6 @@ def check_output_paths(
         inside a run folder, naming it and the fix.
     """
     path = Path(output)
-    if audited_name and path.name == audited_name and path.exists():
-        raise ParameterError(
-            f"Cannot write the release to {path}: a file there has the name of the audited table "
-            f"({audited_name}), which the release would replace. Give another file name (or move "
-            "that file away first if it is not the audited table)."
-        )
-    check_output_path(path, what="the release")
-    check_output_path(card_path(path), what="the release card")
     sources = [Path(p).resolve() for p in inputs if p is not None]
     for what, target in (("the release", path), ("the release card", card_path(path))):
         resolved = target.resolve()
@@ -557,6 +549,14 @@ def check_output_paths(
                     f"{source}, which the release reads; writing there would replace it. Give a file "
                     "name outside the data and the run folder."
                 )
+    if audited_name and path.name == audited_name and path.exists():
+        raise ParameterError(
+            f"Cannot write the release to {path}: a file there has the name of the audited table "
+            f"({audited_name}), which the release would replace. Give another file name (or move "
+            "that file away first if it is not the audited table)."
+        )
+    check_output_path(path, what="the release")
+    check_output_path(card_path(path), what="the release card")
 
 
 RELEASE_BYTES_PER_CELL = 64

@@ -22,6 +22,7 @@ __all__ = [
     "add_generator_options",
     "add_plugin_time_limit",
     "apply_domain",
+    "builtin_parameters",
     "check_generator_params",
     "generator_params",
 ]
@@ -40,6 +41,12 @@ _FLAGS = {
     "min_samples_leaf": "--min-leaf",
     "categorical_splits": "--categorical-splits",
 }
+
+
+def builtin_parameters(name: str) -> tuple[str, ...]:
+    """The parameters the command line, the pages and the API offer for the built-in generator
+    ``name``; empty for a plug-in (or a built-in without any)."""
+    return _PARAMS_BY_GENERATOR.get(name, ())
 
 
 _epsilon = argparse_type(read_epsilon)  # its range is checked with the other settings

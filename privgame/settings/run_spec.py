@@ -44,7 +44,28 @@ TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
 TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
 SETUP_KINDS: tuple[str, ...] = ("release", "paper")
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
-_SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (spec stays below the generators)
+_SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (checked by the tests)
+
+_DEFAULTS: dict[str, dict[str, Any]] = {}
+
+
+def _builtin_defaults(generator: str) -> dict[str, Any]:
+    """The parameters the faces offer for a built-in generator
+    (:mod:`privgame.settings.generator_options`) with their defaults, read once from its
+    constructor, where they are declared; empty for a plug-in, whose parameters are its own."""
+    from privgame.settings.generator_options import builtin_parameters
+
+    offered = builtin_parameters(generator)
+    if not offered:
+        return {}
+    if generator not in _DEFAULTS:
+        import inspect
+
+        from privgame.generators import GENERATORS
+
+        parameters = inspect.signature(GENERATORS[generator].__init__).parameters
+        _DEFAULTS[generator] = {name: parameters[name].default for name in offered}
+    return _DEFAULTS[generator]
 GAMES: tuple[str, ...] = ("both", "model-seeded")
 """Which games a run plays: both, or the model-seeded game alone (the verdict rests on it)."""
 
@@ -419,11 +440,18 @@ class RunSpec:
     screen: ScreenSettings = field(default_factory=ScreenSettings)
 
     def __post_init__(self) -> None:
-        # A Synthpop spec names its categorical splits, so that its JSON (a run folder, a study)
-        # keeps them when the default changes; JSON written before the option reads as ordinal.
-        if self.generator == "synthpop" and "categorical_splits" not in self.generator_params:
-            params = {**self.generator_params, "categorical_splits": _SYNTHPOP_SPLITS_DEFAULT}
-            object.__setattr__(self, "generator_params", params)
+        # A built-in generator's spec names every one of its parameters, its defaults included, so
+        # that the same settings make the same spec from every face (the dashboard shows each
+        # parameter, the command line passes only those given) and a run folder keeps its meaning
+        # when a default changes; Synthpop JSON written before its splits option reads as ordinal
+        # (from_dict).
+        missing = {
+            key: value
+            for key, value in _builtin_defaults(self.generator).items()
+            if key not in self.generator_params
+        }
+        if missing:
+            object.__setattr__(self, "generator_params", {**self.generator_params, **missing})
 
     def validate(self) -> RunSpec:
         """Check every setting and raise one :class:`ParameterError` listing all problems."""

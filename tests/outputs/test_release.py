@@ -105,7 +105,7 @@ def test_changed_generator_settings_are_refused(synthpop_run: RunFolder) -> None
         make_release(synthpop_run, generator="privbayes", generator_params={"min_samples_leaf": 10})
     assert caught.value.problems == [
         "the generator is 'privbayes'; the audit used 'synthpop'.",
-        "min_samples_leaf = 10; the audit used its default.",
+        "min_samples_leaf = 10; the audit used 5.",
     ]
 
 

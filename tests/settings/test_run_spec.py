@@ -83,3 +83,22 @@ def test_a_kept_random_sample_round_trips_and_is_checked() -> None:
         "audit plan (mode 'plan') only" in p
         for p in TargetSelection(mode="random", k=3, sample_ids=(1,)).problems()
     )
+
+
+@pytest.mark.parametrize(
+    ("generator", "defaults"),
+    [
+        ("synthpop", {"min_samples_leaf": 5, "categorical_splits": "onehot"}),
+        ("baynet", {"degree": 1, "bins": 10}),
+        ("privbayes", {"degree": 1, "epsilon": 1.0, "bins": 10}),
+        ("marginals", {}),
+    ],
+)
+def test_a_built_in_generator_spec_names_every_parameter_so_both_faces_store_one_spec(
+    generator: str, defaults: dict
+) -> None:
+    bare = bare_spec(generator=generator, generator_params={})
+    assert bare.generator_params == defaults
+    assert bare.to_json() == bare_spec(generator=generator, generator_params=dict(defaults)).to_json()
+    plugin = bare_spec(generator="tests.plugin:Gen", generator_params={"jitter": 0.1})
+    assert plugin.generator_params == {"jitter": 0.1}  # a plug-in's parameters are its own
