@@ -66,6 +66,8 @@ def _builtin_defaults(generator: str) -> dict[str, Any]:
         parameters = inspect.signature(GENERATORS[generator].__init__).parameters
         _DEFAULTS[generator] = {name: parameters[name].default for name in offered}
     return _DEFAULTS[generator]
+
+
 GAMES: tuple[str, ...] = ("both", "model-seeded")
 """Which games a run plays: both, or the model-seeded game alone (the verdict rests on it)."""
 
