@@ -1004,6 +1004,13 @@ def log_ticks(lowest: float) -> list[float]:
     return ticks
 
 
+def _played_games(mine: pd.DataFrame) -> tuple[str, ...]:
+    """The games with runs of this record (a game not played, such as the traditional game against
+    the leave-one-out attacker, gets no empty panel or curve); both when there are none at all."""
+    played = tuple(game for game in GAME_KEYS if (mine["game"] == game).any())
+    return played or GAME_KEYS
+
+
 def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Chart:
     """ROC curves of the attack on one record, in both games.
 
@@ -1032,7 +1039,7 @@ def roc_curves(scores: pd.DataFrame, record_id: int, *, log: bool = False) -> Ch
     figure = go.Figure()
     frames = []
     aucs: dict[str, float] = {}
-    for game in GAME_KEYS:
+    for game in _played_games(mine):
         part = mine.loc[mine["game"] == game]
         s = part["score"].to_numpy(np.float64)
         lab = part["label"].to_numpy(np.float64)
@@ -1143,13 +1150,13 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
     mine = _record_scores(scores, record_id)
     all_scores = mine["score"].to_numpy(np.float64)
     edges = np.histogram_bin_edges(all_scores, bins=int(bins))
-    games = GAME_KEYS
+    games = _played_games(mine)
     aucs = {}
     for game in games:
         part = mine.loc[mine["game"] == game]
         aucs[game] = metrics.auc(part["score"].to_numpy(np.float64), part["label"].to_numpy(np.float64))
     figure = make_subplots(
-        rows=2,
+        rows=len(games),
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.12,
@@ -1211,9 +1218,9 @@ def score_distributions(scores: pd.DataFrame, record_id: int, *, bins: int = 20)
         legend={"orientation": "h", "yanchor": "bottom", "y": 1.06, "xanchor": "left", "x": 0.0},
         margin={"t": 110},
     )
-    figure.update_xaxes(title_text="attack score (higher = more likely 'in')", row=2, col=1)
-    figure.update_yaxes(title_text="number of runs", row=1, col=1)
-    figure.update_yaxes(title_text="number of runs", row=2, col=1)
+    figure.update_xaxes(title_text="attack score (higher = more likely 'in')", row=len(games), col=1)
+    for row in range(1, len(games) + 1):
+        figure.update_yaxes(title_text="number of runs", row=row, col=1)
     caption = (
         "Each panel shows how the attack scored the runs in which the record was in the training "
         "data (hatched) and those in which it was not (plain): the less the two overlap, the "

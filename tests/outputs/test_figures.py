@@ -356,3 +356,14 @@ def test_log_scale_ticks_are_labelled_plainly(scores: pd.DataFrame) -> None:
 )
 def test_log_ticks_stay_few_and_in_range(lowest: float, ticks: list[float]) -> None:
     assert figures.log_ticks(lowest) == ticks
+
+
+def test_a_game_not_played_gets_no_empty_panel_or_curve(scores: pd.DataFrame) -> None:
+    model_seeded_only = scores.loc[scores["game"] == "model_seeded"]
+    chart = figures.score_distributions(model_seeded_only, 10, bins=10)
+    assert len(chart.figure.data) == 2 and set(chart.data["game"]) == {"model_seeded"}
+    titles = [a.text for a in chart.figure.layout.annotations]
+    assert len(titles) == 1 and "traditional" not in titles[0].lower() and "undefined" not in titles[0]
+    roc = figures.roc_curves(model_seeded_only, 10)
+    assert not [t for t in roc.figure.data if "raditional" in str(t.name)]
+    assert "undefined" not in " ".join(str(t.name) for t in roc.figure.data)
