@@ -184,6 +184,11 @@ def _auc_text(value: float) -> str:
     return "undefined" if math.isnan(value) else f"{value:.3f}"
 
 
+RISK_AXIS_TOP = 1.015
+"""The top of every risk axis: a little above 1, so that a record at risk 0.999 is drawn whole,
+not cut in half at the plot's edge."""
+
+
 def _risk_floor(values: ArrayLike, threshold: float | None = None) -> float:
     """Lower end of a risk axis: a little below the smallest value, on a 0.05 grid, at least 0."""
     v = np.asarray(values, dtype=np.float64)
@@ -328,8 +333,8 @@ def risk_scatter(records: pd.DataFrame, threshold: float) -> Chart:
         )
     _layout(figure, "Risk of each record in both games", _RISK_MS, _RISK_T)
     figure.update_layout(height=600)
-    figure.update_xaxes(range=[low, 1.0], constrain="domain")
-    figure.update_yaxes(range=[low, 1.0], scaleanchor="x", scaleratio=1)
+    figure.update_xaxes(range=[low, RISK_AXIS_TOP], constrain="domain")
+    figure.update_yaxes(range=[low, RISK_AXIS_TOP], scaleanchor="x", scaleratio=1)
     missed = int(np.count_nonzero(group == "missed"))
     at_risk = int(np.count_nonzero(ms > t))
     if at_risk:
@@ -446,7 +451,7 @@ def similarity_chart(records: pd.DataFrame, threshold: float, *, alpha: float = 
     _layout(figure, "DCR p-value against risk, per record", _RISK_MS, "DCR p-value (log scale)")
     figure.update_layout(showlegend=True)
     ticks = log_ticks(floor)
-    figure.update_xaxes(range=[low, 1.0])
+    figure.update_xaxes(range=[low, RISK_AXIS_TOP])
     figure.update_yaxes(
         type="log", range=[math.log10(floor), 0.0], tickvals=ticks, ticktext=[f"{v:g}" for v in ticks]
     )
@@ -677,7 +682,7 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
         )
     _layout(figure, "Risk of each record in this release, with its 95% interval", _RISK_MS, "")
     figure.update_layout(height=max(320, 22 * len(data) + 200))
-    figure.update_xaxes(range=[floor, 1.0])
+    figure.update_xaxes(range=[floor, RISK_AXIS_TOP])
     figure.update_yaxes(
         categoryorder="array", categoryarray=list(data["label"]), showticklabels=len(data) <= 60
     )
@@ -965,7 +970,7 @@ def risk_cdfs(records: pd.DataFrame) -> Chart:
         "share of records with risk at or below x",
     )
     figure.update_yaxes(range=[-0.02, 1.02])
-    figure.update_xaxes(range=[_risk_floor(data["risk"]), 1.0])
+    figure.update_xaxes(range=[_risk_floor(data["risk"]), RISK_AXIS_TOP])
     caption = (
         "Each curve gives, for a risk x, the share of records whose risk is at most x in that "
         "game: a curve further right has more high-risk records, and a steeper curve means the "

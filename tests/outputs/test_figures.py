@@ -367,3 +367,9 @@ def test_a_game_not_played_gets_no_empty_panel_or_curve(scores: pd.DataFrame) ->
     roc = figures.roc_curves(model_seeded_only, 10)
     assert not [t for t in roc.figure.data if "raditional" in str(t.name)]
     assert "undefined" not in " ".join(str(t.name) for t in roc.figure.data)
+
+
+def test_a_record_at_risk_0999_is_drawn_whole(records: pd.DataFrame) -> None:
+    riskiest = records.assign(risk_model_seeded=0.999, risk_model_seeded_low=0.99, risk_model_seeded_high=1.0)
+    for chart in (figures.risk_intervals(riskiest, 0.8), figures.risk_scatter(riskiest, 0.8)):
+        assert chart.figure.layout.xaxis.range[1] > 1.0
