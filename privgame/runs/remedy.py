@@ -354,12 +354,12 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     left_out: list[int] = []
     by_screen = 0
     if remedy.leave_out is not None:
-        left_out = leave_out_ids(parent, remedy.leave_out, t)
-        if remedy.screened:
-            # The screen is read once: its ids are those the exact verdicts did not choose.
-            extra = screened_leave_out_ids(parent, remedy.leave_out, t)
-            by_screen = len(extra)
-            left_out = sorted({*left_out, *extra})
+        left_out, by_screen = _left_out(parent, remedy, remedy.leave_out, t)
+        widest = remedy.leave_out == "at-risk-and-undecided"
+        if widest and left_out and left_out == _left_out(parent, remedy, "at-risk", t)[0]:
+            # No undecided record among them: the same re-audit as "at-risk", written the same way,
+            # so that asking for either finds the one already made (find_remedy).
+            remedy = replace(remedy, leave_out="at-risk")
         if not left_out:
             problems.append(
                 f"no audited record is {' or '.join(LEAVE_OUT[remedy.leave_out])} at t = {t:g}; there is "
@@ -449,6 +449,16 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         parent=lineage,
     )
     return new_spec.validate(), new_table, exact
+
+
+def _left_out(parent: RunFolder, remedy: Remedy, mode: str, t: float) -> tuple[list[int], int]:
+    """The ids a leave-out of ``mode`` takes out of D, and how many of them only the screen chose."""
+    left_out = leave_out_ids(parent, mode, t)
+    if not remedy.screened:
+        return left_out, 0
+    # The screen is read once: its ids are those the exact verdicts did not choose.
+    extra = screened_leave_out_ids(parent, mode, t)
+    return sorted({*left_out, *extra}), len(extra)
 
 
 def draws_sample(spec: RunSpec) -> bool:

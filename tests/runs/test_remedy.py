@@ -12,11 +12,11 @@ import pytest
 from builders import at_once
 
 import privgame.runs.remedy as remedy_module
-from privgame.games.audit import group_masks, share_at_risk
-from privgame.cli.main import main
 from privgame.analysis.compare import NOT_MEASURED, NOT_RUN, compare_runs, paired_risks
-from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.cli.main import main
 from privgame.core.errors import ParameterError
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.games.audit import group_masks, share_at_risk
 from privgame.games.engine import execute, start_run
 from privgame.games.plan import run_split
 from privgame.outputs.release import make_release
@@ -25,14 +25,15 @@ from privgame.runs.remedy import (
     create_remedy,
     draws_sample,
     family,
+    find_remedy,
     kept_sample_ids,
     parse_bin,
     parse_generalise,
     parse_merge_rare,
     plan_remedy,
 )
-from privgame.settings.setups import release_inputs
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
+from privgame.settings.setups import release_inputs
 from privgame.store.folders import RunFolder
 
 # t low enough that several records of a tiny run are at risk or undecided.
@@ -255,8 +256,8 @@ def test_the_pages_show_a_remedy_run_and_its_family(
 def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
     parent: RunFolder, left: RunFolder
 ) -> None:
-    from privgame.outputs.figures import privacy_utility_chart
     from privgame.analysis.utility import measure_utility
+    from privgame.outputs.figures import privacy_utility_chart
 
     for folder in (parent, left):
         measure_utility(folder, samples=2, target_column="income")
@@ -270,8 +271,8 @@ def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws
 def test_the_family_option_measures_only_the_runs_without_utility(
     parent: RunFolder, left: RunFolder, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from privgame.cli.main import main
     from privgame.analysis.utility import family_target_column, measure_utility, stored_utility, unmeasured
+    from privgame.cli.main import main
 
     members = family(parent)
     assert [f.run_id for f in members][:1] == [parent.run_id] and left.run_id in {f.run_id for f in members}
@@ -499,3 +500,22 @@ def test_the_remedy_command_makes_a_remedy_once(
     assert f"was made before, as {made.name} (created)" in err and out.strip() == str(made)
     assert main([*argv[:-3], "--workers", "1", "--quiet", "--out", str(tmp_path)]) == 0  # finishes it
     assert RunFolder(made).is_done() and [p for p in tmp_path.iterdir() if p.is_dir()] == [made]
+
+
+def test_at_risk_and_undecided_with_none_undecided_is_the_at_risk_remedy(
+    parent: RunFolder, tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = RunFolder(shutil.copytree(parent.path, tmp_path / parent.run_id))
+    records = copy.records()
+    low = np.full(len(records), 0.2)
+    low[:2] = 0.95  # two records at risk at t = 0.8, every other one shown safe: none undecided
+    records = records.assign(risk_model_seeded_low=low, risk_model_seeded_high=np.where(low > 0.9, 0.99, 0.6))
+    copy.write_results(records, copy.scores(), copy.summary())
+    widest, _, _ = plan_remedy(copy, Remedy(leave_out="at-risk-and-undecided", threshold=0.8))
+    at_risk, _, _ = plan_remedy(copy, Remedy(leave_out="at-risk", threshold=0.8))
+    assert widest.to_json() == at_risk.to_json()  # so a second click on either finds the first run
+    made, _ = create_remedy(copy, Remedy(leave_out="at-risk", threshold=0.8), tmp_path)
+    assert find_remedy(copy, widest, tmp_path) is not None
+    assert find_remedy(copy, widest, tmp_path).path == made.path
