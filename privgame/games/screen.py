@@ -15,20 +15,22 @@ every record at the cost of a few hundred generator fits:
    counts of :mod:`privgame.attack.screening` (copies, cell, cells one column away, the nearest
    cell, rare values, pairs of cells, tails), plus the every-record statistics
    (:class:`~privgame.attack.base.RecordStatistics`) of each of the run's attacks that has them,
-   such as the exact-values attack's pair counts (:func:`statistic_sets`).
+   such as the exact-values attack's counts of the record's exact values, one and two columns at a
+   time (:func:`statistic_sets`).
 3. **Every statistic calibrated on the record's own datasets.** Each statistic's AUC between
    the record's 'in' and 'out' datasets, with its logit DeLong interval, is a risk on the
    model-seeded risk's scale. The record's **screening risk** is its strongest statistic's, with
    an interval that holds for all of them together (:func:`screen_records`), and the same
    verdict rule (:func:`privgame.core.metrics.verdicts`).
 
-The screening attack is not the exact game's: seven fixed counts, no trained classifier, and an
+The screening attack is not the exact game's: a few fixed counts, no trained classifier, and an
 'out' world that swaps a share of D, not one record. Measured on Adult (REPRODUCTION.md, the
 screen section) it is weaker than TAPAS on the most outlying records, whose signal TAPAS' 2**d
 queries and forest find, and stronger on many ordinary ones: Synthpop draws continuous values from
 its leaves' donors, so a record's own rare value (its ``fnlwgt``) comes back in the release only
-when the record is in D; TAPAS' threshold queries cannot see that, the ``rare`` count does. Its
-*not at risk* holds only against its own statistics. So the exact game confirms: the audit plan's
+when the record is in D; TAPAS' threshold queries cannot see that, the ``rare`` count does, and
+where another record shares that value, the exact-values attack's ``values`` count of the record's
+pairs of values does. Its *not at risk* holds only against its own statistics. So the exact game confirms: the audit plan's
 records and the ``confirm_top`` top-screened records are played exactly, the random sample checks
 the screen (:func:`agreement`; a poor agreement turns every screened *not at risk* into
 *undecided*), and the share of all of D at risk is the screen's corrected by the random sample
