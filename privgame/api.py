@@ -339,6 +339,14 @@ class Audit:
         bar = _progress(progress)
         try:
             execute(self.folder, workers=workers, scheduler=scheduler, progress=bar, estimate=estimate)
+        except KeyboardInterrupt:
+            # The Audit object may be lost with the interrupted call: say where the run is.
+            print(
+                f"interrupted; the audit is kept in {self.path}: privgame.open({str(self.path)!r}).resume() "
+                "finishes it",
+                file=sys.stderr,
+            )
+            raise
         finally:
             close = getattr(bar, "close", None)
             if close is not None:

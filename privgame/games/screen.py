@@ -30,8 +30,9 @@ queries and forest find, and stronger on many ordinary ones: Synthpop draws cont
 its leaves' donors, so a record's own rare value (its ``fnlwgt``) comes back in the release only
 when the record is in D; TAPAS' threshold queries cannot see that, the ``rare`` count does, and
 where another record shares that value, the exact-values attack's ``values`` count of the record's
-pairs of values does. Its *not at risk* holds only against its own statistics. So the exact game confirms: the audit plan's
-records and the ``confirm_top`` top-screened records are played exactly, the random sample checks
+pairs of values does. Its *not at risk* holds only against its own statistics. So the exact game
+confirms: the audit plan's records and the ``confirm_top`` top-screened records are played
+exactly, the random sample checks
 the screen (:func:`agreement`; a poor agreement turns every screened *not at risk* into
 *undecided*), and the share of all of D at risk is the screen's corrected by the random sample
 (:func:`privgame.core.metrics.screened_share`), valid however wrong the screen is.
