@@ -16,6 +16,7 @@ one they read (``privgame report RUN_DIR`` or the dashboard's Results page open 
 from __future__ import annotations
 
 import io
+import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -99,11 +100,15 @@ def audit(
     """
     from privgame.service import (
         AuditRequest,
+        available,
+        calibrate,
         check_cost,
+        check_plugin,
         create_run,
         default_runs_root,
         prepare_request,
         resolve_workers,
+        scheduler_address,
     )
 
     data_source, data_name = _source(data, "data")
@@ -134,16 +139,19 @@ def audit(
         seed=seed,
     )
     prepared = prepare_request(request)
+    spec, table = prepared.spec, prepared.inputs.table
+    scheduler = scheduler_address(scheduler)  # $PRIVGAME_SCHEDULER as on the command line
     workers = resolve_workers(workers)
-    cost = check_cost(prepared.spec, prepared.inputs.table, workers=workers, scheduler=scheduler is not None)
-    folder = create_run(default_runs_root() if runs is None else runs, prepared.spec, prepared.inputs.table)
+    calibration = None
+    if spec.generator not in available():
+        # A plug-in is checked against the generator protocol first, as `privgame run` does.
+        check_plugin(spec, table)
+        calibration = calibrate(spec, table, workers=1 if scheduler else workers)
+    cost = check_cost(spec, table, workers=workers, calibration=calibration, scheduler=scheduler is not None)
+    folder = create_run(default_runs_root() if runs is None else runs, spec, table)
     result = Audit(folder)
-    result.resume(
-        workers=workers,
-        scheduler=scheduler,
-        progress=progress,
-        estimate=cost.wall_seconds if cost.wall_seconds == cost.wall_seconds else None,
-    )
+    estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None
+    result.resume(workers=workers, scheduler=scheduler, progress=progress, estimate=estimate)
     return result
 
 

@@ -72,3 +72,21 @@ def test_a_plugin_that_breaks_the_protocol_is_stopped_before_the_run(
     err = capsys.readouterr().err
     assert "sample" in err
     assert not any(p.is_dir() and p.name != "__pycache__" for p in tmp_path.iterdir() if p.name != "runs")
+
+
+def test_a_plugin_audits_from_python_with_its_parameters_as_keywords(
+    owner_csv: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import privgame
+    import privgame.generators as generators
+
+    checked: list[str] = []
+    real = generators.check_contract
+    monkeypatch.setattr(generators, "check_contract", lambda *a, **k: checked.append("yes") or real(*a, **k))
+    audit = privgame.audit(
+        owner_csv, PLUGIN, jitter=0.05, outliers=1, random=1, n_shadow=8, n_eval=8, screen="none",
+        workers=1, runs=tmp_path / "runs", progress=False,
+    )  # fmt: skip
+    assert checked, "a plug-in is checked against the generator protocol first, as `privgame run` does"
+    assert audit.spec.generator == PLUGIN and audit.spec.generator_params == {"jitter": 0.05}
+    assert audit.state == "done" and len(audit.records()) == 2
