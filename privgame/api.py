@@ -57,6 +57,7 @@ def audit(
     scheduler: str | None = None,
     runs: str | os.PathLike[str] | None = None,
     progress: bool | Callable[[Progress], None] = True,
+    allow_large: bool = False,
     **generator_params: Any,
 ) -> Audit:
     """Audit the records of ``data`` against the synthetic releases ``generator`` would make.
@@ -85,6 +86,9 @@ def audit(
     progress : bool or callable
         A progress bar (tqdm: in a notebook, a widget where ipywidgets is installed); False for
         none, or a callable that receives each :class:`~privgame.games.engine.Progress`.
+    allow_large : bool
+        Run even when the estimated cost is over the limit (30 days of CPU time on this machine),
+        as ``--i-know-its-large``; without it such an audit is refused before any work.
 
     Returns
     -------
@@ -147,7 +151,10 @@ def audit(
         # A plug-in is checked against the generator protocol first, as `privgame run` does.
         check_plugin(spec, table)
         calibration = calibrate(spec, table, workers=1 if scheduler else workers)
-    cost = check_cost(spec, table, workers=workers, calibration=calibration, scheduler=scheduler is not None)
+    on_dask = scheduler is not None
+    cost = check_cost(
+        spec, table, workers=workers, calibration=calibration, allow_large=allow_large, scheduler=on_dask
+    )
     folder = create_run(default_runs_root() if runs is None else runs, spec, table)
     result = Audit(folder)
     estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None

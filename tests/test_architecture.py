@@ -169,7 +169,7 @@ def test_the_import_reader_sees_every_form(tmp_path: Path) -> None:
 
 
 CLI_MODULES = FACE_MODULES | {
-    "privgame",  # its version
+    "privgame._version",  # its version
     "privgame.core.defaults",
     "privgame.core.parameters",
     "privgame.settings.generator_options",

@@ -50,5 +50,5 @@ def test_records_at_leaves_a_table_without_intervals_alone() -> None:
 
 @pytest.mark.parametrize("t", [-0.1, 1.5])
 def test_records_at_refuses_a_threshold_outside_0_1(t: float) -> None:
-    with pytest.raises(ParameterError, match="between 0 and 1"):
+    with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         records_at(_records(), t)
