@@ -44,8 +44,6 @@ TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
 TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
 SETUP_KINDS: tuple[str, ...] = ("release", "paper")
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
-_SYNTHPOP_SPLITS_DEFAULT = "onehot"  # SynthpopGenerator's default (checked by the tests)
-
 _DEFAULTS: dict[str, dict[str, Any]] = {}
 
 

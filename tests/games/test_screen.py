@@ -171,7 +171,15 @@ def test_the_screen_is_the_same_with_two_workers_and_after_a_cancel(
     expected = (screened_run.path / "screen.parquet").read_bytes()
     assert (two.path / "screen.parquet").read_bytes() == expected
     # Cancelled after the first screening chunk, then resumed: the same screen, and the same results.
-    folder = create_run(tmp_path / "cancel", spec, table)
+    folder = _cancelled_after_the_first_chunk(tmp_path / "cancel", spec, table)
+    execute(folder, workers=1)
+    assert (folder.path / "screen.parquet").read_bytes() == expected
+    assert (folder.path / "records.csv").read_bytes() == (screened_run.path / "records.csv").read_bytes()
+
+
+def _cancelled_after_the_first_chunk(root: Path, spec: RunSpec, table: pd.DataFrame) -> RunFolder:
+    """A run cancelled once its first screening chunk is checkpointed, before the screen is done."""
+    folder = create_run(root, spec, table)
     calls = []
 
     def cancel() -> bool:
@@ -179,11 +187,8 @@ def test_the_screen_is_the_same_with_two_workers_and_after_a_cancel(
         return len(calls) > 1
 
     execute(folder, workers=1, cancel=cancel)
-    assert folder.status()["state"] == "cancelled"
-    assert not folder.has_screen()
-    execute(folder, workers=1)
-    assert (folder.path / "screen.parquet").read_bytes() == expected
-    assert (folder.path / "records.csv").read_bytes() == (screened_run.path / "records.csv").read_bytes()
+    assert folder.status()["state"] == "cancelled" and not folder.has_screen()
+    return folder
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -234,15 +239,8 @@ def test_a_resumed_screen_remakes_the_chunks_another_version_counted(
     screen = ScreenSettings(mode="all", shadows=30, swap=0.3)
     spec, table = _release_spec(tiny_adult, "identity", screen=screen)
     whole = start_run(tmp_path / "whole", spec, table, workers=1)
-    folder = create_run(tmp_path / "cancel", spec, table)
-    calls = []
-
-    def cancel() -> bool:
-        calls.append(1)
-        return len(calls) > 1
-
-    execute(folder, workers=1, cancel=cancel)
-    assert folder.screen_chunk_done(0) and not folder.has_screen()
+    folder = _cancelled_after_the_first_chunk(tmp_path / "cancel", spec, table)
+    assert folder.screen_chunk_done(0)
     chunk = folder.load_screen_chunk(0)
     folder.save_screen_chunk(0, {**chunk, "stats": chunk["stats"][:, :5]})  # as if fewer statistics
     execute(folder, workers=1)
