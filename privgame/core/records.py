@@ -48,6 +48,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "looks",
     "attack",
     "attack_shadow_auc",
+    "attack_training_variance",
     "attack_learning_gain",
     "attack_still_learning",
     "difference",

@@ -12,8 +12,10 @@
 3. the results are assembled into ``records``, ``scores`` and ``summary``.
 
 Every finished unit is checkpointed in the folder, so an interrupted run resumes where it stopped
-and ends with the same results. Progress (units, generator fits, ETA) goes to a callback and to
-``status.json``; a cancel (callback or ``cancel`` file) stops the run after the units in flight.
+and ends with the same results. Progress (units, generator fits as they finish, ETA) goes to a
+callback and to ``status.json`` after each unit and at least every few seconds
+(:mod:`privgame.games.live`); a cancel (callback or ``cancel`` file) stops the run after the
+units in flight.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from privgame.core import metrics
 from privgame.core.defaults import NOT_RUN
 from privgame.core.errors import RunError, WorkerLostError
 from privgame.core.seeding import Role, stream
-from privgame.games import pool
+from privgame.games import live, pool
 from privgame.games.closeness import similarity_of
 from privgame.games.context import (
     CHUNK,
@@ -104,13 +106,14 @@ class Progress:
         Units finished and in all: shared chunks plus one per target, even when several targets
         are evaluated by one task (checkpointed units from an earlier attempt count as done).
     fits_done, fits_total : int
-        Generator fits finished and in all; the ETA is based on fits per second.
+        Generator fits finished and in all, those finished by units still running included (see
+        :mod:`privgame.games.live`); never fewer than the last report's.
     elapsed : float
         Seconds since this attempt started.
     eta : float or None
-        Estimated seconds left (:func:`privgame.games.estimate.time_left`): the run's estimate until two
-        units have finished in this attempt, then weighed against the rate of the finished fits
-        since the first unit started; None without an estimate until two units have finished.
+        Estimated seconds left (:func:`privgame.games.estimate.time_left`): the run's estimate
+        until its units start, then the measured pace of its fits since they started, the
+        estimate counting for the first few; None without an estimate until two fits are done.
     """
 
     phase: str
@@ -146,13 +149,15 @@ def execute(
     scheduler : str, optional
         A Dask scheduler address; when given, units run on that cluster.
     progress : callable, optional
-        Called with a :class:`Progress` after every finished unit.
+        Called with a :class:`Progress` after every finished unit, and whenever
+        :data:`privgame.games.live.HEARTBEAT_SECONDS` pass without one (then from a thread of its
+        own, never two calls at once), so that the fits done and the time left keep moving.
     cancel : callable, optional
         Polled between units; returning True stops the run (state ``cancelled``; resumable).
     estimate : float, optional
         The run's estimated seconds (:func:`privgame.games.estimate.estimate_seconds`), kept in
-        ``status.json``: the time left shown before the first units finish, and weighed against
-        the measured rate while few have (see :func:`privgame.games.estimate.time_left`).
+        ``status.json``: the time left shown before the units start, and the pace the measured
+        one starts from (see :func:`privgame.games.estimate.time_left`).
 
     Returns
     -------
@@ -323,7 +328,22 @@ def _execute(
     # The model on D was fitted above (or every chunk sampling it is checkpointed).
     done_units = len(catalogue)
     fits_done = model_fits + sum(e.fits for e in catalogue.values())
-    fits_done_now = units_done_now = 0
+    todo: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
+    for name, start, stop, fits in shared_units:
+        if folder.shared_done(name, start):
+            done_units += 1
+            fits_done += fits
+        else:
+            args = (ctx, SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
+            todo.append(((name, start, fits), shared_chunk, args))
+    # Pool units need only the context too: they run alongside the shared units.
+    todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
+    waiting_set = set(waiting)
+    for record_id in targets:
+        if int(record_id) not in waiting_set:
+            done_units += 1
+            fits_done += fits_of(int(record_id))
+    fits_done_now = 0
     fits_todo = fits_total - fits_done
     estimated = folder.status().get("estimate_seconds")
     # A resumed run has only its share of the estimated work left.
@@ -331,108 +351,116 @@ def _execute(
         float(estimated) * fits_todo / max(1, fits_total) if isinstance(estimated, (int, float)) else None
     )
     work_started: float | None = None
+    work_estimate: float | None = None  # the estimate's seconds for the units, once they start
+    shown = fits_done  # the fits last reported: never fewer
+    current = "shared"
 
     def report(phase: str) -> None:
-        now = time.time()
-        elapsed = now - started
-        eta = time_left(
-            elapsed=now - (work_started or now),
-            done=fits_done_now,
-            total=fits_todo,
-            units_done=units_done_now,
-            estimate_left=None if estimated is None else estimated - elapsed,
-        )
-        state = Progress(phase, done_units, total_units, fits_done, fits_total, elapsed, eta)
-        folder.write_status(
-            state="running" if phase != "done" else "done",
-            phase=phase,
-            done_units=done_units,
-            total_units=total_units,
-            fits_done=fits_done,
-            fits_total=fits_total,
-            eta=eta,
-        )
-        if progress is not None:
-            progress(state)
+        """Write the status and tell ``progress``: after each unit, and at least every
+        live.HEARTBEAT_SECONDS from the heartbeat's thread (one report at a time: the lock)."""
+        nonlocal shown, current
+        with beat.lock:
+            current = phase
+            now = time.time()
+            elapsed = now - started
+            made = fits_done_now + beat.in_flight()
+            shown = max(shown, min(fits_total, fits_done - fits_done_now + made))
+            if work_started is None:
+                eta = None if estimated is None else max(0.0, estimated - elapsed)
+            else:
+                eta = time_left(
+                    elapsed=now - work_started, done=made, total=fits_todo, estimate=work_estimate
+                )
+            state = Progress(phase, done_units, total_units, shown, fits_total, elapsed, eta)
+            folder.write_status(
+                state="running" if phase != "done" else "done",
+                phase=phase,
+                done_units=done_units,
+                total_units=total_units,
+                fits_done=shown,
+                fits_total=fits_total,
+                eta=eta,
+            )
+            beat.touch()
+            if progress is not None:
+                progress(state)
+
+    beat = live.Heartbeat(lambda: report(current))
 
     def cancelled() -> bool:
         return folder.cancel_requested() or (cancel is not None and cancel())
 
     try:
-        todo: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
-        for name, start, stop, fits in shared_units:
-            if folder.shared_done(name, start):
-                done_units += 1
-                fits_done += fits
-            else:
-                args = (ctx, SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
-                todo.append(((name, start, fits), shared_chunk, args))
-        # Pool units need only the context too: they run alongside the shared units.
-        todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
-        report("shared")
-        _warm_workers(ctx, workers, scheduler)
-        shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
-        work_started = time.time()
-        for (name, start, fits), result, seconds in until_cancelled(
-            run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
-        ):
-            if name == "pool":
-                folder.save_pool(start, result)
-                catalogue[start] = pool.catalogue_entry(result)
-            else:
-                folder.save_shared(name, start, result)
-                shared_seconds += seconds
-                folder.write_status(shared_seconds=shared_seconds)
-            done_units += 1
-            units_done_now += 1
-            fits_done += fits
-            fits_done_now += fits
+        # The heartbeat ends before the status says how the units ended (a beat would say "running").
+        with beat:
             report("shared")
+            _warm_workers(ctx, workers, scheduler)
+            shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
+            with beat.lock:
+                work_started = time.time()
+                if estimated is not None and estimated - (work_started - started) > 0:
+                    work_estimate = estimated - (work_started - started)
+            with beat.counting(todo, [key[2] for key, _, _ in todo]) as tally:
+                for key, result, seconds in until_cancelled(
+                    run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+                ):
+                    with beat.lock:
+                        name, start, fits = tally.finished(key)
+                        if name == "pool":
+                            folder.save_pool(start, result)
+                            catalogue[start] = pool.catalogue_entry(result)
+                        else:
+                            folder.save_shared(name, start, result)
+                            shared_seconds += seconds
+                            folder.write_status(shared_seconds=shared_seconds)
+                        done_units += 1
+                        fits_done += fits
+                        fits_done_now += fits
+                        report("shared")
 
-        shadow_out = folder.load_shared(shadow_name)[:half_shadow]
-        # An extended run holds more model-seeded 'in' datasets than this spec plays.
-        ms_in = folder.load_shared(_MS_IN)[:half_eval]
-        waiting_set = set(waiting)
-        for record_id in targets:
-            if int(record_id) not in waiting_set:
-                done_units += 1
-                fits_done += fits_of(int(record_id))
-        per_unit = sizes["targets"]
-        requests = dict.fromkeys(waiting, (0, half_eval))
-        target_waves = [waiting] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
-        report("targets")
-        for group in target_waves:
-            runs: dict[int, pool.TraditionalRuns] = {}
-            if pool_plan is not None:
-                runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
-            todo = [
-                (
-                    tuple(batch),
-                    _evaluate_targets,
+            shadow_out = folder.load_shared(shadow_name)[:half_shadow]
+            # An extended run holds more model-seeded 'in' datasets than this spec plays.
+            ms_in = folder.load_shared(_MS_IN)[:half_eval]
+            per_unit = sizes["targets"]
+            requests = dict.fromkeys(waiting, (0, half_eval))
+            target_waves = [waiting] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
+            report("targets")
+            for group in target_waves:
+                runs: dict[int, pool.TraditionalRuns] = {}
+                if pool_plan is not None:
+                    runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
+                calls = [
                     (
-                        ctx,
                         tuple(batch),
-                        shadow_out,
-                        ms_in,
-                        tuple(runs.get(r) for r in batch),
-                        tuple(attacks.get(r) for r in batch),
-                    ),
-                )
-                for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
-            ]
-            for _, results, _ in until_cancelled(
-                run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
-                cancelled,
-            ):
-                for record_id, result in results:
-                    folder.save_target(record_id, result)
-                    done_units += 1
-                    units_done_now += 1
-                    fits_done += fits_of(record_id)
-                    fits_done_now += fits_of(record_id)
-                report("targets")
-            del runs
-        del shadow_out, ms_in
+                        _evaluate_targets,
+                        (
+                            ctx,
+                            tuple(batch),
+                            shadow_out,
+                            ms_in,
+                            tuple(runs.get(r) for r in batch),
+                            tuple(attacks.get(r) for r in batch),
+                        ),
+                    )
+                    for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
+                ]
+                with beat.counting(calls, [sum(fits_of(r) for r in key) for key, _, _ in calls]) as tally:
+                    for key, results, _ in until_cancelled(
+                        run_calls(
+                            tally.calls, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]
+                        ),
+                        cancelled,
+                    ):
+                        with beat.lock:
+                            tally.finished(key)
+                            for record_id, result in results:
+                                folder.save_target(record_id, result)
+                                done_units += 1
+                                fits_done += fits_of(record_id)
+                                fits_done_now += fits_of(record_id)
+                            report("targets")
+                del runs
+            del shadow_out, ms_in
     except Cancelled:
         folder.write_status(state="cancelled", finished=time.time())
         return folder
@@ -441,9 +469,10 @@ def _execute(
         raise
 
     try:
-        report("results")
-        records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
-        folder.write_results(records, scores, summary)
+        with beat:
+            report("results")
+            records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
+            folder.write_results(records, scores, summary)
         timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
         pool_timings = np.sum([e.timings for e in catalogue.values()] or [np.zeros(3)], axis=0)
     except Exception as exc:  # e.g. a full disk while the results are written
@@ -677,23 +706,37 @@ def _extend_runs(
     fits_done = model_fits
     total_units = len(shared) + len(pool_units) + len(todo)
     done_units = 0
+    work_started: float | None = None
+    shown = fits_done
+    current = "shared"
 
     def report(phase: str) -> None:
-        elapsed = time.time() - started
-        eta = time_left(
-            elapsed=elapsed, done=fits_done - model_fits, total=fits_total - model_fits, units_done=done_units
-        )
-        folder.write_status(
-            state="running",
-            phase=phase,
-            done_units=done_units,
-            total_units=total_units,
-            fits_done=fits_done,
-            fits_total=fits_total,
-            eta=eta,
-        )
-        if progress is not None:
-            progress(Progress(phase, done_units, total_units, fits_done, fits_total, elapsed, eta))
+        """As the run's report (see _execute), without an estimate."""
+        nonlocal shown, current
+        with beat.lock:
+            current = phase
+            now = time.time()
+            made = fits_done - model_fits + beat.in_flight()
+            shown = max(shown, min(fits_total, model_fits + made))
+            eta = (
+                None
+                if work_started is None
+                else time_left(elapsed=now - work_started, done=made, total=fits_total - model_fits)
+            )
+            folder.write_status(
+                state="running",
+                phase=phase,
+                done_units=done_units,
+                total_units=total_units,
+                fits_done=shown,
+                fits_total=fits_total,
+                eta=eta,
+            )
+            beat.touch()
+            if progress is not None:
+                progress(Progress(phase, done_units, total_units, shown, fits_total, now - started, eta))
+
+    beat = live.Heartbeat(lambda: report(current))
 
     def cancelled() -> bool:
         return folder.cancel_requested() or (cancel is not None and cancel())
@@ -702,43 +745,55 @@ def _extend_runs(
         state="running", pid=os.getpid(), started=started, error=None, **describe_executor(workers, scheduler)
     )
     try:
-        calls: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = [
-            ((_MS_IN, a, chunk_fits(a, b)), shared_chunk, (ctx, MODEL_SEEDED.in_role, a, b, model))
-            for a, b in shared
-            if not folder.shared_done(_MS_IN, a)
-        ]
-        calls += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
-        report("shared")
-        _warm_workers(ctx, workers, scheduler)
-        for (name, a, fits), result, _ in until_cancelled(
-            run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
-        ):
-            if name == "pool":
-                folder.save_pool(a, result)
-                catalogue[a] = pool.catalogue_entry(result)
-            else:
-                folder.save_shared(_MS_IN, a, result)
-            done_units += 1
-            fits_done += fits
-            report("shared")
-        ms_in = folder.load_shared(_MS_IN)[:half]
-        requests = {r: (done_runs[r], half) for r in todo}
-        target_waves = [todo] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
-        report("targets")
-        for group in target_waves:
-            runs: dict[int, pool.TraditionalRuns] = {}
-            if pool_plan is not None:
-                runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
-            calls = [
-                (r, extend_target, (ctx, r, previous[r], ms_in[done_runs[r] :], runs.get(r))) for r in group
+        with beat:
+            calls: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = [
+                ((_MS_IN, a, chunk_fits(a, b)), shared_chunk, (ctx, MODEL_SEEDED.in_role, a, b, model))
+                for a, b in shared
+                if not folder.shared_done(_MS_IN, a)
             ]
-            for r, extended, _ in until_cancelled(
-                run_calls(calls, workers=workers, scheduler=scheduler, shared=[ctx, ms_in]), cancelled
-            ):
-                folder.save_target(r, extended)
-                done_units += 1
-                fits_done += fits_of(r)
-                report("targets")
+            calls += [
+                (("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units
+            ]
+            report("shared")
+            _warm_workers(ctx, workers, scheduler)
+            work_started = time.time()
+            with beat.counting(calls, [key[2] for key, _, _ in calls]) as tally:
+                for key, result, _ in until_cancelled(
+                    run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+                ):
+                    with beat.lock:
+                        name, a, fits = tally.finished(key)
+                        if name == "pool":
+                            folder.save_pool(a, result)
+                            catalogue[a] = pool.catalogue_entry(result)
+                        else:
+                            folder.save_shared(_MS_IN, a, result)
+                        done_units += 1
+                        fits_done += fits
+                        report("shared")
+            ms_in = folder.load_shared(_MS_IN)[:half]
+            requests = {r: (done_runs[r], half) for r in todo}
+            target_waves = [todo] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
+            report("targets")
+            for group in target_waves:
+                runs: dict[int, pool.TraditionalRuns] = {}
+                if pool_plan is not None:
+                    runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
+                calls = [
+                    (r, extend_target, (ctx, r, previous[r], ms_in[done_runs[r] :], runs.get(r)))
+                    for r in group
+                ]
+                with beat.counting(calls, [fits_of(r) for r in group]) as tally:
+                    for key, extended, _ in until_cancelled(
+                        run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx, ms_in]),
+                        cancelled,
+                    ):
+                        with beat.lock:
+                            r = tally.finished(key)
+                            folder.save_target(r, extended)
+                            done_units += 1
+                            fits_done += fits_of(r)
+                            report("targets")
     except Cancelled:
         # The results of before the extension still stand; the runs added so far are kept in the
         # checkpoints and reused by the next extension.
@@ -748,13 +803,14 @@ def _extend_runs(
         _failed(folder, exc)
         raise
     try:
-        report("results")
-        runs = {int(r): len(folder.load_target(int(r))[_MS_SCORES]) for r in targets}
-        final = wider if all(n == n_eval for n in runs.values()) else spec
-        if final is wider:
-            folder.write_spec(wider)
-        records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
-        folder.write_results(records, scores, summary)
+        with beat:
+            report("results")
+            runs = {int(r): len(folder.load_target(int(r))[_MS_SCORES]) for r in targets}
+            final = wider if all(n == n_eval for n in runs.values()) else spec
+            if final is wider:
+                folder.write_spec(wider)
+            records, scores, summary = record_results(folder, ctx, targets, final, groups=groups)
+            folder.write_results(records, scores, summary)
     except Exception as exc:  # e.g. a full disk while the results are written
         _failed(folder, exc)
         raise
@@ -997,7 +1053,10 @@ def record_results(
     (:func:`privgame.core.metrics.training_variance` of the half attacks' AUCs, pooled over the run's
     records when the results are first written and kept by later extensions, so that a record
     nobody looked at again keeps its interval; the summary's ``attack_training_variance``, on the
-    logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t).
+    logit scale, and ``attack_training_sd_at_t``, what it means for a risk at t), or by the
+    record's own half attacks' gap where that is larger
+    (:func:`privgame.core.metrics.record_training_variance`; the record's
+    ``attack_training_variance``).
     ``attack_learning_gain`` is how much the attack gained (logit AUC) over its two half attacks,
     and ``attack_still_learning`` whether that is more than training noise
     (:func:`privgame.core.metrics.learning_gain`): the model-seeded interval's high end is then
@@ -1071,15 +1130,21 @@ def record_results(
         row["outlier_score"] = float(outlier[position])
         rows.append(row)
     training = _training_variance(folder, halves)
+    half_a_aucs, half_b_aucs = (np.array([pair[i] for pair in halves], dtype=np.float64) for i in (0, 1))
+    # Each record's interval is widened by the larger of the run's pooled noise and its own; a
+    # gain is learning when it beats the typical record's noise.
+    own = metrics.record_training_variance(half_a_aucs, half_b_aucs, training)
+    typical = metrics.training_variance(half_a_aucs, half_b_aucs, quantile=0.5)
     by_key = {game.key: game for game in GAMES}
-    for row, played, (half_a, half_b) in zip(rows, games, halves, strict=True):
+    for row, played, (half_a, half_b), extra in zip(rows, games, halves, own, strict=True):
         level = metrics.look_level(int(row["looks"]))
+        row["attack_training_variance"] = float(extra)
         for key, (scores, labels) in played.items():
-            bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=training)
+            bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=float(extra))
             row[by_key[key].column("low")], row[by_key[key].column("high")] = bounds
         # "Not at risk" only from an attack that has stopped learning: where the attack beat its
         # halves by more than training noise, the high end is raised by that gain.
-        gain, learning = metrics.learning_gain(row[MODEL_SEEDED.column()], half_a, half_b, training)
+        gain, learning = metrics.learning_gain(row[MODEL_SEEDED.column()], half_a, half_b, typical)
         row["attack_learning_gain"] = gain
         row["attack_still_learning"] = learning
         if learning:
