@@ -304,3 +304,67 @@ def test_each_records_training_noise_keeps_the_noisiest_records_near_their_error
     )
     assert pooled_median > 0.07, f"the simulation lost its teeth: {pooled_median:.2%} with the median"
     assert now < 0.045, f"{now:.2%} false 'at risk' among the noisiest records"
+
+
+def test_the_at_risk_p_value_agrees_with_the_verdict_at_every_threshold_and_look() -> None:
+    rng = np.random.default_rng(31)
+    checked = 0
+    for case in range(300):
+        n = int(rng.choice([20, 50, 100, 400]))
+        labels = np.r_[np.ones(n), np.zeros(n)]
+        if case % 3 == 0:
+            ins, outs = _ties_at_top(float(rng.uniform(0.75, 0.99)), n, rng)
+        elif case % 3 == 1:
+            ins, outs = _scores(float(rng.uniform(0.55, 0.98)), n, rng)
+        else:
+            ins, outs = np.round(rng.normal(rng.uniform(0, 3), 1, n), 1), np.round(rng.normal(0, 1, n), 1)
+        scores = np.r_[ins, outs]
+        extra = float(rng.choice([0.0, 0.02]))
+        look = int(rng.integers(1, 4))
+        value = metrics.auc(scores, labels)
+        variance, wilson_n = metrics.auc_variance(scores, labels)
+        low, _ = metrics.auc_ci(scores, labels, level=metrics.look_level(look), extra_variance=extra)
+        for t in rng.uniform(0.55, 0.99, 5):
+            p = metrics.at_risk_p_value(
+                value, variance, t, wilson_n=wilson_n, extra_variance=extra, look=look
+            )
+            if abs(low - t) > 1e-9:
+                assert (low > t) == (p < metrics.VERDICT_ERROR), (case, t, low, p)
+                checked += 1
+    assert checked > 1000
+
+
+def test_holm_and_benjamini_hochberg_by_hand() -> None:
+    p = [0.001, 0.02, 0.012, 0.3, 0.0001]
+    # Holm at 2.5%: 0.0001 <= 0.005, 0.001 <= 0.00625, 0.012 > 0.00833: two named.
+    assert metrics.holm(p).tolist() == [True, False, False, False, True]
+    # BH at 5%: sorted 0.0001, 0.001, 0.012, 0.02, 0.3 against 0.01, 0.02, 0.03, 0.04, 0.05.
+    assert metrics.benjamini_hochberg(p).tolist() == [True, True, True, False, True]
+    assert metrics.holm([]).tolist() == [] and metrics.benjamini_hochberg([math.nan]).tolist() == [False]
+
+
+def test_a_set_named_at_risk_keeps_its_error_as_a_set() -> None:
+    # 10 records at exactly t, 10 far above. One by one, "at least one of the named is false"
+    # happens far more often than 2.5%; Holm keeps it within 2.5%, and Benjamini-Hochberg keeps
+    # the expected share of false ones among the named within 5%.
+    reps, labels = 600, np.r_[np.ones(100), np.zeros(100)]
+    any_false = {"each": 0, "holm": 0}
+    false_share = []
+    for child in np.random.SeedSequence(17).spawn(reps):
+        rng = np.random.default_rng(child)
+        p, null = [], []
+        for truth in [T] * 10 + [0.97] * 10:
+            ins, outs = _scores(truth, 100, rng)
+            scores = np.r_[ins, outs]
+            variance, wilson_n = metrics.auc_variance(scores, labels)
+            p.append(metrics.at_risk_p_value(metrics.auc(scores, labels), variance, T, wilson_n=wilson_n))
+            null.append(truth == T)
+        p_arr, null_arr = np.array(p), np.array(null)
+        each = p_arr < metrics.VERDICT_ERROR
+        any_false["each"] += bool(np.any(each & null_arr))
+        any_false["holm"] += bool(np.any(metrics.holm(p_arr) & null_arr))
+        named = metrics.benjamini_hochberg(p_arr)
+        false_share.append(np.sum(named & null_arr) / max(1, np.sum(named)))
+    assert any_false["each"] / reps > 0.08, "the simulation lost its teeth"
+    assert any_false["holm"] / reps <= 0.025 + 3 * math.sqrt(0.025 * 0.975 / reps)
+    assert float(np.mean(false_share)) <= 0.05

@@ -46,13 +46,17 @@ __all__ = [
     "MissRate",
     "RocCurve",
     "abs_differences",
+    "at_risk_p_value",
     "auc",
     "auc_ci",
     "auc_half_width",
+    "auc_variance",
+    "benjamini_hochberg",
     "binomial_interval",
     "binormal_tpr",
     "ecdf",
     "hoeffding_half_width",
+    "holm",
     "kept_sample_share",
     "learning_bound",
     "learning_gain",
@@ -1533,3 +1537,156 @@ def _summarize_model_seeded(r_ms: ArrayLike, t: float, cutoff: float) -> dict[st
         "difference_cutoff": cutoff,
         "share_abs_difference_above": None,
     }
+
+
+def auc_variance(scores: ArrayLike, labels: ArrayLike) -> tuple[float, int]:
+    """The pieces of :func:`auc_ci` that a verdict at another threshold needs besides the AUC.
+
+    Returns
+    -------
+    variance : float
+        DeLong's variance of the AUC (``nan`` when a class has fewer than 2 runs).
+    wilson_n : int
+        ``min(n_in, n_out)`` when the interval spans the Wilson bound (an AUC of 0 or 1, or fewer
+        than :data:`FEW_DISCORDANT` discordant runs in a class), else 0.
+    """
+    s, is_in = _scores_labels(scores, labels)
+    n_in = int(np.count_nonzero(is_in))
+    n_out = s.size - n_in
+    if n_in < 2 or n_out < 2:
+        return math.nan, 0
+    value = auc(s, is_in)
+    v10, v01 = _placements(s, is_in)
+    variance = max(0.0, float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out))
+    if variance == 0.0 and value == 0.5:
+        return 0.0, 0
+    wide = value in (0.0, 1.0) or _discordant_runs(v10, v01, value) < FEW_DISCORDANT
+    return variance, min(n_in, n_out) if wide else 0
+
+
+def at_risk_p_value(
+    value: float,
+    variance: float,
+    threshold: float,
+    *,
+    wilson_n: int = 0,
+    extra_variance: float = 0.0,
+    look: int = 1,
+) -> float:
+    """The p-value of "this record's risk is at most t", spent over its looks as its verdict is.
+
+    The one-sided p-value ``p1`` is the error at which :func:`auc_ci`'s lower bound reaches t: the
+    logit interval's ``1 - Phi((logit(A) - logit(t)) / se)`` with ``se^2 = variance / (A (1 -
+    A))^2 + extra_variance``, and, where the interval spans the Wilson bound (``wilson_n`` > 0),
+    the larger of that and the Wilson bound's. The verdict's error at look ``k`` is
+    ``(1 - look_level(k)) / 2``, so the returned ``p = min(1, p1 pi^2 k^2 / 6)`` is below
+    :data:`VERDICT_ERROR` exactly when the record is *at risk* at ``t``: the p-values that
+    :func:`holm` and :func:`benjamini_hochberg` read a set of verdicts with.
+
+    Parameters
+    ----------
+    value : float
+        The record's AUC (its risk).
+    variance : float
+        DeLong's variance of it (:func:`auc_variance`).
+    threshold : float
+        t, strictly between 0 and 1.
+    wilson_n : int, default 0
+        :func:`auc_variance`'s second value.
+    extra_variance : float, default 0
+        The training noise on the logit scale (:func:`record_training_variance`).
+    look : int, default 1
+        The record's looks (the ``looks`` column).
+
+    Returns
+    -------
+    float
+        In [0, 1]; 1 where the AUC is undefined or every score is tied.
+    """
+    t = _probability(threshold, "threshold", open_low=True, open_high=True)
+    if not (math.isfinite(value) and math.isfinite(variance)):
+        return 1.0
+    if variance == 0.0 and value == 0.5:
+        return 1.0
+    extra = max(0.0, float(extra_variance))
+    p1 = 0.0
+    if 0.0 < value < 1.0:
+        se = math.sqrt(variance / (value * (1.0 - value)) ** 2 + extra)
+        p1 = 1.0 - NormalDist().cdf((_logit(value) - _logit(t)) / se) if se > 0 else float(value <= t)
+    if wilson_n > 0 or value in (0.0, 1.0):
+        p1 = max(p1, _wilson_p_value(value, max(wilson_n, 1), t, extra))
+    spent = 6.0 / (math.pi**2 * int(look) ** 2)
+    return min(1.0, p1 / spent)
+
+
+def _wilson_p_value(value: float, n: int, t: float, extra: float) -> float:
+    """The one-sided error at which the Wilson lower bound of :func:`_bounded_wilson` reaches t."""
+    if value <= t:
+        return 0.5
+
+    def low(z: float) -> float:
+        return _bounded_wilson(value, n, z, extra)[0]
+
+    z_low, z_high = 0.0, 40.0
+    if low(z_high) > t:
+        return 0.0
+    for _ in range(60):
+        middle = (z_low + z_high) / 2
+        z_low, z_high = (middle, z_high) if low(middle) > t else (z_low, middle)
+    return 1.0 - NormalDist().cdf(z_low)
+
+
+def holm(p_values: ArrayLike, alpha: float = VERDICT_ERROR) -> NDArray[np.bool_]:
+    """Holm's step-down test: the records whose "at risk" holds for the whole set at once.
+
+    The chance that *any* record named is not at risk is at most ``alpha``, whatever the others'
+    risks (family-wise error). Sorted p-values ``p_(1) <= ...``: reject while ``p_(i) <= alpha /
+    (m - i + 1)``.
+
+    Parameters
+    ----------
+    p_values : array-like of float, shape (m,)
+        :func:`at_risk_p_value` of each record; ``nan`` counts as 1.
+    alpha : float, default :data:`VERDICT_ERROR`
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (m,)
+    """
+    p = np.nan_to_num(np.asarray(p_values, dtype=np.float64), nan=1.0)
+    alpha = _probability(alpha, "alpha", open_low=True, open_high=True)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    passed = p[order] <= alpha / (m - np.arange(m))
+    keep = int(np.argmin(passed)) if not passed.all() else m
+    named = np.zeros(m, dtype=bool)
+    named[order[:keep]] = True
+    return named
+
+
+def benjamini_hochberg(p_values: ArrayLike, q: float = 0.05) -> NDArray[np.bool_]:
+    """Benjamini-Hochberg's step-up test: the records named at risk with at most a share ``q`` of
+    false ones among them, in expectation (false discovery rate; for p-values that are
+    independent or positively dependent, as separate records' games are).
+
+    Sorted p-values: name the ``k`` smallest, ``k`` the largest ``i`` with ``p_(i) <= q i / m``.
+
+    Parameters
+    ----------
+    p_values : array-like of float, shape (m,)
+        :func:`at_risk_p_value` of each record; ``nan`` counts as 1.
+    q : float, default 0.05
+
+    Returns
+    -------
+    numpy.ndarray of bool, shape (m,)
+    """
+    p = np.nan_to_num(np.asarray(p_values, dtype=np.float64), nan=1.0)
+    q = _probability(q, "q", open_low=True, open_high=True)
+    m = p.size
+    order = np.argsort(p, kind="stable")
+    below = np.flatnonzero(p[order] <= q * np.arange(1, m + 1) / max(m, 1))
+    named = np.zeros(m, dtype=bool)
+    if below.size:
+        named[order[: below[-1] + 1]] = True
+    return named

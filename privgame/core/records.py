@@ -44,6 +44,8 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "record_id",
     "audit_group",
     *(game + suffix for game in _GAMES for suffix in _SUFFIXES),
+    "risk_model_seeded_variance",
+    "risk_model_seeded_wilson_n",
     "n_eval",
     "looks",
     "attack",

@@ -721,9 +721,11 @@ def audit_summary(
                 "records": int(mask.sum()),
                 "at_risk": int((mask & high).sum()),
                 "not_at_risk": int((mask & safe).sum()),
+                **_group_set_counts(records, threshold, mask),
             }
             for name, mask in masks.items()
         },
+        "set_level": set_level(records, threshold),
         "share_at_risk": share_at_risk(records, spec, threshold, screened=screened),
         "attack_shadow_auc_mean": _mean_of(records, "attack_shadow_auc"),
         "attacks": list(spec.attack.attacks),
@@ -737,6 +739,103 @@ def audit_summary(
         "answer": answer(records, spec, threshold, screened=screened),
         "miss_rate_interval": miss_rate_caveat(*_missed(records, threshold)),
     }
+
+
+SET_FDR = 0.05
+"""The expected share of false "at risk" verdicts that Benjamini-Hochberg allows among the named."""
+
+
+def at_risk_p_values(records: pd.DataFrame, threshold: float) -> np.ndarray | None:
+    """Each record's :func:`privgame.core.metrics.at_risk_p_value` at ``threshold``; None for a
+    run written before the records kept their variance (``risk_model_seeded_variance``)."""
+    variance_column, wilson_column = MODEL_SEEDED.column("variance"), MODEL_SEEDED.column("wilson_n")
+    if variance_column not in records.columns or wilson_column not in records.columns:
+        return None
+    extra = (
+        pd.to_numeric(records["attack_training_variance"], errors="coerce").fillna(0.0).to_numpy(float)
+        if "attack_training_variance" in records.columns
+        else np.zeros(len(records))
+    )
+    looks = pd.to_numeric(records.get("looks", 1), errors="coerce")
+    looks = np.ones(len(records), dtype=int) if np.isscalar(looks) else looks.fillna(1).to_numpy(int)
+    return np.array(
+        [
+            metrics.at_risk_p_value(
+                float(value),
+                float(variance),
+                threshold,
+                wilson_n=int(wilson) if np.isfinite(wilson) else 0,
+                extra_variance=float(e),
+                look=max(1, int(look)),
+            )
+            for value, variance, wilson, e, look in zip(
+                records[MODEL_SEEDED.column()].to_numpy(float),
+                records[variance_column].to_numpy(float),
+                pd.to_numeric(records[wilson_column], errors="coerce").to_numpy(float),
+                extra,
+                looks,
+                strict=True,
+            )
+        ],
+        dtype=np.float64,
+    )
+
+
+def set_level(records: pd.DataFrame, threshold: float) -> dict[str, Any] | None:
+    """The verdicts read as a set: what one false "at risk" among many would cost, and the
+    records that stay at risk under a set-level control.
+
+    Each record's verdict errs with probability at most :data:`~privgame.core.metrics.VERDICT_ERROR`
+    (2.5%), so among ``m`` records judged one by one at most ``2.5% m`` false "at risk" verdicts are
+    expected, whichever of them are truly at risk. Of the records at risk, those that Holm's test
+    names (:func:`privgame.core.metrics.holm`, at 2.5%) are at risk together: the chance that any
+    of them is not is at most 2.5%. Those that Benjamini-Hochberg names
+    (:func:`privgame.core.metrics.benjamini_hochberg`, at :data:`SET_FDR`) hold at most 5% false
+    ones in expectation. Both read the p-values of :func:`at_risk_p_values`.
+
+    Returns
+    -------
+    dict or None
+        None for a run written before the records kept their variance. Otherwise ``judged``
+        (records with a risk), ``at_risk``, ``expected_false_at_most``, ``holm`` and ``bh``
+        (records each names), ``holm_ids`` and ``bh_ids``, and ``text``.
+    """
+    p = at_risk_p_values(records, threshold)
+    if p is None:
+        return None
+    judged = int(np.count_nonzero(np.isfinite(records[MODEL_SEEDED.column()].to_numpy(float))))
+    at_risk = int(np.count_nonzero(_verdicts(records, threshold) == "at risk"))
+    named_holm, named_bh = metrics.holm(p), metrics.benjamini_hochberg(p, SET_FDR)
+    ids = records["record_id"].to_numpy()
+    expected = metrics.VERDICT_ERROR * judged
+    text = (
+        f"Read as a set: of {judged:,} records judged one by one, at most {expected:.1f} false "
+        f'"at risk" {"verdict is" if expected <= 1 else "verdicts are"} expected (2.5% each).'
+    )
+    if at_risk:
+        text += (
+            f" Of the {at_risk:,} at risk, {int(named_holm.sum()):,} are at risk together (Holm: the "
+            f"chance that any of them is not is at most 2.5%), and {int(named_bh.sum()):,} with at "
+            f"most {SET_FDR:.0%} of them false in expectation (Benjamini-Hochberg)."
+        )
+    return {
+        "judged": judged,
+        "at_risk": at_risk,
+        "expected_false_at_most": expected,
+        "holm": int(named_holm.sum()),
+        "bh": int(named_bh.sum()),
+        "holm_ids": [int(i) for i in ids[named_holm]],
+        "bh_ids": [int(i) for i in ids[named_bh]],
+        "text": text,
+    }
+
+
+def _group_set_counts(records: pd.DataFrame, threshold: float, mask: np.ndarray) -> dict[str, Any]:
+    """A group's records at risk together (Holm within the group), for "k of K at risk"."""
+    p = at_risk_p_values(records, threshold)
+    if p is None or not mask.any():
+        return {}
+    return {"at_risk_holm": int(metrics.holm(p[mask]).sum())}
 
 
 def training_sd_at(variance: float, threshold: float) -> float:

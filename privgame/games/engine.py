@@ -1142,6 +1142,12 @@ def record_results(
         for key, (scores, labels) in played.items():
             bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=float(extra))
             row[by_key[key].column("low")], row[by_key[key].column("high")] = bounds
+            if key == MODEL_SEEDED.key:  # what its verdict at another t, read as a set, needs
+                variance, wilson_n = metrics.auc_variance(scores, labels)
+                row[MODEL_SEEDED.column("variance")], row[MODEL_SEEDED.column("wilson_n")] = (
+                    variance,
+                    wilson_n,
+                )
         # "Not at risk" only from an attack that has stopped learning: where the attack beat its
         # halves by more than training noise, the high end is raised by that gain.
         gain, learning = metrics.learning_gain(row[MODEL_SEEDED.column()], half_a, half_b, typical)

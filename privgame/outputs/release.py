@@ -420,6 +420,9 @@ def release_card(
             # random sample, and the ids it screens at risk (None: a run without the screen).
             "screen": _screen_of_release(audit.get("screen"), screened, records, spec, t),
             "verdicts": audit["answer"]["counts"],
+            # The verdicts read as a set: Holm's and Benjamini-Hochberg's records at risk (None: a
+            # run from before the records kept their variance).
+            "set_level": audit.get("set_level"),
             "traditional_flags": audit["answer"]["traditional_flags"],
             # The release's similarity checks beside the attack (None: a run from before them).
             "similarity": _similarity_of_release(summary.get("similarity"), rows=rows, seed=seed),

@@ -908,6 +908,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
         f"<p class='verdict'><strong>Verdict.</strong> {_e(audit['answer']['text'])}</p>",
+        f"<p class='muted'>{_e(audit['set_level']['text'])}</p>" if audit.get("set_level") else "",
         _similarity_paragraph(similarity),
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "

@@ -460,3 +460,25 @@ def test_the_html_report_opens_with_the_verdict_and_keeps_the_high_risk_table_na
     header = table[: table.index("</thead>")]
     assert header.count("<th scope") <= 6  # record, group, two risks, missed, and one cell of values
     assert "the record&#x27;s values" in header and "<td class='values'>age: " in table
+
+
+def test_the_verdicts_read_as_a_set_reach_the_summary_the_report_and_the_card(release_run: RunFolder) -> None:
+    from privgame.games.audit import at_risk_p_values, run_summary
+    from privgame.outputs.release import release_card
+
+    summary = run_summary(release_run)
+    found = summary["set_level"]
+    records = release_run.records()
+    assert found["judged"] == len(records)
+    assert found["expected_false_at_most"] == pytest.approx(0.025 * len(records))
+    assert found["text"].startswith(f"Read as a set: of {len(records)} records judged one by one")
+    # The p-values say "at risk" exactly where the verdicts do, at the run's t and at another.
+    for t in (summary["threshold"], 0.6):
+        p = at_risk_p_values(records, t)
+        verdicts = run_summary(release_run, t)["answer"]["counts"]
+        assert int(np.sum(p < 0.025)) == verdicts["at risk"]
+    assert set(found["holm_ids"]) <= set(found["bh_ids"]) <= set(records["record_id"])
+    assert html.escape(found["text"], quote=True) in report.html_report(release_run)
+    assert release_card(release_run, rows=50, seed=0)["audit"]["set_level"]["holm"] == found["holm"]
+    for group in summary["groups"].values():
+        assert group["at_risk_holm"] <= group["at_risk"]

@@ -111,6 +111,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     t = summary.get("threshold")
     found = summary.get("answer")
     lines = [f"answer              {found['text']}"] if found else []
+    set_level = summary.get("set_level")
+    if set_level:
+        lines.append(f"read as a set       {set_level['text']}")
     lines += [
         f"audited             {line}" if i == 0 else f"                    {line}"
         for i, line in enumerate(summary.get("setup_text") or [])
