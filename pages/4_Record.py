@@ -16,6 +16,7 @@ import streamlit as st
 from pages import PAGES, RECORD_KEY, guarded, plain, select_run, threshold_slider
 from privgame.outputs.figures import roc_curves, score_distributions
 from privgame.service import (
+    OUT_WORLD_TEXT,
     RunFolder,
     attack_words,
     identifier_columns,
@@ -169,7 +170,8 @@ def _risks(row: pd.Series, t: float, attacker: str, tried: tuple[str, ...] = ("t
         st.caption(
             f"{int(runs):,} evaluation runs per game, {looks} look{'s' if looks > 1 else ''} at the "
             "verdict; the interval is the logit DeLong interval of the AUC, its 5% error spent over the "
-            "looks so that it holds however often runs were added. Each record is tested on its own."
+            "looks so that it holds however often runs were added. Each record is tested on its own "
+            "(the Results page reads the verdicts as a set). " + OUT_WORLD_TEXT
         )
     attack = row.get("attack")
     words = attack_words()

@@ -31,6 +31,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.games.audit": (
         "GROUP_LABELS",
         "NOT_RUN",
+        "OUT_WORLD_TEXT",
         "describe_setup",
         "group_masks",
         "not_played_reason",
@@ -49,6 +50,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "RemedyLaunch",
         "forget_remedy_launch",
         "remedy_launches",
+        "resume_stopped",
         "start_remedy_launch",
     ),
     "privgame.analysis.compare": (
@@ -190,6 +192,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "create_remedy",
         "find_remedy",
         "plan_remedy",
+        "RemedyEstimate",
+        "estimate_remedy",
+        "remedy_runs",
+        "stopped_remedies",
     ),
     "privgame.outputs.run_report": (
         "export_table",

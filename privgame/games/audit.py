@@ -741,6 +741,14 @@ def audit_summary(
     }
 
 
+OUT_WORLD_TEXT = (
+    "In the 'out' runs the record is swapped for a reference record drawn at random from the "
+    "population outside D, not for the record that would hide it best: \"not at risk\" says that "
+    "this attack could not tell the record's presence from that of a typical other record. That is "
+    "weaker than differential privacy, whose guarantee holds against the worst neighbouring dataset."
+)
+"""What the model-seeded game's 'out' world is, in words for the pages and the report."""
+
 SET_FDR = 0.05
 """The expected share of false "at risk" verdicts that Benjamini-Hochberg allows among the named."""
 

@@ -33,7 +33,7 @@ from privgame.core.parameters import check_threshold
 from privgame.core.records import normalise_records, value_columns, value_name
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.games.audit import not_played_reason, records_at
+from privgame.games.audit import OUT_WORLD_TEXT, not_played_reason, records_at
 from privgame.games.game import GAMES, TRADITIONAL, Game, played
 from privgame.games.plan import run_split
 from privgame.settings.targets import nearest_neighbours
@@ -909,6 +909,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         f"<h1>{_e(title)}</h1>",
         f"<p class='verdict'><strong>Verdict.</strong> {_e(audit['answer']['text'])}</p>",
         f"<p class='muted'>{_e(audit['set_level']['text'])}</p>" if audit.get("set_level") else "",
+        f"<p class='muted'>{_e(OUT_WORLD_TEXT)}</p>",
         _similarity_paragraph(similarity),
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
