@@ -675,3 +675,44 @@ def test_screen_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         listed = pd.read_csv(high)
         assert "source" in listed.columns and set(listed["source"]) <= {"exact", "screened"}
         _shot(page, "s3-export-screened")
+
+
+def test_check_a_file_never_shows_the_result_of_another_file_of_the_same_name_and_size(  # type: ignore[no-untyped-def]
+    browser, server: str, tmp_path: Path
+) -> None:
+    """Check synthetic.csv, then upload another synthetic.csv of the same byte size: the old
+    verdict goes at once, and checking again gives the new file's."""
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna()
+    d, holdout = tmp_path / "d.csv", tmp_path / "holdout.csv"
+    table.iloc[0:400].to_csv(d, index=False)
+    table.iloc[400:800].to_csv(holdout, index=False)
+    first, second = tmp_path / "one", tmp_path / "two"
+    first.mkdir(), second.mkdir()
+    copy = table.iloc[0:400].copy()
+    copy.to_csv(first / "synthetic.csv", index=False)
+    # The same bytes count, other content: every two-digit age with its digits swapped.
+    changed = copy.copy()
+    changed["age"] = [int(str(a)[::-1]) if a >= 10 and a % 10 and a % 11 else a for a in changed["age"]]
+    changed.to_csv(second / "synthetic.csv", index=False)
+    assert (first / "synthetic.csv").stat().st_size == (second / "synthetic.csv").stat().st_size
+    with _browser_tab(browser, server) as page:
+        page.get_by_role("heading", name="privgame").wait_for()
+        _go(page, "Check a file")
+        uploads = page.locator('input[type="file"]')
+        for i, path in enumerate((d, first / "synthetic.csv", holdout)):
+            uploads.nth(i).set_input_files(str(path))
+            _settle(page)
+        page.get_by_role("button", name="Check the file").click()
+        page.get_by_text("400 records of D appear in the synthetic file exactly", exact=False).wait_for(
+            timeout=RUN_TIMEOUT_MS
+        )
+        uploads.nth(1).set_input_files(str(second / "synthetic.csv"))
+        _settle(page)
+        page.get_by_text("Upload all three tables", exact=False).or_(
+            page.get_by_role("button", name="Check the file")
+        ).first.wait_for()
+        assert page.get_by_text("400 records of D appear in the synthetic file exactly").count() == 0
+        page.get_by_role("button", name="Check the file").click()
+        page.get_by_role("heading", name="Each record of D").wait_for(timeout=RUN_TIMEOUT_MS)
+        _shot(page, "c2-check-file-same-size")
+        assert page.get_by_text("400 records of D appear in the synthetic file exactly").count() == 0
