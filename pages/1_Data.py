@@ -556,6 +556,8 @@ def body() -> None:
     )
     for note in prepared.notes:
         st.caption(plain(note))
+    for warning in found.warnings:  # as python -m privgame schema prints them
+        st.warning(plain(warning[0].upper() + warning[1:]))
     repeated = duplicate_rows(found)
     if repeated:
         st.info(

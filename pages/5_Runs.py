@@ -4,7 +4,9 @@ Everything shown is read from the run folders (:func:`privgame.store.folders.lis
 :class:`privgame.store.folders.RunFolder`); the comparison uses :func:`privgame.games.audit.run_summary`
 for both runs at one threshold. A run whose status or spec is damaged is listed as ``damaged``,
 with the reason, and can be resumed (when its spec reads) or deleted; symbolic links in the runs
-folder are not followed, and the page says how many it skipped.
+folder are not followed, and the page says how many it skipped. A run whose cancel was requested
+reads ``stopping`` until its engine has stopped (``cancelled``): the Cancel button acts in its
+callback, before the page is drawn, so the page shows it at once.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pages import (
     guarded,
     open_run_page,
     plain,
+    run_state,
     runs,
     runs_root,
     select_run,
@@ -56,7 +59,7 @@ def _overview() -> bool:
         [
             {
                 "run": info.run_id,
-                "state": info.state,
+                "state": run_state(info.state, RunFolder(info.path)),
                 "progress": round(100 * info.progress),
                 "created": when(info.created),
                 "data": info.data_name,
@@ -90,6 +93,12 @@ def _overview() -> bool:
     return True
 
 
+def _cancel(run_id: str) -> None:
+    """The click on Cancel, acted on before the page is drawn again, so that it shows the run stopping."""
+    open_run(runs_root(), run_id).request_cancel()
+    st.toast("Cancel requested; the run stops after the work in progress.")
+
+
 def _details(folder: RunFolder) -> None:
     status = folder.status()
     damage = folder.damage()
@@ -98,7 +107,7 @@ def _details(folder: RunFolder) -> None:
         spec = folder.spec()
     except RunError:
         spec = None
-    facts = [f"**{state}**", f"created {when(status.get('created'))}"]
+    facts = [f"**{run_state(state, folder)}**", f"created {when(status.get('created'))}"]
     if status.get("n_targets") is not None:
         facts.append(f"{status['n_targets']:,} records")
     if state == "done":
@@ -120,9 +129,8 @@ def _details(folder: RunFolder) -> None:
             open_run_page("export", folder.run_id)
     stale = state in ACTIVE and folder.status_is_stale()
     can_cancel = state in ACTIVE and not stale and not folder.cancel_requested()
-    if can_cancel and buttons[0].button("Cancel", key="runs-cancel"):
-        folder.request_cancel()
-        st.toast("Cancel requested; the run stops after the work in progress.")
+    if can_cancel:
+        buttons[0].button("Cancel", key="runs-cancel", on_click=_cancel, args=(folder.run_id,))
     can_resume = (state in ("cancelled", "failed", DAMAGED) or stale) and spec is not None
     can_resume = can_resume and not folder.is_running()
     if can_resume and buttons[0].button(

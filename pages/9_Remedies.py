@@ -7,10 +7,17 @@ makes it, then ``python -m privgame resume`` in the background), on a thread of 
 it. The comparison is :func:`privgame.analysis.compare.compare_runs` (as ``python -m privgame compare``
 prints it), and the charts :func:`privgame.outputs.figures.paired_risk_chart` and
 :func:`privgame.outputs.figures.privacy_utility_chart`. Any run of the family is released on the Release page.
+Before the start, the re-audit's generator fits and time are shown
+(:func:`privgame.runs.remedy.estimate_remedy`, as ``python -m privgame remedy`` prints them); a re-audit
+that stopped (cancelled, failed, or its engine died) is listed with a Resume action
+(:func:`privgame.runs.remedy.stopped_remedies`, :func:`privgame.runs.background.resume_stopped`, as
+``python -m privgame resume RUN_DIR``).
 """
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 import streamlit as st
@@ -27,6 +34,7 @@ from pages import (
     threshold_slider,
     utility_inputs,
 )
+from privgame.core.errors import ParameterError, PrivgameError
 from privgame.outputs.figures import paired_risk_chart, privacy_utility_chart
 from privgame.service import (
     CATEGORICAL,
@@ -35,11 +43,15 @@ from privgame.service import (
     GENERALISE_PARAMS,
     LEAVE_OUT,
     SAMPLE_CHOICES,
+    Calibration,
     Remedy,
     RunFolder,
     Schema,
+    calibrate,
     compare_runs,
+    cost_warning,
     draws_sample,
+    estimate_remedy,
     family,
     family_target_column,
     forget_remedy_launch,
@@ -49,10 +61,14 @@ from privgame.service import (
     measure_utility,
     open_run,
     paired_risks,
+    plan_remedy,
     record_names,
     remedy_launches,
+    resolve_workers,
+    resume_stopped,
     run_summary,
     start_remedy_launch,
+    stopped_remedies,
     threat,
     unmeasured,
 )
@@ -60,6 +76,8 @@ from privgame.service import (
 # Session key of the remedy run started here, followed until it ends.
 STARTED_KEY = "_remedy_started"
 NOTICE_KEY = "_remedy_notice"
+# Session key of the generator timings the estimates were made from, by what changes them.
+CALIBRATIONS_KEY = "_remedy_calibrations"
 ACTIVE = ("created", "queued", "running")
 LEAVE_LABELS = {
     "none": "keep every record",
@@ -210,12 +228,10 @@ def _progress(run_id: str) -> None:
     folder = open_run(runs_root(), run_id)
     status = folder.status()
     state = status.get("state")
-    if state == "done":
+    if state in ("done", "failed", "cancelled", "damaged") or folder.status_is_stale():
+        # Ended: the page compares it, or lists it with a Resume action if it stopped.
         st.session_state.pop(STARTED_KEY, None)
         st.rerun()
-    if state in ("failed", "cancelled", "damaged"):
-        st.error(f"The re-audit of {run_id} is {state}: {plain(str(status.get('error') or ''))}")
-        return
     done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
     eta = status.get("eta")
     left = duration(eta) if eta is not None else "being measured"
@@ -311,7 +327,7 @@ def body() -> None:
     # A remedy run being made (from this session or another, before a reload), the re-audit
     # started from this page, or one of this run's remedies still going: followed until it ends.
     making = any(launch.making() for launch in remedy_launches(folder))
-    started = None if making else st.session_state.get(STARTED_KEY) or _remedy_in_progress(folder)
+    started = None if making else _followed() or _remedy_in_progress(folder)
     if making:
         _follow_making(folder.run_id)
     elif started:
@@ -321,8 +337,10 @@ def body() -> None:
     notice = st.session_state.pop(NOTICE_KEY, None)
     if notice:
         st.info(plain(notice))
+    _stopped(folder, busy=bool(started or making))
     st.subheader("Choose a remedy")
     remedy = _form(folder, t)
+    seconds = _estimate(folder, remedy)
     # The click is acted on by its callback, on a thread of its own: the next click or a reload
     # may stop this script run before it gets here, never the launch.
     st.button(
@@ -331,14 +349,121 @@ def body() -> None:
         key="start-remedy",
         disabled=bool(started or making),
         on_click=_start,
-        args=(folder.run_id, remedy),
+        args=(folder.run_id, remedy, seconds),
     )
     _compare(folder, t, remedying=bool(started or making))
 
 
-def _start(run_id: str, remedy: Remedy) -> None:
+def _followed() -> str | None:
+    """The re-audit this session started or resumed, while it is under way (else forgotten: a
+    stopped one is listed by :func:`_stopped`, a finished one joins the comparison)."""
+    run_id = st.session_state.get(STARTED_KEY)
+    if run_id is None:
+        return None
+    try:
+        followed = open_run(runs_root(), run_id)
+        going = followed.status().get("state") in ACTIVE and not followed.status_is_stale()
+    except ValueError:  # deleted or damaged since
+        going = False
+    if not going:
+        st.session_state.pop(STARTED_KEY, None)
+        return None
+    return str(run_id)
+
+
+def _stopped(folder: RunFolder, *, busy: bool) -> None:
+    """The remedies of ``folder`` whose re-audit stopped before its end, each with a Resume action."""
+    stopped = stopped_remedies(folder)
+    if not stopped:
+        return
+    st.subheader("Stopped re-audits")
+    for child in stopped:
+        status = child.status()
+        state = status.get("state", "created")
+        if state == "created":
+            state = "made, never started"
+        elif state in ACTIVE:
+            state = "stopped (its engine ended without finishing)"
+        done, total = int(status.get("fits_done") or 0), int(status.get("fits_total") or 0)
+        made = f"; {done:,} of {total:,} generator fits done" if total else ""
+        description = (child.spec().parent or {}).get("description", "")
+        st.warning(f"**{plain(child.run_id)}** ({plain(description)}): {plain(state)}{made}.")
+        if status.get("error"):
+            st.caption(plain(str(status["error"])))
+        if child.damage() is not None:
+            st.caption("Its status or spec is damaged: resume or delete it on the Runs page.")
+            continue
+        st.button(
+            "Resume",
+            key=f"resume-remedy-{child.run_id}",
+            help="Go on from its checkpoints, as python -m privgame resume RUN_DIR does.",
+            disabled=busy,
+            on_click=_resume,
+            args=(child.run_id,),
+        )
+
+
+def _resume(run_id: str) -> None:
+    """The click on a stopped re-audit's "Resume": start it again (once), and follow it."""
+    resume_stopped(open_run(runs_root(), run_id))
+    st.session_state[STARTED_KEY] = run_id
+
+
+def _estimate(folder: RunFolder, remedy: Remedy) -> float | None:
+    """Show what the remedy's re-audit will cost (fits and time), before it is started; return its
+    estimated seconds (None when there is none)."""
+    try:
+        planned = plan_remedy(folder, remedy)
+    except ParameterError as error:
+        if (
+            remedy.leave_out is None
+            and remedy.generalise is None
+            and not remedy.merge_rare
+            and not remedy.bins
+        ):
+            st.caption("Choose a remedy above: its re-audit's generator fits and time are shown here.")
+        else:
+            st.caption(plain(" ".join([error.summary, *error.problems])))
+        return None
+    workers = resolve_workers(None)  # the re-audit's engine uses every core, as `resume` does
+    try:
+        with st.spinner("Timing the generator on this machine…"):
+            estimate = estimate_remedy(
+                folder, remedy, workers=workers, calibration=_calibration(planned, workers), planned=planned
+            )
+    except PrivgameError as error:
+        show_error(error)
+        return None
+    st.info(f"This remedy's re-audit: {plain(estimate.text)}.")
+    warning = cost_warning(estimate.seconds)
+    if warning:
+        st.warning(plain(warning))
+    return estimate.seconds if math.isfinite(estimate.seconds) else None
+
+
+def _calibration(planned: tuple[Any, Any, bool], workers: int) -> Calibration | None:
+    """The generator's timings for the remedy's spec, measured once per setting that changes them
+    (the generator, its parameters, the columns, the sizes, the attack) in this session."""
+    spec, table, _ = planned
+    data = spec.to_dict()
+    # Which rows are left out changes the fingerprints, not the cost.
+    setup = {k: v for k, v in (data.get("setup") or {}).items() if not k.endswith("fingerprint")}
+    wanted = ("generator", "generator_params", "schema", "sizes", "attack")
+    key = json.dumps([*(data[k] for k in wanted), setup, workers], sort_keys=True, default=str)
+    memo: dict[str, Calibration] = st.session_state.setdefault(CALIBRATIONS_KEY, {})
+    if key not in memo:
+        try:
+            memo[key] = calibrate(spec, table, workers=workers)
+        except PrivgameError:
+            raise
+        except Exception:  # the estimate is advice: estimate_remedy says the generator was not timed
+            return None
+    return memo[key]
+
+
+def _start(run_id: str, remedy: Remedy, seconds: float | None) -> None:
     """The click on "Start the remedy": make and start the run (once, however often clicked)."""
-    start_remedy_launch(open_run(runs_root(), run_id), remedy)
+    start_remedy_launch(open_run(runs_root(), run_id), remedy, estimate=seconds)
 
 
 def _launch_outcome(folder: RunFolder) -> BaseException | None:

@@ -51,6 +51,7 @@ __all__ = [
     "open_run_page",
     "plain",
     "run_label",
+    "run_state",
     "runs",
     "runs_root",
     "select_run",
@@ -340,9 +341,19 @@ def duration(seconds: float | None) -> str:
     return f"{hours} h {rest} min"
 
 
+def run_state(state: str, folder: RunFolder) -> str:
+    """A run's ``state`` as the pages show it: an unfinished run whose cancel was requested is
+    ``stopping`` until its engine has stopped (then ``cancelled``)."""
+    if state in ("created", "queued", "running") and folder.cancel_requested():
+        return "stopping"
+    return state
+
+
 def run_label(info: RunInfo) -> str:
     """How a run reads in a list: id, data, generator, state."""
-    return f"{info.run_id} · {info.data_name} · {info.generator} · {info.state}"
+    return (
+        f"{info.run_id} · {info.data_name} · {info.generator} · {run_state(info.state, RunFolder(info.path))}"
+    )
 
 
 def runs(states: Sequence[str] | None = None) -> list[RunInfo]:

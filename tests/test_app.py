@@ -300,6 +300,18 @@ def test_missing_value_policy_category_keeps_rows(runs_root: Path) -> None:
     assert at.session_state["dataset"].dropped_rows == 0
 
 
+def test_data_page_points_out_a_minus_nine_code_as_a_possible_missing_value(runs_root: Path) -> None:
+    table = pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300)
+    table.loc[table.index[::10], "hours-per-week"] = -9  # 30 rows answered "no answer"
+    at = _page("1_Data")
+    at.file_uploader[0].set_value(("survey.csv", table.to_csv(index=False).encode(), "text/csv")).run()
+    _no_failures(at)
+    warned = _texts(at.warning)
+    assert "Column 'hours-per-week': 30 of 300 values (10.0%) are -9" in warned
+    assert "declare it missing" in warned
+    assert at.session_state["dataset"] is not None  # a warning, not a problem: the table is usable
+
+
 # -- data: the release set-up ----------------------------------------------------------------
 
 
@@ -977,6 +989,27 @@ def test_runs_page_keeps_a_run_when_deletion_is_not_confirmed(with_runs: Path) -
     _no_failures(at)
     assert (with_runs / run_id).exists()
     assert "cannot be undone" not in _texts(at.warning)
+
+
+def test_runs_page_shows_a_cancelled_run_stopping_at_once(with_runs: Path) -> None:
+    """The Cancel click is acted on before the page is drawn: the run reads "stopping" in the
+    list, the picker and its details on the very rerun the click makes, not after a reload."""
+    import os
+
+    (latest, *_) = list_runs(with_runs)
+    folder = open_run(with_runs, latest.run_id)
+    # A run in progress, with a live engine (this test process).
+    folder.write_status(state="running", fits_done=10, fits_total=37, pid=os.getpid(), updated=time.time())
+    at = _page("5_Runs")
+    at.selectbox(key="runs-picker").set_value(latest.run_id).run()
+    assert at.dataframe[0].value.set_index("run").loc[latest.run_id, "state"] == "running"
+    at.button(key="runs-cancel").click().run()
+    _no_failures(at)
+    assert (with_runs / latest.run_id / "cancel").exists()
+    assert at.dataframe[0].value.set_index("run").loc[latest.run_id, "state"] == "stopping"
+    assert "**stopping**" in _texts(at.markdown)
+    assert at.selectbox(key="runs-picker").format_func(latest.run_id).endswith("· stopping")
+    assert not [b for b in at.button if b.key == "runs-cancel"]  # asked once
 
 
 # -- export ----------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from privgame.data.encoding import decode, encode
 from privgame.data.loading import DEFAULT_MAX_BYTES, MISSING_MARKERS, load_table
 from privgame.data.schema import Column, Schema, infer_schema
 from privgame.data.splits import MIN_ROWS, Sizes, Split, check_sizes, default_sizes, split_indices
-from privgame.data.validation import DEFAULT_MAX_CATEGORIES, validate_table
+from privgame.data.validation import DEFAULT_MAX_CATEGORIES, missing_code_warnings, validate_table
 
 __all__ = [
     "BUNDLED_ADULT",
@@ -52,6 +52,7 @@ __all__ = [
     "inspect_dataset",
     "load_dataset",
     "load_table",
+    "missing_code_warnings",
     "parse_domain",
     "prepare_table",
     "split_indices",

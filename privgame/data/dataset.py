@@ -37,7 +37,7 @@ from privgame.data.schema import (
     infer_schema,
 )
 from privgame.data.splits import MIN_ROWS
-from privgame.data.validation import DEFAULT_MAX_CATEGORIES, validate_table
+from privgame.data.validation import DEFAULT_MAX_CATEGORIES, missing_code_warnings, validate_table
 
 __all__ = [
     "MISSING_CATEGORY",
@@ -245,6 +245,9 @@ class Inspection:
         The table and schema after the missing-value policy.
     problems : tuple of str
         Every problem that stops an audit; empty when the file can be used.
+    warnings : tuple of str
+        What may be wrong but does not stop an audit: numbers that look like codes for a missing
+        value (:func:`privgame.data.validation.missing_code_warnings`).
     """
 
     source_name: str
@@ -252,6 +255,7 @@ class Inspection:
     schema: Schema
     prepared: PreparedTable
     problems: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def _source_name(source: str | os.PathLike[str] | bytes, filename: str | None) -> str:
@@ -306,7 +310,12 @@ def inspect_dataset(
             'category of their own (missing policy "category").'
         )
     return Inspection(
-        source_name=name, table=table, schema=schema, prepared=prepared, problems=tuple(problems)
+        source_name=name,
+        table=table,
+        schema=schema,
+        prepared=prepared,
+        problems=tuple(problems),
+        warnings=tuple(missing_code_warnings(table, schema)),
     )
 
 

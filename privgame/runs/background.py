@@ -35,6 +35,7 @@ __all__ = [
     "launch_once",
     "launch_remedy",
     "remedy_launches",
+    "resume_stopped",
     "start_detached",
     "start_remedy_launch",
 ]
@@ -65,9 +66,27 @@ def _same_settings(spec: RunSpec) -> dict[str, object]:
     return {**spec.to_dict(), "versions": None}
 
 
-def _resume_unless_active(found: RunFolder, workers: int | None, scheduler: str | None = None) -> None:
+def _resume_unless_active(found: RunFolder, workers: int | None, scheduler: str | None = None) -> bool:
     if found.needs_engine() and found.damage() is None:
         launch(found, workers=workers, scheduler=scheduler)
+        return True
+    return False
+
+
+def resume_stopped(folder: RunFolder, *, workers: int | None = None, scheduler: str | None = None) -> bool:
+    """Resume ``folder`` from its checkpoints in a detached process, unless an engine holds it or
+    is starting for it, it is finished, or its status or spec is damaged.
+
+    As ``python -m privgame resume RUN_DIR`` does, once however often it is asked for: the check
+    and the start hold the runs folder's launch lock (:func:`privgame.store.folders.launching`).
+
+    Returns
+    -------
+    bool
+        Whether it was started now.
+    """
+    with launching(folder.path.parent):
+        return _resume_unless_active(folder, workers, scheduler)
 
 
 def launch_once(
@@ -167,7 +186,9 @@ def launch_extend(
     return pid
 
 
-def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> tuple[RunFolder, bool]:
+def launch_remedy(
+    parent: RunFolder, remedy: Remedy, *, workers: int | None = None, estimate: float | None = None
+) -> tuple[RunFolder, bool]:
     """Create a remedy run of ``parent`` and start its re-audit in a detached process, once.
 
     The folder is made here, as ``python -m privgame remedy --no-run`` makes it (with the
@@ -175,9 +196,11 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
     ``python -m privgame resume`` on it, like any launched run, so its progress is the new run's
     ``status.json``. When the same remedy of the same parent was made before
     (:func:`privgame.runs.remedy.find_remedy`), no second run is made: that run is returned, and
-    resumed if it is neither running nor done. Looking for it and making it hold the runs
-    folder's launch lock (:func:`privgame.store.folders.launching`), so that clicks answered on
-    concurrent threads make one run.
+    resumed if it is neither running nor done (a cancelled or failed re-audit goes on from its
+    checkpoints). Looking for it and making it hold the runs folder's launch lock
+    (:func:`privgame.store.folders.launching`), so that clicks answered on concurrent threads make
+    one run. ``estimate`` (the re-audit's estimated seconds,
+    :func:`privgame.runs.remedy.estimate_remedy`) is shown as its time left until units have finished.
 
     Returns
     -------
@@ -200,7 +223,7 @@ def launch_remedy(parent: RunFolder, remedy: Remedy, *, workers: int | None = No
             _resume_unless_active(found, workers)
             return found, False
         folder, _ = create_remedy(parent, remedy, planned=planned)
-        launch(folder, workers=workers)
+        launch(folder, workers=workers, estimate=estimate)
         return folder, True
 
 
@@ -228,7 +251,9 @@ _LAUNCHES: dict[tuple[str, str], RemedyLaunch] = {}
 _LAUNCHES_LOCK = threading.Lock()
 
 
-def start_remedy_launch(parent: RunFolder, remedy: Remedy, *, workers: int | None = None) -> RemedyLaunch:
+def start_remedy_launch(
+    parent: RunFolder, remedy: Remedy, *, workers: int | None = None, estimate: float | None = None
+) -> RemedyLaunch:
     """Make and start the remedy run (:func:`launch_remedy`) on a thread of this process; return
     at once.
 
@@ -245,7 +270,7 @@ def start_remedy_launch(parent: RunFolder, remedy: Remedy, *, workers: int | Non
 
         def make() -> None:
             try:
-                launch.folder, launch.new = launch_remedy(parent, remedy, workers=workers)
+                launch.folder, launch.new = launch_remedy(parent, remedy, workers=workers, estimate=estimate)
             except Exception as error:  # reported to the page that follows the launch
                 launch.error = error
 

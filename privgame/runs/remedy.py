@@ -39,6 +39,15 @@ the new folder and the engine trains only the attacks of records the parent did 
 generalise or coarsen remedy changes the generator or the columns, so its shadows and attacks
 change too and are all recomputed. A re-audit plays the model-seeded game alone by default
 (``games="model-seeded"``); the traditional game's results then read "not run".
+
+Cost. :func:`estimate_remedy` counts the re-audit's generator fits and estimates its time before it
+starts, with the functions that estimate a run on the Evaluate page
+(:func:`privgame.games.estimate.calibrate` and :func:`privgame.games.estimate.breakdown`), less the
+work the parent's copied checkpoints spare.
+
+Stopped re-audits. A re-audit that was cancelled, failed or whose engine died is found again by
+:func:`stopped_remedies` (every run beside the parent whose lineage names it), to be resumed from
+its checkpoints; asking for the same remedy again finds it too (:func:`find_remedy`).
 """
 
 from __future__ import annotations
@@ -53,25 +62,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from privgame.games.audit import group_masks, records_at
-from privgame.data import fingerprint_table
-from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
 from privgame.core.defaults import LEAVE_OUT_CHOICES, SAMPLE_CHOICES
 from privgame.core.errors import ParameterError
+from privgame.core.parameters import threshold_problem
+from privgame.data import fingerprint_table
+from privgame.data.schema import CATEGORICAL, CONTINUOUS, Column, Schema
+from privgame.games.audit import group_masks, records_at
+from privgame.games.estimate import Calibration, breakdown, calibrate, in_words, load_note
 from privgame.games.plan import run_split
 from privgame.games.preflight import create_run
-from privgame.core.parameters import threshold_problem
 from privgame.settings.run_spec import ATTACKERS, GAMES, RunSpec, TargetSelection
-from privgame.store.folders import RunFolder
+from privgame.store.folders import DAMAGED, RunFolder
 
 __all__ = [
     "GENERALISE_PARAMS",
     "LEAVE_OUT",
     "SAMPLE_CHOICES",
     "Remedy",
+    "RemedyEstimate",
     "create_remedy",
     "describe",
     "draws_sample",
+    "estimate_remedy",
     "family",
     "find_remedy",
     "generalise_choices",
@@ -81,6 +93,8 @@ __all__ = [
     "parse_generalise",
     "parse_merge_rare",
     "plan_remedy",
+    "remedy_runs",
+    "stopped_remedies",
 ]
 
 LEAVE_OUT: dict[str, tuple[str, ...]] = dict(
@@ -660,3 +674,147 @@ def family(folder: RunFolder) -> list[RunFolder]:
             members.append(other)
     members.sort(key=lambda f: (f.run_id != root, f.run_id))
     return members
+
+
+def remedy_runs(parent: RunFolder) -> list[RunFolder]:
+    """The remedy runs made from ``parent`` (beside it, their lineage naming it), oldest first."""
+    return [m for m in family(parent) if (m.spec().parent or {}).get("run_id") == parent.run_id]
+
+
+STOPPED_STATES = ("cancelled", "failed", DAMAGED)
+"""States of a re-audit that ended before its results: it is resumed from its checkpoints."""
+
+
+def stopped_remedies(parent: RunFolder) -> list[RunFolder]:
+    """The remedy runs of ``parent`` whose re-audit stopped before its end, oldest first.
+
+    Cancelled, failed or damaged re-audits, and those left 'created', 'queued' or 'running' by an
+    engine that died or never started (:meth:`~privgame.store.folders.StatusFolder.status_is_stale`).
+    A re-audit under way or finished is not among them. Each can be resumed from its checkpoints
+    (``python -m privgame resume RUN_DIR``, or the same ``remedy`` command again).
+    """
+    stopped = []
+    for child in remedy_runs(parent):
+        state = child.status().get("state", "created")
+        if state in STOPPED_STATES or (state in ("created", "queued", "running") and child.status_is_stale()):
+            stopped.append(child)
+    return stopped
+
+
+@dataclass(frozen=True)
+class RemedyEstimate:
+    """What a remedy's re-audit will cost on this machine, counted before it starts.
+
+    Attributes
+    ----------
+    fits : int
+        Generator fits the re-audit makes: its plan's, less those the parent's copied checkpoints spare.
+    reused_fits : int
+        Generator fits of the plan that the parent's checkpoints spare (0 when nothing is reused).
+    seconds : float
+        Estimated wall-clock seconds with ``workers`` processes (nan when the generator could not
+        be timed).
+    workers : int
+        The worker processes the time is for.
+    calibration : Calibration or None
+        The timings the estimate was made from (None when the generator could not be timed).
+    """
+
+    fits: int
+    reused_fits: int
+    seconds: float
+    workers: int
+    calibration: Calibration | None = None
+
+    @property
+    def text(self) -> str:
+        """The estimate in one sentence, e.g. ``4,201 generator fits, about 25.3 minutes with 2
+        worker processes``."""
+        reused = f" ({self.reused_fits:,} more reused from the parent run)" if self.reused_fits else ""
+        noun = "process" if self.workers == 1 else "processes"
+        if not math.isfinite(self.seconds):
+            return (
+                f"{self.fits:,} generator fits{reused}; no time estimate (the generator could not be timed)"
+            )
+        text = f"{self.fits:,} generator fits{reused}, {in_words(self.seconds)}"
+        text += f" with {self.workers} worker {noun}"
+        note = load_note(self.calibration, self.workers) if self.calibration is not None else None
+        return f"{text}; {note}" if note else text
+
+
+def estimate_remedy(
+    parent: RunFolder,
+    remedy: Remedy,
+    *,
+    workers: int,
+    calibration: Calibration | None = None,
+    planned: tuple[RunSpec, pd.DataFrame, bool] | None = None,
+) -> RemedyEstimate:
+    """The generator fits and the time of the remedy's re-audit, before anything is written.
+
+    The same estimate as a run's on the Evaluate page and ``privgame run``
+    (:func:`privgame.games.estimate.breakdown` on the remedy's spec and table), less what the
+    parent's checkpoints that :func:`create_remedy` copies spare: the 'in' shadow datasets, their
+    features and the trained attack of every audited record whose attack is reused, and the
+    shared 'out' shadow datasets.
+
+    Parameters
+    ----------
+    parent : RunFolder
+        A finished run.
+    remedy : Remedy
+    workers : int
+        Worker processes the re-audit will use.
+    calibration : Calibration, optional
+        A calibration of the remedy's spec made earlier; measured now when not given (seconds).
+    planned : tuple, optional
+        What :func:`plan_remedy` returned for this parent and remedy, when the caller has it.
+
+    Raises
+    ------
+    ParameterError
+        For a remedy that cannot be made (see :func:`plan_remedy`).
+    """
+    from privgame.core.errors import PrivgameError
+    from privgame.games.context import build_context, plan_summary
+
+    spec, table, exact = plan_remedy(parent, remedy) if planned is None else planned
+    workers = max(1, int(workers))
+    _, targets = build_context(spec, table)
+    attacks, shared = _reused_work(parent, spec, exact, [int(r) for r in targets])
+    half_shadow = spec.attack.n_shadow // 2
+    reused_fits = attacks * half_shadow + shared
+    try:
+        cal = calibration if calibration is not None else calibrate(spec, table, workers=workers)
+        parts = breakdown(spec, table, workers=workers, calibration=cal)
+    except PrivgameError:
+        raise
+    except Exception:  # the estimate is advice: a generator that cannot be timed fails in the run
+        total = int(plan_summary(spec, len(targets), table=table)["total_fits"])
+        return RemedyEstimate(max(0, total - reused_fits), reused_fits, float("nan"), workers)
+    shadow = cal.fit_sample if cal.shadow_fit_sample is None else cal.shadow_fit_sample
+    parts = replace(
+        parts,
+        generator=max(0.0, parts.generator - reused_fits * shadow),
+        features=max(0.0, parts.features - attacks * spec.attack.n_shadow * cal.features),
+    )
+    return RemedyEstimate(max(0, parts.total_fits - reused_fits), reused_fits, parts.seconds, workers, cal)
+
+
+def _reused_work(parent: RunFolder, spec: RunSpec, exact: bool, targets: list[int]) -> tuple[int, int]:
+    """The trained attacks and the shared 'out' shadow fits :func:`create_remedy` copies from the
+    parent for the remedy ``spec`` (nothing unless the parent's work is exactly valid)."""
+    parent_spec = parent.spec()
+    sizes_kept = (spec.setup.synthetic_rows or spec.sizes["target"]) == (
+        parent_spec.setup.synthetic_rows or parent_spec.sizes["target"]
+    )
+    if not (exact and sizes_kept):
+        return 0, 0
+    finished = set(parent.finished_targets()) - set(spec.left_out)
+    attacks = len(finished.intersection(targets))
+    plan = parent.unit_plan()
+    if plan is None:
+        return attacks, 0
+    half, size = spec.attack.n_shadow // 2, int(plan["shadow_out"])
+    starts = [s for s in parent.shared_starts("shadow_out") if parent.shared_done("shadow_out", s)]
+    return attacks, sum(max(0, min(s + size, half) - s) for s in starts)

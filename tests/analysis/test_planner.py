@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 from builders import small_spec
 
-from privgame.analysis.planner import CUTS, plan_for_budget, plan_rows, random_for_width
+from privgame.analysis.planner import (
+    CUTS,
+    RISK_MISSED_200_AGAINST_1000,
+    plan_for_budget,
+    plan_rows,
+    random_for_width,
+    risk_missed,
+)
 from privgame.cli.main import main
 from privgame.core import metrics
 from privgame.core.errors import ParameterError
@@ -76,9 +83,31 @@ def test_cuts_are_made_in_order_until_the_estimate_fits(small_adult: Path) -> No
     plan = plan_for_budget(spec, table, workers=1, budget_seconds=budget, calibration=CALIBRATION)
     assert plan.chosen == 3 and plan.steps[-1].seconds <= budget < plan.steps[-2].seconds
     assert [r["chosen"] for r in plan_rows(plan)] == [False] * 3 + [True]
-    assert [s.n_shadow for s in plan.steps] == [1000, 500, 200, 200]
-    assert plan.steps[3].n_eval == 100 and plan.steps[2].n_eval == 200
-    assert plan.steps[3].risk_half_width > plan.steps[2].risk_half_width
+    assert [s.n_eval for s in plan.steps] == [200, 100, 100, 100]
+    assert [(s.random, s.outliers) for s in plan.steps] == [(20, 20), (20, 20), (10, 20), (10, 10)]
+    assert plan.steps[1].risk_half_width > plan.steps[0].risk_half_width
+    # N_shadow, whose cuts miss risk, is cut last.
+    assert [s.n_shadow for s in everything.steps] == [1000] * 6 + [500, 200, 100]
+
+
+def test_each_cut_states_the_risk_it_misses_and_n_shadow_is_cut_last(small_adult: Path) -> None:
+    """REPRODUCTION 6.2: N_shadow 200 instead of 1,000 read every risk 0.052 lower (9 records at
+    risk became 5), the costliest cut: it is tried last, and its rows say what it misses."""
+    spec, table = _spec(small_adult)
+    everything = plan_for_budget(spec, table, workers=1, budget_seconds=0.001, calibration=CALIBRATION)
+    rows = {r["N_shadow"]: r for r in plan_rows(everything)}
+    assert rows[1000]["risk missed (vs N_shadow 1,000)"] == 0
+    assert rows[200]["risk missed (vs N_shadow 1,000)"] == RISK_MISSED_200_AGAINST_1000[0] == 0.052
+    assert rows[500]["risk missed (vs N_shadow 1,000)"] < 0.052 < rows[100]["risk missed (vs N_shadow 1,000)"]
+    assert "0.052 ± 0.007" in rows[200]["gives up"] and "REPRODUCTION 6.2" in rows[200]["gives up"]
+    assert "found 5 records at risk, not 9" in rows[200]["gives up"]
+    missed = [s.risk_missed for s in everything.steps]
+    assert missed == sorted(missed) and missed[-1] == max(risk_missed(n) for n in (100, 200, 500))
+    # A budget that one cut meets: a cut that misses no risk, not N_shadow.
+    budget = (everything.steps[0].seconds + everything.steps[1].seconds) / 2
+    one = plan_for_budget(spec, table, workers=1, budget_seconds=budget, calibration=CALIBRATION)
+    assert one.chosen == 1 and one.steps[1].change == "N_eval = 100"
+    assert one.steps[1].n_shadow == 1000 and one.steps[1].risk_missed == 0
 
 
 def test_a_share_width_sets_the_random_records_and_is_never_cut(small_adult: Path) -> None:
@@ -101,6 +130,7 @@ def test_the_plan_command_prints_the_run_to_make_and_writes_nothing(
     assert main([*args, "--out", str(out), *small]) == 0
     printed = capsys.readouterr().out
     assert "run it with:" in printed or "No plan fits" in printed
+    assert "missed" in printed.splitlines()[0] and "REPRODUCTION.md 6.2" in printed
     if "run it with:" in printed:
         command = printed.split("run it with:")[1]
         assert "python -m privgame run --data" in command and "--out" in command and "--budget" not in command

@@ -113,3 +113,18 @@ def test_bad_roles_missing_paths_and_bad_arguments(
 def test_every_command_module_follows_the_contract() -> None:
     for module in COMMANDS:
         assert callable(module.add_parser) and callable(module.run), module.__name__
+
+
+def test_a_minus_nine_code_is_a_warning_in_both_forms(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "survey.csv"
+    rows = [f"{['red', 'green', 'blue'][i % 3]},{1000 + 50 * i if i % 10 else -9}\n" for i in range(60)]
+    path.write_text("colour,income\n" + "".join(rows))
+    assert main(["schema", str(path)]) == 0  # a warning does not stop an audit
+    out = capsys.readouterr().out
+    assert "warning: column 'income': 6 of 60 values (10.0%) are -9" in out and "declare it missing" in out
+    assert main(["schema", str(path), "--json"]) == 0
+    captured = capsys.readouterr()
+    assert set(json.loads(captured.out)) == {"rows", "columns", "problems", "duplicate_rows"}
+    assert "privgame: warning: column 'income': 6 of 60 values (10.0%) are -9" in captured.err

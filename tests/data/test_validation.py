@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgame.data import infer_schema, validate_table
+from privgame.data import infer_schema, missing_code_warnings, validate_table
 
 
 def good_table(n: int = 40) -> pd.DataFrame:
@@ -89,3 +89,37 @@ def test_every_problem_is_collected_together() -> None:
 def test_the_category_limit_is_inclusive(limit: int) -> None:
     problems = validate_table(good_table(), infer_schema(good_table()), max_categories=limit)
     assert any(p.startswith("column 'colour'") for p in problems) == (limit < 3)
+
+
+def _coded(n: int = 60, code: float = -9, coded: int = 6) -> pd.DataFrame:
+    """A small survey-like table whose income column writes 'no answer' as ``code`` in ``coded`` rows."""
+    income = np.r_[np.linspace(1_000.0, 5_000.0, n - coded), np.full(coded, code)]
+    return pd.DataFrame({"colour": [["red", "green", "blue"][i % 3] for i in range(n)], "income": income})
+
+
+def test_a_minus_nine_column_warns_naming_the_column_value_and_count() -> None:
+    table = _coded()
+    (warning,) = missing_code_warnings(table, infer_schema(table))
+    assert warning.startswith("column 'income': 6 of 60 values (10.0%) are -9, far from its other values")
+    assert "declare it missing: leave those cells empty (or write NA)" in warning
+    assert validate_table(table, infer_schema(table)) == []  # a warning, not a problem
+
+
+@pytest.mark.parametrize(
+    ("column", "warned"),
+    [
+        (np.r_[np.arange(0, 54) % 7, [-1] * 6], True),  # -1 in a column otherwise never negative
+        (np.r_[np.arange(-27, 27) % 7 - 3, [-1] * 6], False),  # -1 among other negatives
+        (np.r_[np.linspace(1950, 2020, 54).round(), [9999] * 6], True),
+        (np.r_[np.linspace(17, 90, 54).round(), [99] * 6], False),  # an age of 99 may be real
+        (np.r_[np.linspace(1_000, 5_000, 56), [-9] * 4], False),  # under 5 rows
+    ],
+)
+def test_which_numbers_read_as_missing_codes(column: np.ndarray, warned: bool) -> None:
+    table = pd.DataFrame({"colour": ["a", "b", "c"] * 20, "value": column.astype(float)})
+    assert bool(missing_code_warnings(table, infer_schema(table))) is warned
+
+
+def test_adult_has_no_missing_code_warning(adult_raw: pd.DataFrame) -> None:
+    # capital-gain tops out at 99,999 in 0.5% of rows: a real amount, under the share pointed out.
+    assert missing_code_warnings(adult_raw, infer_schema(adult_raw)) == []

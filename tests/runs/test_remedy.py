@@ -519,3 +519,125 @@ def test_at_risk_and_undecided_with_none_undecided_is_the_at_risk_remedy(
     made, _ = create_remedy(copy, Remedy(leave_out="at-risk", threshold=0.8), tmp_path)
     assert find_remedy(copy, widest, tmp_path) is not None
     assert find_remedy(copy, widest, tmp_path).path == made.path
+
+
+def _cancelled_remedy(parent: RunFolder, root: Path, remedy: Remedy) -> RunFolder:
+    """A copy of ``parent`` under ``root`` and its remedy ``remedy``, started and cancelled after
+    its first units (the engine's own cancel, as the Runs page's Cancel asks for it)."""
+    import shutil
+
+    copy = RunFolder(shutil.copytree(parent.path, root / parent.run_id))
+    child, _ = create_remedy(copy, remedy)
+    polls = iter(range(10_000))
+    execute(child, workers=1, cancel=lambda: next(polls) > 1)
+    assert child.status()["state"] == "cancelled"
+    return child
+
+
+def test_a_cancelled_re_audit_is_found_again_listed_with_resume_and_resumed(
+    parent: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After a cancel the Remedies page, opened again for the audited run, lists the stopped
+    re-audit with a Resume action; resuming it, or asking for the same remedy again, goes on with
+    that run instead of starting a second one."""
+    import privgame.runs.background as background
+    from privgame.runs.remedy import remedy_runs, stopped_remedies
+
+    remedy = Remedy(generalise=("min-leaf", 20), threshold=T, attacker=parent.spec().attack.attacker)
+    child = _cancelled_remedy(parent, tmp_path, remedy)
+    copy = RunFolder(tmp_path / parent.run_id)
+    assert [f.path for f in remedy_runs(copy)] == [f.path for f in stopped_remedies(copy)] == [child.path]
+    launched: list[str] = []
+
+    def launch(folder: RunFolder, **kwargs: object) -> None:
+        launched.append(folder.run_id)
+        folder.write_status(state="queued")
+
+    monkeypatch.setattr(background, "launch", launch)
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path))
+    page = _page("9_Remedies", run=copy.run_id)  # a fresh session: nothing remembered
+    assert not page.exception, [e.value for e in page.exception]
+    warnings = "\n".join(str(w.value) for w in page.warning).replace("\\", "")
+    assert child.run_id in warnings and "cancelled" in warnings and "generator fits done" in warnings
+    page.button(key=f"resume-remedy-{child.run_id}").click().run()
+    assert not page.exception, [e.value for e in page.exception]
+    assert launched == [child.run_id]
+    assert f"Re-auditing the remedy run {child.run_id}" in "\n".join(str(e.value) for e in page.info).replace(
+        "\\", ""
+    )
+    assert page.button(key="start-remedy").disabled
+    # Cancelled again while followed: listed again at once, and the start is free again.
+    child.write_status(state="cancelled")
+    page.run()
+    assert page.button(key=f"resume-remedy-{child.run_id}") and not page.button(key="start-remedy").disabled
+    # The same remedy asked for again, in a fresh session: the cancelled run goes on, no second run.
+    page = _page("9_Remedies", run=copy.run_id)
+    page.selectbox(key="remedy-generalise").set_value("min-leaf").run()
+    page.number_input(key="remedy-generalise-value-min-leaf").set_value(20).run()
+    page.button(key="start-remedy").click().run()
+    for launch_made in background.remedy_launches(copy):
+        assert launch_made.thread is not None
+        launch_made.thread.join(timeout=120)
+        background.forget_remedy_launch(launch_made)
+    assert launched == [child.run_id, child.run_id]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([copy.run_id, child.run_id])
+
+
+def test_the_remedy_command_prints_the_re_audits_estimate_and_dry_run_writes_nothing(
+    parent: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The re-audit's generator fits and time, from the estimate a run gets (the plan's fits by
+    :func:`privgame.games.estimate.breakdown`), before anything starts; --dry-run stops there."""
+    from privgame.games.context import build_context, plan_summary
+
+    spec, table, _ = plan_remedy(parent, Remedy(generalise=("min-leaf", 30)))
+    fits = plan_summary(spec, len(build_context(spec, table)[1]), table=table)["total_fits"]
+    argv = [
+        "remedy",
+        str(parent.path),
+        "--generalise",
+        "min-leaf=30",
+        "--workers",
+        "1",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main([*argv, "--dry-run"]) == 0
+    out, _ = capsys.readouterr()
+    assert f"{fits:,} generator fits, about" in out and "with 1 worker process" in out
+    assert "nothing was written" in out and not list(tmp_path.iterdir())
+    assert main(argv) == 0
+    _, err = capsys.readouterr()
+    assert err.index(f"estimated re-audit: {fits:,} generator fits") < err.index("remedy of")
+    assert main([*argv, "--dry-run"]) == 0  # made now: the dry run says so, and writes nothing more
+    assert "was made before" in capsys.readouterr().out and len(list(tmp_path.iterdir())) == 1
+
+
+def test_a_leave_out_estimate_counts_only_the_fits_the_parents_checkpoints_do_not_spare(
+    parent: RunFolder, left: RunFolder
+) -> None:
+    from privgame.runs.remedy import estimate_remedy
+
+    remedy = Remedy(
+        leave_out="at-risk-and-undecided", threshold=(left.spec().parent or {})["remedies"]["threshold"]
+    )
+    estimate = estimate_remedy(parent, remedy, workers=1)
+    spec = left.spec()
+    reused = left.status()["remedy_reuse"]
+    assert estimate.reused_fits == reused["attacks"] * (spec.attack.n_shadow // 2) + spec.attack.n_shadow // 2
+    # The engine counts the copied shared checkpoints as done, the reused attacks not at all.
+    assert estimate.fits == left.status()["fits_total"] - spec.attack.n_shadow // 2
+    assert estimate.seconds > 0 and "more reused from the parent run" in estimate.text
+
+
+def test_the_remedies_page_shows_the_estimate_before_the_start(
+    parent: RunFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(parent.path.parent))
+    page = _page("9_Remedies", run=parent.run_id)
+    assert any("Choose a remedy above" in str(c.value) for c in page.caption)
+    page.selectbox(key="remedy-generalise").set_value("min-leaf").run()
+    assert not page.exception, [e.value for e in page.exception]
+    shown = "\n".join(str(e.value) for e in page.info).replace("\\", "")
+    assert "This remedy's re-audit:" in shown and "generator fits, about" in shown
+    assert not page.button(key="start-remedy").disabled

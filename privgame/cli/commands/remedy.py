@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import ATTACKERS, LEAVE_OUT_CHOICES, SAMPLE_CHOICES
@@ -25,7 +26,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
             "Make a new run from a finished one with one or more remedies, linked to it (its spec "
             "names the parent run and the remedies), and re-audit it. Leaving records out reuses "
             "the parent's shadow datasets and trained attacks, which do not depend on D; a "
-            "generator or column change recomputes them. Compare the runs with `privgame compare`."
+            "generator or column change recomputes them. The re-audit's generator fits and time are "
+            "estimated on this machine and printed before it starts (--dry-run prints them and stops). "
+            "Compare the runs with `privgame compare`."
         ),
     )
     parser.add_argument("run_dir", help="a finished run's folder")
@@ -88,6 +91,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     add_plugin_time_limit(parser)
     parser.add_argument("--scheduler", help="Dask scheduler tcp://HOST:PORT (or $PRIVGAME_SCHEDULER)")
     parser.add_argument("--no-run", action="store_true", help="create the new run without running it")
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print the re-audit's generator fits and estimated time on this machine, then stop; "
+        "nothing is written",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=run)
 
@@ -123,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
     made = find_remedy(parent, planned[0], args.out)
     if made is not None:  # a remedy is made once, as on the Remedies page
         state = made.status().get("state", "created")
+        if args.dry_run:
+            print(
+                f"dry run: nothing was written and no run started. This remedy of {parent.run_id} was made "
+                f"before, as {made.run_id} ({state}); `remedy` without --dry-run "
+                + ("finds its results." if made.is_done() else "finishes it from its checkpoints.")
+            )
+            return 0
         print(
             f"this remedy of {parent.run_id} was made before, as {made.run_id} ({state}): "
             + ("its results stand." if made.is_done() else "finishing it rather than starting another."),
@@ -132,6 +148,14 @@ def run(args: argparse.Namespace) -> int:
             print(made.path)
             return 0
         return _execute(made, args)
+    if args.dry_run:
+        print(
+            f"dry run: nothing was written and no run started. {_estimate(parent, remedy, planned, args)[0]}"
+        )
+        return 0
+    estimate = None if args.no_run else _estimate(parent, remedy, planned, args)
+    if estimate is not None and not args.quiet:
+        print(estimate[0], file=sys.stderr, flush=True)
     folder, reuse = create_remedy(parent, remedy, args.out, planned=planned)
     spec = folder.spec()
     description = (spec.parent or {}).get("description", "")
@@ -170,10 +194,30 @@ def run(args: argparse.Namespace) -> int:
     if args.no_run:
         print(folder.path)
         return 0
-    return _execute(folder, args)
+    return _execute(folder, args, None if estimate is None else estimate[1])
 
 
-def _execute(folder: RunFolder, args: argparse.Namespace) -> int:
+def _estimate(
+    parent: RunFolder, remedy: Remedy, planned: tuple[Any, Any, bool], args: argparse.Namespace
+) -> tuple[str, float | None]:
+    """The re-audit's estimate in words (with the warning of a run over a day), and its seconds
+    (None when the generator could not be timed), as the Remedies page shows it."""
+    from privgame.service import cost_warning, estimate_remedy, resolve_workers, scheduler_address
+
+    workers = resolve_workers(args.workers)
+    if not args.quiet:
+        print("timing the generator on this machine for the estimate…", file=sys.stderr, flush=True)
+    estimate = estimate_remedy(parent, remedy, workers=workers, planned=planned)
+    where = " (on the Dask cluster it may take less)" if scheduler_address(args.scheduler) else ""
+    text = f"estimated re-audit: {estimate.text}{where}."
+    warning = cost_warning(estimate.seconds)
+    if warning:
+        text += f" warning: {warning}"
+    seconds = estimate.seconds if math.isfinite(estimate.seconds) else None
+    return terminal_safe(text, one_line=True), seconds
+
+
+def _execute(folder: RunFolder, args: argparse.Namespace, estimate: float | None = None) -> int:
     from privgame.cli.commands._progress import ProgressBar
     from privgame.service import execute, scheduler_address
 
@@ -182,6 +226,7 @@ def _execute(folder: RunFolder, args: argparse.Namespace) -> int:
         workers=args.workers,
         scheduler=scheduler_address(args.scheduler),
         progress=ProgressBar(args.quiet),
+        estimate=estimate,
     )
     state = folder.status().get("state")
     if state != "done":

@@ -2,7 +2,8 @@
 
 Shows each column's role (categorical, continuous or excluded), dtype, distinct and missing
 values and the reason for a non-obvious role, plus the rows left after the missing-value policy,
-and every problem that stops an audit (exit status 2 when there is one).
+the warnings (numbers that look like codes for a missing value, such as -9), and every problem
+that stops an audit (exit status 2 when there is one).
 """
 
 from __future__ import annotations
@@ -112,6 +113,8 @@ def _human(found: Inspection) -> str:
     ]
     if prepared.notes:
         out += ["", *(terminal_safe(note, one_line=True) for note in prepared.notes)]
+    if found.warnings:
+        out += ["", *(f"warning: {terminal_safe(w, one_line=True)}" for w in found.warnings)]
     repeated = _duplicate_rows(found)
     if repeated:
         out += [
@@ -132,6 +135,8 @@ def run(args: argparse.Namespace) -> int:
         print(json_text(report(found)))
         for note in found.prepared.notes:
             print(f"privgame: {terminal_safe(note, one_line=True)}", file=sys.stderr)
+        for warning in found.warnings:
+            print(f"privgame: warning: {terminal_safe(warning, one_line=True)}", file=sys.stderr)
     else:
         print(_human(found))
     if not found.problems:
