@@ -68,6 +68,7 @@ from privgame.service import (
     played,
     records_at,
     run_summary,
+    rungs,
     screen_table,
     stored_utility,
     to_bytes,
@@ -245,8 +246,10 @@ def _more_runs(folder: RunFolder, t: float) -> None:
     if not undecided:
         return
     records = folder.records()
-    n_eval = max(
-        folder.spec().attack.n_eval, int(records["n_eval"].max()) if "n_eval" in records.columns else 0
+    n_eval = (
+        int(records.loc[records["record_id"].isin(undecided), "n_eval"].min())
+        if "n_eval" in records.columns
+        else folder.spec().attack.n_eval
     )
     with st.expander(
         f"Decide the {len(undecided):,} undecided record(s) with more evaluation runs", expanded=False
@@ -255,18 +258,16 @@ def _more_runs(folder: RunFolder, t: float) -> None:
             "An undecided record's 95% interval contains t: more evaluation runs narrow it. Every run "
             "already made is kept, and nothing is trained twice. Each extension is one more look at "
             "the record's verdict, and each look spends part of the 5% error, so the verdicts stay "
-            "sound however often you add runs; doubling the runs each time spends it well. The same "
-            "as the command:"
+            "sound however often you add runs. The runs double from rung to rung of a ladder fixed "
+            "in advance (each doubling counts one look), so that a number chosen after seeing the "
+            "verdicts keeps their error. The same as the command:"
         )
         st.code(f"python -m privgame extend {folder.path} --n-eval N --threshold {t:g}", language="bash")
-        wanted = st.number_input(
+        wanted = st.select_slider(
             "Evaluation runs per game",
-            min_value=n_eval + 2,
-            max_value=100_000,
-            value=n_eval * 2,
-            step=2,
+            options=rungs(n_eval)[:8],
             key=f"extend-n-{folder.run_id}",
-            help="Each record at its current number of runs gets runs up to this many, in both games.",
+            help=f"Each undecided record (now {n_eval:,} runs) gets runs up to this many, in both games.",
         )
         if st.button(
             f"Add runs to the {len(undecided):,} undecided record(s)", key=f"extend-{folder.run_id}"

@@ -129,6 +129,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "build_context",
         "plan_summary",
     ),
+    "privgame.games.ladder": ("rungs",),
     "privgame.games.engine": (
         "undecided_records",
         "extend",

@@ -949,7 +949,10 @@ def test_results_offer_more_runs_for_undecided_records(with_release_run: Path) -
     buttons = [b for b in at.button if b.key == f"extend-{info.run_id}"]
     (button,) = buttons
     assert f"{len(undecided):,} undecided" in button.label
-    assert at.number_input(key=f"extend-n-{info.run_id}").value == 2 * folder.spec().attack.n_eval
+    # The rungs of the doubling ladder, the first one first.
+    choice = at.select_slider(key=f"extend-n-{info.run_id}")
+    assert choice.value == 2 * folder.spec().attack.n_eval
+    assert list(choice.options)[:3] == [str(n * folder.spec().attack.n_eval) for n in (2, 4, 8)]
     figure = at.get("plotly_chart")[2]
     assert "t = " in str(figure.proto.spec)
 

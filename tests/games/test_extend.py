@@ -66,9 +66,11 @@ def test_extending_some_records_leaves_the_others_and_the_spec_alone(
     folder = start_run(tmp_path, _spec(inputs, 8), inputs.table, workers=1)
     before = folder.records().set_index("record_id")
     chosen = [int(before.index[0])]
-    extend(folder, 12, record_ids=chosen, workers=1)
+    result = extend(folder, 12, record_ids=chosen, workers=1)
     after = folder.records().set_index("record_id")
-    assert after.loc[chosen[0], "n_eval"] == 12
+    # 12 asked goes to the nearest rung of the doubling ladder: 16, one doubling, one more look.
+    assert result["requested"] == 12 and result["n_eval"] == 16
+    assert after.loc[chosen[0], "n_eval"] == 16 and after.loc[chosen[0], "looks"] == 2
     others = [r for r in after.index if r != chosen[0]]
     assert (after.loc[others, "n_eval"] == 8).all()
     pd.testing.assert_frame_equal(after.loc[others], before.loc[others].assign(n_eval=8), check_like=True)
@@ -76,7 +78,10 @@ def test_extending_some_records_leaves_the_others_and_the_spec_alone(
     # Nothing is played twice: the first 4 runs of each role are the ones already made.
     scores = folder.scores()
     mine = scores[(scores["record_id"] == chosen[0]) & (scores["game"] == "model_seeded")]
-    assert len(mine) == 12
+    assert len(mine) == 16
+    # Two doublings in one step count two looks, as if it had stopped on the rung between.
+    extend(folder, 64, record_ids=chosen, workers=1)
+    assert folder.records().set_index("record_id").loc[chosen[0], ["n_eval", "looks"]].tolist() == [64, 4]
 
 
 def test_extend_refuses_bad_requests(inputs: AuditInputs, tmp_path: Path) -> None:
@@ -153,9 +158,9 @@ def test_resolve_to_doubles_until_the_cap(
 def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
     owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # At t = 0.95 one record is decided at N_eval = 8 and the others are not, so the passes
+    # At t = 0.99 a record is decided at N_eval = 8 and others are not, so the passes
     # extend some records only (the run's N_eval stays 8): resuming must skip a finished pass.
-    extra = ["--threshold", "0.95", "--resolve-to", "24"]
+    extra = ["--threshold", "0.99", "--resolve-to", "24"]
     whole = _run(owner_csv, tmp_path / "whole", *extra)
     passes = whole.status().get("extensions") or []
     assert [p["n_eval"] for p in passes] == [16, 24]
@@ -245,8 +250,9 @@ def test_resolve_to_must_exceed_n_eval(
 def test_the_extend_command(owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = _run(owner_csv, tmp_path)
     assert main(["extend", str(folder.path), "--n-eval", "12", "--all", "--quiet", "--workers", "1"]) == 0
-    assert "4 records got more runs" in capsys.readouterr().out
-    assert set(folder.records()["n_eval"]) == {12} and folder.spec().attack.n_eval == 12
+    out = capsys.readouterr().out
+    assert "N_eval 16 (12 asked, rounded to the doubling ladder" in out and "4 records got more runs" in out
+    assert set(folder.records()["n_eval"]) == {16} and folder.spec().attack.n_eval == 16
     assert np.isfinite(folder.records()["risk_model_seeded"]).all()
 
 
@@ -284,7 +290,7 @@ def test_the_dashboard_extension_runs_in_the_background(inputs: AuditInputs, tmp
     status = folder.status()
     assert status.get("extending") is None, (folder.path / "engine.log").read_text()
     assert status["state"] == "done"
-    assert status["extensions"][-1]["n_eval"] == 12
+    assert status["extensions"][-1]["n_eval"] == 16  # 12 asked: the nearest rung of the ladder
 
 
 @pytest.mark.parametrize("after", ["ctrl-c", "kill -9"])

@@ -618,8 +618,14 @@ def _resolve(folder: RunFolder, args: argparse.Namespace, scheduler: str | None)
         n = min(2 * n, target)
         if all(len(folder.load_target(r)[scores]) >= n for r in undecided):
             continue  # a pass made before an interruption
+        # The cap was declared with the run, before any verdict was seen: off the ladder is fine.
         result = extend(
-            folder, n, workers=args.workers, scheduler=scheduler, progress=ProgressBar(args.quiet)
+            folder,
+            n,
+            workers=args.workers,
+            scheduler=scheduler,
+            progress=ProgressBar(args.quiet),
+            ladder=False,
         )
         if result.get("cancelled"):
             return False
