@@ -83,6 +83,7 @@ LEAVE_LABELS = {
     "none": "keep every record",
     "at-risk": "the records at risk",
     "at-risk-and-undecided": "the records at risk and the undecided ones",
+    "at-risk-together": "only those at risk together (Holm: 2.5% for the whole set)",
 }
 SAMPLE_LABELS = {
     "kept": "the parent's, minus the records left out (faster; the share is an upper estimate)",

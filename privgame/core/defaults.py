@@ -105,7 +105,7 @@ DEFAULT_DATASETS = 15
 DEFAULT_N_EVALS: tuple[int, ...] = tuple(range(100, 2001, 100))
 """The convergence study's values of N_eval."""
 
-LEAVE_OUT_CHOICES: tuple[str, ...] = ("at-risk", "at-risk-and-undecided")
+LEAVE_OUT_CHOICES: tuple[str, ...] = ("at-risk", "at-risk-and-undecided", "at-risk-together")
 """``remedy --leave-out``'s choices (the keys of :data:`privgame.runs.remedy.LEAVE_OUT`)."""
 
 SAMPLE_CHOICES: tuple[str, ...] = ("kept", "fresh")

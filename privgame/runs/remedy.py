@@ -77,6 +77,7 @@ from privgame.store.folders import DAMAGED, RunFolder
 __all__ = [
     "GENERALISE_PARAMS",
     "LEAVE_OUT",
+    "LEAVE_OUT_WORDS",
     "SAMPLE_CHOICES",
     "Remedy",
     "RemedyEstimate",
@@ -98,10 +99,26 @@ __all__ = [
 ]
 
 LEAVE_OUT: dict[str, tuple[str, ...]] = dict(
-    zip(LEAVE_OUT_CHOICES, (("at risk",), ("at risk", "undecided", "attack failed")), strict=True)
+    zip(
+        LEAVE_OUT_CHOICES,
+        (("at risk",), ("at risk", "undecided", "attack failed"), ("at risk",)),
+        strict=True,
+    )
 )
 """The ``--leave-out`` choices and the model-seeded verdicts whose records each leaves out (a
-record whose attack failed is not shown safe, so it goes with the undecided ones)."""
+record whose attack failed is not shown safe, so it goes with the undecided ones).
+``at-risk-together`` reads the verdicts as a set: only the records at risk that Holm's test names
+(:func:`privgame.games.audit.set_level`: the chance that any one of them is not at risk is at
+most 2.5%), for an owner who would rather keep a record than drop it on a verdict that may be the
+one false one among many; ``at-risk`` reads each record on its own (2.5% each), and leaving out a
+record called at risk by mistake costs utility, not privacy."""
+
+LEAVE_OUT_WORDS: dict[str, str] = {
+    "at-risk": "at risk",
+    "at-risk-and-undecided": "at risk or undecided",
+    "at-risk-together": "at risk together (Holm, 2.5% for the whole set)",
+}
+"""How each ``--leave-out`` choice reads in a remedy's one-line description."""
 
 GENERALISE_PARAMS: dict[str, str] = {"min-leaf": "min_samples_leaf", "epsilon": "epsilon", "bins": "bins"}
 """``--generalise`` names and the generator parameter each sets."""
@@ -164,6 +181,11 @@ class Remedy:
             out.append(f"--sample {self.sample!r} is unknown; use one of {list(SAMPLE_CHOICES)}.")
         if self.screened and self.leave_out is None:
             out.append("--screened chooses records to leave out: give it with --leave-out.")
+        if self.screened and self.leave_out == "at-risk-together":
+            out.append(
+                "--leave-out at-risk-together reads the exact game's verdicts as a set, and the "
+                "screen's verdicts have no p-values to read; use --leave-out at-risk with --screened."
+            )
         if self.leave_out is None and self.generalise is None and not self.merge_rare and not self.bins:
             out.append("no remedy given; give --leave-out, --generalise, --merge-rare or --bin.")
         return out
@@ -233,6 +255,21 @@ def leave_out_ids(parent: RunFolder, choice: str, threshold: float, *, screened:
     if choice not in LEAVE_OUT:
         raise ParameterError(f"--leave-out {choice!r} is unknown; use one of {list(LEAVE_OUT)}.")
     records = records_at(parent.records(), threshold)
+    if choice == "at-risk-together":
+        from privgame.games.audit import set_level
+
+        if screened:
+            raise ParameterError(
+                "--leave-out at-risk-together reads the exact game's verdicts as a set, and the "
+                "screen's verdicts have no p-values to read; use --leave-out at-risk with --screened."
+            )
+        found = set_level(records, threshold)
+        if found is None:
+            raise ParameterError(
+                f"Run {parent.run_id} was written before its records kept what a set-level reading "
+                "needs; use --leave-out at-risk, or audit again."
+            )
+        return sorted(int(r) for r in found["holm_ids"])
     chosen = records["verdict_model_seeded"].astype(str).isin(LEAVE_OUT[choice])
     ids = {int(r) for r in records.loc[chosen, "record_id"]}
     if screened:
@@ -270,7 +307,7 @@ def describe(remedy: Remedy, left_out: Sequence[int], generator: str, *, by_scre
     ``by_screen`` of the records left out were chosen by the screen's verdicts."""
     parts = []
     if remedy.leave_out is not None:
-        what = "at risk" if remedy.leave_out == "at-risk" else "at risk or undecided"
+        what = LEAVE_OUT_WORDS[remedy.leave_out]
         which = f" ({by_screen:,} of them by the screen's verdicts)" if remedy.screened else ""
         parts.append(f"leave out {len(left_out)} record{'s' * (len(left_out) != 1)} {what}{which}")
     if remedy.generalise is not None:

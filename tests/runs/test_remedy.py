@@ -641,3 +641,18 @@ def test_the_remedies_page_shows_the_estimate_before_the_start(
     shown = "\n".join(str(e.value) for e in page.info).replace("\\", "")
     assert "This remedy's re-audit:" in shown and "generator fits, about" in shown
     assert not page.button(key="start-remedy").disabled
+
+
+def test_leave_out_at_risk_together_takes_the_records_holm_names(parent: RunFolder) -> None:
+    from privgame.games.audit import set_level
+    from privgame.runs.remedy import leave_out_ids
+
+    t = parent.spec().threshold
+    together = leave_out_ids(parent, "at-risk-together", t)
+    each = leave_out_ids(parent, "at-risk", t)
+    assert together == sorted(set_level(parent.records(), t)["holm_ids"])
+    assert set(together) <= set(each)
+    problems = Remedy(leave_out="at-risk-together", screened=True).problems()
+    assert any("at-risk-together reads the exact game's verdicts as a set" in p for p in problems)
+    with pytest.raises(ParameterError, match="use --leave-out at-risk with --screened"):
+        leave_out_ids(parent, "at-risk-together", t, screened=True)

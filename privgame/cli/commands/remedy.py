@@ -35,7 +35,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     parser.add_argument(
         "--leave-out",
         choices=list(LEAVE_OUT_CHOICES),
-        help="take these records (model-seeded verdict at t) out of D",
+        help="take these records (model-seeded verdict at t) out of D: at-risk reads each record on "
+        "its own (2.5%% each); at-risk-together only those at risk as a set (Holm, 2.5%% for all)",
     )
     parser.add_argument(
         "--screened",
