@@ -202,8 +202,10 @@ class Audit:
 
     @property
     def state(self) -> str:
-        """``created``, ``running``, ``cancelled``, ``failed`` or ``done``."""
-        return str(self.folder.status().get("state", "created"))
+        """``created``, ``running``, ``cancelled``, ``failed`` or ``done``; ``failed`` also for a run
+        whose process ended before it finished without recording why (killed, or ended by the
+        generator's own code): see :meth:`privgame.store.folders.RunFolder.current_status`."""
+        return str(self.folder.current_status().get("state", "created"))
 
     def summary(self, threshold: float | None = None) -> dict[str, Any]:
         """The run's summary at ``threshold`` (``privgame report --json``): the verdict sentence

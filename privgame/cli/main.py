@@ -3,7 +3,10 @@
 Each command lives in its own module of :mod:`privgame.cli.commands` (see there for the contract);
 :data:`COMMANDS` lists them. :func:`main` turns every error privgame raises on purpose, and any
 unreadable path, into a message on stderr and exit status 2, never a traceback, and prints text
-only: control characters from the data are escaped (:mod:`privgame.cli.terminal`).
+only: control characters from the data are escaped (:mod:`privgame.cli.terminal`). SIGTERM (what
+``kill``, ``timeout`` and service managers send) ends a command as Ctrl-C does: the work in flight
+is cleaned up (an external generator's command and its copy of the data included), and a long
+command says how to resume; only the exit status differs (143 instead of 130).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import argparse
 import contextlib
 import errno
 import os
+import signal
 import sys
+import threading
 from collections.abc import Iterator, Sequence
-from types import ModuleType
+from types import FrameType, ModuleType
 
 from privgame._version import __version__
 from privgame.cli.commands import (
@@ -32,6 +37,7 @@ from privgame.cli.commands import (
     synth,
     utility,
 )
+from privgame.cli.commands._interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED
 from privgame.cli.terminal import safe_output, terminal_safe
 from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING
 from privgame.core.errors import PrivgameError
@@ -88,10 +94,42 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success; 2 for bad input (the problems are printed on stderr); 130 when interrupted.
+        0 on success; 2 for bad input (the problems are printed on stderr); 130 when interrupted
+        (Ctrl-C), 143 when terminated (SIGTERM).
     """
-    with safe_output():
-        return _main(argv)
+    with safe_output(), _terminate_as_interrupt() as terminated:
+        status = _main(argv)
+    return EXIT_TERMINATED if terminated and status == EXIT_INTERRUPTED else status
+
+
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[list[int]]:
+    """While inside, SIGTERM raises :class:`KeyboardInterrupt` in the main thread, as Ctrl-C does.
+
+    Python's default for SIGTERM ends the process at once, running no ``finally`` block: an
+    external generator's command would outlive privgame, with its copy of the private table in
+    the temporary folder. The handler in place before is put back on exit. Yields a list that
+    gets the signal's number once one was received. Nothing changes off the main thread (where
+    no handler can be set) or when SIGTERM is ignored (as Python leaves an ignored SIGINT).
+    """
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.getsignal(signal.SIGTERM)
+    if previous == signal.SIG_IGN:
+        yield received
+        return
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        received.append(signum)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -147,3 +185,5 @@ def _print_error(error: PrivgameError) -> None:
     print(f"privgame: {terminal_safe(error.summary, one_line=True)}", file=sys.stderr)
     for problem in error.problems:
         print(f"  - {terminal_safe(problem, one_line=True)}", file=sys.stderr)
+    for line in error.quoted:  # another program's output: its lines as lines, each escaped
+        print(f"      {terminal_safe(line, one_line=True)}", file=sys.stderr)

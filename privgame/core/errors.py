@@ -15,7 +15,10 @@ Every error privgame raises on purpose derives from :class:`PrivgameError`, whic
     └── ReleaseError           a release would not match its audit (the table or the generator changed)
 
 Errors that collect several problems keep them in ``problems`` (one sentence each, naming the
-column or line and the fix); ``str(error)`` lists them all.
+column or line and the fix); ``str(error)`` lists them all. Lines quoted from another program's
+output (an external generator's last lines of stderr) are kept apart in ``quoted``, one line each,
+so that they can be shown as lines while a line break inside a problem (from a column or file
+name) never can.
 """
 
 from __future__ import annotations
@@ -45,14 +48,20 @@ class PrivgameError(ValueError):
         A one-paragraph summary.
     problems : iterable of str, optional
         Every individual problem found, each naming what is wrong and how to fix it.
+    quoted : iterable of str, optional
+        Lines of another program's output that the last problem introduces (its last lines of
+        stderr), one line each, shown indented under the problems.
     """
 
-    def __init__(self, message: str, problems: Iterable[str] = ()) -> None:
+    def __init__(self, message: str, problems: Iterable[str] = (), *, quoted: Iterable[str] = ()) -> None:
         self.problems: list[str] = list(problems)
+        self.quoted: list[str] = list(quoted)
         self.summary = message
         text = message
         if self.problems:
             text = message + "\n" + "\n".join(f"  - {p}" for p in self.problems)
+        if self.quoted:
+            text += "\n" + "\n".join(f"      {line}" for line in self.quoted)
         super().__init__(text)
 
 
@@ -87,7 +96,9 @@ class WorkerLostError(RunError):
 
     def name_run_folder(self, path: str) -> None:
         """Write the run folder into the problems' resume command (``RUN_FOLDER`` until known)."""
-        self.__init__(self.summary, [p.replace("RUN_FOLDER", path) for p in self.problems])  # type: ignore[misc]
+        self.__init__(  # type: ignore[misc]
+            self.summary, [p.replace("RUN_FOLDER", path) for p in self.problems], quoted=self.quoted
+        )
 
 
 class OutputError(PrivgameError):

@@ -17,6 +17,14 @@ optionally, ``{schema}`` (the schema as JSON). :class:`ExternalCommand` is a plu
 to it, the time limit on one call included; a command that fails, writes a table privgame cannot
 use or runs over the limit is stopped with a :class:`~privgame.core.errors.GeneratorContractError`, and
 the whole process group it started is killed.
+
+The command's folder (``privgame-external-<engine pid>-*`` in the temporary folder) holds real
+rows of the private table, so it must not outlive the call, however the call ends. An exception
+(Ctrl-C, SIGTERM turned into one by the command line) runs the call's clean-up; a process that is
+told to end at once (a worker's SIGTERM, a worker whose engine died) calls :func:`stop_commands`
+first; and the engine sweeps the folders of its workers that died with no clean-up at all
+(:func:`remove_leftovers`). Every command runs with ``PRIVGAME_EXTERNAL_FOLDER`` set to its folder,
+so that the processes it started can be found even when the command's own process is gone.
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ import csv
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -42,7 +51,14 @@ from privgame.data.encoding import decode, encode
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.generators.base import SyntheticGenerator
 
-__all__ = ["PLACEHOLDERS", "ExternalCommand", "command_seconds"]
+__all__ = [
+    "PLACEHOLDERS",
+    "ExternalCommand",
+    "command_seconds",
+    "remove_leftovers",
+    "set_owner",
+    "stop_commands",
+]
 
 PLACEHOLDERS = ("{train}", "{output}", "{rows}", "{seed}", "{schema}")
 """The placeholders of a command; all but ``{schema}`` are required."""
@@ -57,7 +73,13 @@ _TAIL_BYTES = 16_384
 # hands to another thread, and the plug-in time limit and Ctrl-C are signals to the main thread.
 _POLL_SECONDS = 0.5
 _SEED_LIMIT = 2**31 - 1
+_FOLDER_PREFIX = "privgame-external-"
+_FOLDER_SETTING = "PRIVGAME_EXTERNAL_FOLDER"
 _waited = 0.0
+# The engine process whose pid names this process's command folders (None: this process).
+_owner: int | None = None
+# The folder of every command running in this process, with the command's process once started.
+_running: dict[str, subprocess.Popen[bytes] | None] = {}
 
 
 def command_seconds() -> float:
@@ -123,8 +145,10 @@ class ExternalCommand(SyntheticGenerator):
         self._check_fitted()
         draw = int(rng.integers(0, _SEED_LIMIT))
         seed = int(np.random.SeedSequence((self.seed_, draw)).generate_state(1)[0]) >> 1
-        with tempfile.TemporaryDirectory(prefix="privgame-external-") as tmp:  # mode 0700
-            folder = Path(tmp)
+        owner = os.getpid() if _owner is None else _owner
+        folder = Path(tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{owner}-"))  # mode 0700
+        _running[str(folder)] = None
+        try:
             paths = {
                 "{train}": folder / "train.csv",
                 "{output}": folder / "synthetic.csv",
@@ -136,6 +160,10 @@ class ExternalCommand(SyntheticGenerator):
             argv = [_fill(arg, values) for arg in self._argv]
             _run(argv, self._shown, folder)
             return self._read(paths["{output}"], n)
+        finally:
+            # Removed before it is forgotten: a signal handler in between still finds it.
+            shutil.rmtree(folder, ignore_errors=True)
+            _running.pop(str(folder), None)
 
     @property
     def _shown(self) -> str:
@@ -238,7 +266,12 @@ def _run(argv: list[str], shown: str, folder: Path) -> None:
         with (folder / "stdout.txt").open("wb") as out, err_path.open("wb") as err:
             try:
                 proc = subprocess.Popen(
-                    argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                    env={**os.environ, _FOLDER_SETTING: str(folder)},
                 )
             except FileNotFoundError:
                 raise GeneratorContractError(
@@ -250,6 +283,7 @@ def _run(argv: list[str], shown: str, folder: Path) -> None:
                     f"{who} cannot start: {argv[0]!r}: {exc.strerror or exc}; check that it is a "
                     "program you may run."
                 ) from None
+            _running[str(folder)] = proc
             try:
                 code = _wait(proc)
             finally:
@@ -257,9 +291,11 @@ def _run(argv: list[str], shown: str, folder: Path) -> None:
     finally:
         _waited += time.perf_counter() - started
     if code != 0:
+        tail = _tail(err_path)
         raise GeneratorContractError(
             f"{who} failed ({_status(code)}); fix the command and resume the run.",
-            [f"its last lines of stderr:\n{_tail(err_path) or '    (nothing)'}"],
+            ["its last lines of stderr:" if tail else "it wrote nothing on stderr."],
+            quoted=tail,
         )
 
 
@@ -279,6 +315,82 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def set_owner(pid: int) -> None:
+    """Name the command folders of this process after the engine process ``pid``.
+
+    A local worker process calls it as it starts, with its engine's pid, so that the engine can
+    sweep the folders of a worker that died without clean-up (:func:`remove_leftovers`).
+    """
+    global _owner
+    _owner = int(pid)
+
+
+def stop_commands() -> None:
+    """End every external command running in this process, with every process it started, and
+    remove their folders.
+
+    For a process about to end without unwinding (a worker's SIGTERM handler, a worker whose
+    engine is gone): the clean-up of :meth:`ExternalCommand.sample` would not run. A command whose
+    process is not known yet (it is starting) is found by its folder in the processes' environment.
+    """
+    for folder, proc in list(_running.items()):
+        if proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, signal.SIGKILL)
+        _end_processes_of(folder)
+        shutil.rmtree(folder, ignore_errors=True)
+        _running.pop(folder, None)
+
+
+def remove_leftovers(owner: int | None = None) -> list[Path]:
+    """Remove the command folders of the engine process ``owner`` (this process by default) that
+    no command of this process uses, ending every process still working in them.
+
+    The engine calls it once its worker processes are stopped: a worker killed outright (SIGKILL,
+    the system out of memory) leaves its folder, with real rows of the private table, and its
+    command running.
+
+    Returns
+    -------
+    list of Path
+        The folders removed.
+    """
+    prefix = f"{_FOLDER_PREFIX}{os.getpid() if owner is None else int(owner)}-"
+    removed = []
+    for folder in Path(tempfile.gettempdir()).glob(f"{prefix}*"):
+        if str(folder) in _running or not folder.is_dir() or folder.is_symlink():
+            continue
+        _end_processes_of(str(folder))
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _end_processes_of(folder: str) -> None:
+    """Kill the process group of every process started in ``folder`` (found by its environment;
+    only on systems with ``/proc``, and only processes of this user, whose environment is readable)."""
+    marker = f"{_FOLDER_SETTING}={folder}".encode()
+    own_group = os.getpgrp()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as file:
+                if marker not in file.read().split(b"\0"):
+                    continue
+            group = os.getpgid(int(entry))
+            if group == own_group:  # never this process's own group: the process alone
+                os.kill(int(entry), signal.SIGKILL)
+            else:
+                os.killpg(group, signal.SIGKILL)
+        except OSError:
+            continue
+
+
 def _status(code: int) -> str:
     if code < 0:
         with contextlib.suppress(ValueError):
@@ -287,13 +399,12 @@ def _status(code: int) -> str:
     return f"exit status {code}"
 
 
-def _tail(path: Path) -> str:
-    """The last lines of a file, indented."""
+def _tail(path: Path) -> list[str]:
+    """The last lines of a file."""
     with path.open("rb") as file:
         file.seek(max(0, path.stat().st_size - _TAIL_BYTES))
         text = file.read().decode("utf-8", errors="replace")
-    lines = text.rstrip().splitlines()[-_STDERR_LINES:]
-    return "\n".join(f"    {line}" for line in lines)
+    return text.rstrip().splitlines()[-_STDERR_LINES:]
 
 
 def _column_problems(header: list[str], expected: list[str]) -> list[str]:

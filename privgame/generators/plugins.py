@@ -36,7 +36,7 @@ import numpy as np
 
 from privgame.core.defaults import PLUGIN_TIME_LIMIT_SECONDS
 from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING as TIME_LIMIT_SETTING
-from privgame.core.errors import GeneratorContractError, ParameterError
+from privgame.core.errors import GeneratorContractError, ParameterError, PrivgameError
 from privgame.core.seeding import stream
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.generators.base import SyntheticGenerator
@@ -383,9 +383,37 @@ class ContractReport:
     deterministic_fit: bool
 
 
+class _Findings(list[str]):
+    """The problems :func:`check_contract` found, and the lines of another program's output that
+    some of them introduce (an external command's last lines of stderr, from its first failure)."""
+
+    def __init__(self, problems: Iterable[str] = ()) -> None:
+        super().__init__(problems)
+        self.quoted: list[str] = []
+        self.block: tuple[int, int] | None = None  # the problems that introduce the quoted lines
+
+    def quote(self, start: int, lines: list[str]) -> None:
+        """Keep ``lines``, introduced by the problems from index ``start`` to the end."""
+        self.block, self.quoted = (start, len(self)), list(lines)
+
+    def error(self, summary: str) -> GeneratorContractError:
+        """The error listing every problem, those that introduce the quoted lines last."""
+        if self.block is None:
+            return GeneratorContractError(summary, self)
+        start, stop = self.block
+        return GeneratorContractError(
+            summary, [*self[:start], *self[stop:], *self[start:stop]], quoted=self.quoted
+        )
+
+
 def _call(problems: list[str], what: str, fix: str, function: Any, *args: Any, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)``, or None with a problem recorded when it raises, calls
-    ``sys.exit`` or runs over the time limit (its prints go to stderr)."""
+    ``sys.exit`` or runs over the time limit (its prints go to stderr).
+
+    An error that quotes another program's output (:attr:`PrivgameError.quoted`) is recorded with
+    its own problems, and its lines kept as lines, when ``problems`` can keep them (a
+    :class:`_Findings` that keeps none yet); else by its summary only.
+    """
     limit = plugin_time_limit()
     try:
         with _time_limit("", what, limit), contextlib.redirect_stdout(sys.stderr):
@@ -402,7 +430,14 @@ def _call(problems: list[str], what: str, fix: str, function: Any, *args: Any, *
         )
         return None
     except Exception as exc:  # any failure of plug-in code is a finding, not a crash
-        problems.append(f"{what} raised {type(exc).__name__}: {exc}; {fix}.")
+        if not (isinstance(exc, PrivgameError) and exc.quoted):
+            problems.append(f"{what} raised {type(exc).__name__}: {exc}; {fix}.")
+            return None
+        start = len(problems)
+        problems.append(f"{what} raised {type(exc).__name__}: {exc.summary}")
+        if isinstance(problems, _Findings) and problems.block is None:
+            problems += exc.problems
+            problems.quote(start, exc.quoted)
         return None
 
 
@@ -573,9 +608,9 @@ def check_contract(
     train = np.array(X[:n], copy=True)
     params = dict(params or {})
     summary = f"Generator {name!r} does not meet privgame's generator contract."
-    problems = _class_problems(cls, name)
+    problems = _Findings(_class_problems(cls, name))
     if problems:
-        raise GeneratorContractError(summary, problems)
+        raise problems.error(summary)
     declared = bool(getattr(cls, "deterministic_fit", False))
 
     def fit_sample(fit_stream: int, sample_stream: int) -> Any:
@@ -596,12 +631,12 @@ def check_contract(
         **params,
     )
     if generator is None:
-        raise GeneratorContractError(summary, problems)
+        raise problems.error(summary)
     started = time.perf_counter()
     fitted = _call(problems, "fit()", "fix fit", generator.fit, train, schema, rng=stream(seed, 0))
     fit_seconds = time.perf_counter() - started
     if problems:
-        raise GeneratorContractError(summary, problems)
+        raise problems.error(summary)
     if fitted is not generator:
         problems.append(
             f"fit() returned {type(fitted).__name__}, not the generator; end fit with `return self` "
@@ -614,7 +649,7 @@ def check_contract(
     first = _call(problems, "sample()", "fix sample", generator.sample, n, rng=stream(seed, 1))
     sample_seconds = time.perf_counter() - started
     if len(problems) > before:
-        raise GeneratorContractError(summary, problems)
+        raise problems.error(summary)
     problems += _output_problems(first, n, schema)
     one = _call(problems, "sample(1)", "fix sample", generator.sample, 1, rng=stream(seed, 2))
     if (
@@ -641,7 +676,7 @@ def check_contract(
     if not problems and callable(getattr(generator, "refit_swap", None)) and n >= 2:
         problems += _refit_problems(cls, params, generator, train, schema, n, seed)
     if problems:
-        raise GeneratorContractError(summary, problems)
+        raise problems.error(summary)
     return ContractReport(
         name=name, fit_seconds=fit_seconds, sample_seconds=sample_seconds, rows=n, deterministic_fit=declared
     )

@@ -18,6 +18,16 @@ Local worker processes hold the private table and synthetic data in memory, so t
 outlive the engine: each runs a watchdog thread that ends the worker as soon as its parent process
 is gone (a SIGKILL of the engine included), and the arrays shared with them are in a temporary
 folder that the workers' resource tracker deletes when every process using it has ended.
+
+An external generator's command (:mod:`privgame.generators.external`) runs in a session of its own
+with a copy of the private table in a temporary folder, which a worker killed outright would leave
+behind. So a worker ends on SIGTERM only after ending its commands and removing their folders (so
+does its watchdog); before joblib kills the workers (an error, Ctrl-C, SIGTERM, a cancel), the
+engine sends them SIGTERM and waits a little for that clean-up; and it then sweeps the folders of
+workers that died without any (:func:`~privgame.generators.external.remove_leftovers`). A worker
+ended by SIGTERM (``timeout`` and service managers signal every process of the group) interrupts
+the run as Ctrl-C does; any other death of a worker fails it (:class:`WorkerLostError`). A process
+runs one engine on its local workers at a time: the pool of workers is this process's.
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 import time
@@ -37,6 +48,7 @@ import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.connection import wait as wait_for_ends
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +59,7 @@ from joblib.externals.loky.process_executor import TerminatedWorkerError
 
 from privgame.core.defaults import PLUGIN_TIME_LIMIT_SETTING
 from privgame.core.errors import ParameterError, RunError, WorkerLostError
+from privgame.generators.external import remove_leftovers, set_owner, stop_commands
 
 __all__ = [
     "MIN_UNITS",
@@ -76,6 +89,12 @@ WORKER_WAIT_SECONDS = 60.0
 MAX_RESUBMITS = 3
 _MEMMAP_BYTES = 2**20
 _PARENT_POLL_SECONDS = 0.2
+_STOP_SECONDS = 5.0
+"""How long the engine waits for its stopped workers to clean up before they are killed."""
+_EXIT_TERMINATED = 128 + signal.SIGTERM
+# The exit codes of a worker ended by SIGTERM, as loky reports them: by _terminated, or by the
+# signal itself before the worker had its handler.
+_TERMINATED_CODES = {f"EXIT({_EXIT_TERMINATED})", f"SIGTERM(-{signal.SIGTERM.value})"}
 
 
 def default_workers() -> int:
@@ -227,27 +246,36 @@ def run_calls(
     if folder is not None:
         mapped = {id(obj): _memory_mapped(obj, Path(folder), str(i)) for i, obj in enumerate(shared)}
         calls = [(key, fn, tuple(mapped.get(id(a), a) for a in args)) for key, fn, args in calls]
-    backend = _Backend(initializer=_exit_with_parent, initargs=(os.getpid(),))
+    backend = _Backend(initializer=_worker_start, initargs=(os.getpid(),))
     _shut_down_workers_at_exit()
     parallel = Parallel(
         n_jobs=n_jobs, backend=backend, return_as="generator_unordered", max_nbytes=_MEMMAP_BYTES
     )
     results = parallel(delayed(_keyed)(key, fn, *args) for key, fn, args in calls)
+    finished = False
     try:
         # Not `yield from`: that would close `results` before the warning filter below applies.
         for item in results:  # noqa: UP028
             yield item
+        finished = True
     except (TerminatedWorkerError, BrokenProcessPool) as exc:
+        _stop_workers(n_jobs)
         # The broken pool would otherwise be handed to the next call, which would fail at once.
         _shut_down_workers()
+        if _terminated(str(exc)):
+            raise KeyboardInterrupt from None
         raise _worker_lost(str(exc)) from None
     finally:
+        if not finished:  # a unit's error, Ctrl-C, SIGTERM or a cancel: joblib kills the workers next
+            _stop_workers(n_jobs)
         with warnings.catch_warnings():
             # A cancel is deliberate: joblib need not tell the user that calls in flight were dropped.
             warnings.filterwarnings(
                 "ignore", message=r".*still being processed by the workers", category=UserWarning
             )
             results.close()
+        if not finished and n_jobs > 1:
+            remove_leftovers()
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
             _untrack(folder)
@@ -280,6 +308,75 @@ def _worker_lost(detail: str) -> WorkerLostError:
     )
 
 
+def _terminated(detail: str) -> bool:
+    """Whether every worker that died was ended by SIGTERM (as loky's message gives their codes)."""
+    codes = re.search(r"exit codes of the workers are \{([^}]*)\}", detail)
+    found = {code.strip() for code in codes.group(1).split(",")} if codes else set()
+    return bool(found) and found <= _TERMINATED_CODES
+
+
+def _worker_start(parent: int) -> None:
+    """Run in each local worker as it starts (loky's initializer).
+
+    The worker names its external commands' folders after ``parent`` (the engine, which sweeps
+    them), ends on SIGTERM after cleaning up (:func:`_end_on_sigterm`), and watches its parent
+    (:func:`_exit_with_parent`).
+    """
+    set_owner(parent)
+    signal.signal(signal.SIGTERM, _end_on_sigterm)
+    _exit_with_parent(parent)
+
+
+def _end_on_sigterm(signum: int, frame: Any) -> None:
+    """A worker's SIGTERM handler: end its external commands, remove their copies of the data,
+    and end the worker with status 128 + SIGTERM.
+
+    The worker ends at once rather than unwinding its unit: plug-in code may catch any exception,
+    and loky would hand the exception back as the unit's result and keep the worker. The engine
+    loses the unit in flight only; every finished one is checkpointed.
+    """
+    stop_commands()
+    os._exit(128 + signum)
+
+
+def _stop_workers(n_jobs: int) -> None:
+    """Send every local worker SIGTERM and wait, at most :data:`_STOP_SECONDS`, until each has ended
+    or no folder of an external command of this engine is left.
+
+    joblib kills the workers outright (SIGKILL) when a call ends early, which would leave each
+    external command running and its copy of the private table on disk; after SIGTERM a worker
+    removes them itself (:func:`_end_on_sigterm`). A worker busy in native code answers only when
+    that returns, so the wait ends as soon as no command folder is left. Nothing is done for a
+    call that ran in this process (``n_jobs`` 1): the pool then belongs to no running call.
+    """
+    if n_jobs <= 1:
+        return
+    try:
+        from joblib.externals.loky import reusable_executor
+    except ImportError:  # pragma: no cover - joblib without loky
+        return
+    executor = getattr(reusable_executor, "_executor", None)
+    processes = list((getattr(executor, "_processes", None) or {}).values())
+    ends = []
+    for process in processes:
+        try:
+            os.kill(process.pid, signal.SIGTERM)
+            ends.append(process.sentinel)
+        except (OSError, ValueError, AttributeError):  # ended already, or never started
+            continue
+    deadline = time.monotonic() + _STOP_SECONDS
+    while ends and time.monotonic() < deadline:
+        ended = wait_for_ends(ends, timeout=0.05)
+        ends = [end for end in ends if end not in ended]
+        if not _command_folders_left():
+            break
+
+
+def _command_folders_left() -> bool:
+    """Whether a folder of an external command of this engine's workers is still there."""
+    return any(Path(tempfile.gettempdir()).glob(f"privgame-external-{os.getpid()}-*"))
+
+
 def _exit_with_parent(parent: int) -> None:
     """Run in each local worker as it starts: end the worker as soon as ``parent`` is gone.
 
@@ -287,11 +384,13 @@ def _exit_with_parent(parent: int) -> None:
     :data:`_PARENT_POLL_SECONDS`; when the engine dies (even by SIGKILL, which runs no clean-up),
     the worker is re-parented and exits at once, with the private data it holds. The parent's
     identity is checked rather than its PID being alive, so a reused PID cannot keep a worker up.
+    The worker's external commands are ended and their folders removed first.
     """
 
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(_PARENT_POLL_SECONDS)
+        stop_commands()  # no engine is left to sweep their folders
         os._exit(1)
 
     threading.Thread(target=watch, name="privgame-exit-with-parent", daemon=True).start()

@@ -630,6 +630,18 @@ class StatusFolder:
             os.close(fd)
         return False
 
+    def engine_gone(self) -> bool:
+        """Whether the status says ``running`` while no engine holds the folder.
+
+        The process that ran it ended without recording how: killed (SIGKILL, the system out of
+        memory), interrupted, or ended by the generator's own code (a plug-in calling
+        ``os._exit``). The lock is probed before and after the status is read, so that an engine
+        starting or finishing meanwhile is never taken for a dead one.
+        """
+        if self.is_running():
+            return False
+        return self.status().get("state") == "running" and not self.is_running()
+
     def needs_engine(self) -> bool:
         """Whether the folder is unfinished and no engine holds it or is starting for it.
 
@@ -1079,6 +1091,25 @@ class RunFolder(CheckedFolder):
         """Whether the run finished: its state is ``done`` and its results are written."""
         return self.status().get("state") == "done" and self.has_results()
 
+    def current_status(self) -> dict[str, Any]:
+        """:meth:`status` as it stands: a run whose engine is gone (:meth:`engine_gone`) reads as
+        ``failed``, its ``error`` saying so and how to resume it.
+
+        Its ``status.json`` is left as it is: only an engine that holds the run writes it.
+        """
+        status = self.status()
+        if status.get("state") == "running" and self.engine_gone():
+            status = {**status, "state": "failed", "error": self._gone()}
+        return status
+
+    def _gone(self) -> str:
+        return (
+            f"Run {self.run_id} failed: the process that ran it ended before the run finished, "
+            "without recording why (it was killed or interrupted, or the generator ended the "
+            "process itself, as a plug-in calling os._exit does). Its finished units are kept; "
+            f"resume it with: python -m privgame resume {self.path}"
+        )
+
     def require_done(self, *, what: str = "results exist") -> None:
         """Raise a clear error, with the command that finishes the run, unless it is done.
 
@@ -1086,9 +1117,11 @@ class RunFolder(CheckedFolder):
         ------
         RunError
             ``"Run … is running; results exist only once it is done (resume it with: …)"``, with
-            ``what`` in place of "results exist".
+            ``what`` in place of "results exist"; for a run whose engine is gone, that it failed.
         """
         if not self.is_done():
+            if self.engine_gone():
+                raise RunError(self._gone())
             state = self.status().get("state")
             if state == "done":  # its status says done, but its results are gone
                 raise RunError(

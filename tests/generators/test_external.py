@@ -262,3 +262,58 @@ def test_the_estimate_counts_the_time_the_command_takes(adult: Any) -> None:
     )
     calibration = calibrate(spec, table, fits=1)
     assert calibration.fit_sample >= 0.3 and calibration.shadow_fit_sample >= 0.3
+
+
+def _quoted_lines(err: str) -> list[str]:
+    """The lines of the command's stderr as privgame printed them: real lines, indented."""
+    assert "\\x0a" not in err, err  # never one line with escaped line breaks
+    lines = err.splitlines()
+    start = lines.index("  - its last lines of stderr:")
+    return lines[start + 1 :]
+
+
+def test_the_commands_last_lines_of_stderr_are_printed_as_lines_when_the_check_fails(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(_args(owner_csv, tmp_path / "runs", "--fail")) == 2
+    err = capsys.readouterr().err
+    assert "sample() raised GeneratorContractError: The external generator command" in err
+    assert _quoted_lines(err) == [
+        "      external-script: this goes to stderr",
+        "      loading the model...",
+        "      ModelError: the generator broke on purpose",
+    ]
+
+
+def test_the_commands_last_lines_of_stderr_are_printed_as_lines_when_the_run_fails(
+    owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    armed = tmp_path / "armed"
+    execute = privgame.games.engine.execute
+
+    def arm(*args: Any, **kwargs: Any) -> Any:
+        armed.touch()
+        return execute(*args, **kwargs)
+
+    monkeypatch.setattr(privgame.games.engine, "execute", arm)
+    assert main(_args(owner_csv, tmp_path / "runs", f"--fail-if-exists {armed}")) == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert lines[lines.index("  - its last lines of stderr:") - 1].startswith(
+        "privgame: The external generator command"
+    )
+    assert _quoted_lines(err)[-2:] == [
+        "      loading the model...",
+        "      ModelError: the generator broke on purpose",
+    ]
+
+
+def test_control_characters_in_the_commands_stderr_are_escaped_line_by_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from privgame.cli.main import _print_error
+
+    _print_error(
+        GeneratorContractError("failed.", ["its last lines of stderr:"], quoted=["a\x1b[2Jb", "c\rd"])
+    )
+    assert capsys.readouterr().err.splitlines()[-2:] == ["      a\\x1b[2Jb", "      c\\x0dd"]

@@ -155,3 +155,25 @@ def test_needs_engine_for_a_folder_never_started_or_whose_engine_died(tmp_path: 
     with folder.claim():  # an engine holds it: never launched twice
         status.write_text(json.dumps({"state": "running", "updated": time.time() - 3600}))
         assert not folder.needs_engine()
+
+
+def test_a_running_status_no_engine_holds_reads_as_failed_with_the_resume_command(tmp_path: Path) -> None:
+    """The process that ran the run ended without writing why (SIGKILL, or a plug-in's os._exit):
+    every later read says that the run failed and how to resume it, and leaves the file alone."""
+    folder = new_run_folder(tmp_path / "runs", _spec(), pd.DataFrame({"a": [1, 2, 3]}))
+    folder.write_status(state="running", fits_done=3, fits_total=10)
+    assert folder.engine_gone()
+    status = folder.current_status()
+    assert status["state"] == "failed" and status["fits_done"] == 3
+    assert f"resume it with: python -m privgame resume {folder.path}" in status["error"]
+    with pytest.raises(RunError, match=r"failed: the process that ran it ended before the run finished"):
+        folder.require_done()
+    assert folder.status()["state"] == "running"  # only an engine writes the status
+    with folder.claim():  # an engine holds it: it is running
+        assert not folder.engine_gone()
+        assert folder.current_status()["state"] == "running"
+        with pytest.raises(RunError, match="is running; results exist only once it is done"):
+            folder.require_done()
+    for state in ("created", "cancelled", "failed", "done"):
+        folder.write_status(state=state)
+        assert not folder.engine_gone() and folder.current_status()["state"] == state

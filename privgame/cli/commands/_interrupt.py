@@ -1,4 +1,5 @@
-"""What the command line says when a long command is interrupted (Ctrl-C): where, and how to go on."""
+"""What the command line says when a long command is interrupted (Ctrl-C, or SIGTERM, which
+:func:`privgame.cli.main.main` turns into the same interrupt): where, and how to go on."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import sys
 
 from privgame.cli.terminal import terminal_safe
 
-__all__ = ["EXIT_INTERRUPTED", "execution_flags", "interrupted", "privgame_command"]
+__all__ = ["EXIT_INTERRUPTED", "EXIT_TERMINATED", "execution_flags", "interrupted", "privgame_command"]
 
 EXIT_INTERRUPTED = 130
 """The exit status after Ctrl-C (128 + SIGINT), as a shell reports it."""
+
+EXIT_TERMINATED = 143
+"""The exit status after SIGTERM (128 + SIGTERM), as a shell reports it; the command line returns it
+where a command interrupted by SIGTERM returned :data:`EXIT_INTERRUPTED`."""
 
 
 def privgame_command(*parts: object) -> str:

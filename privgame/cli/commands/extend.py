@@ -60,12 +60,16 @@ def describe_pass(result: dict[str, object]) -> str:
 
 
 def _again(path: object, args: argparse.Namespace, record_ids: list[int] | None) -> str:
-    """The ``extend`` command that goes on where this one stopped (nothing is trained twice)."""
+    """The ``extend`` command that goes on where this one stopped (nothing is trained twice).
+
+    ``record_ids`` are the records read from ``--record-ids``; before they are read (an interrupt
+    that early), the command repeats the option as it was given.
+    """
     chosen: list[object] = []
     if args.all:
         chosen = ["--all"]
-    elif record_ids:
-        chosen = ["--record-ids", *record_ids]
+    elif record_ids or args.record_ids:
+        chosen = ["--record-ids", *(record_ids or args.record_ids)]
     if args.threshold is not None:
         chosen += ["--threshold", args.threshold]
     return privgame_command("extend", path, "--n-eval", args.n_eval, *chosen, *execution_flags(args))
@@ -74,16 +78,20 @@ def _again(path: object, args: argparse.Namespace, record_ids: list[int] | None)
 def run(args: argparse.Namespace) -> int:
     if args.n_eval > MAX_N_EVAL:
         raise ParameterError(f"--n-eval must be at most {MAX_N_EVAL:,}, a hard limit; got {args.n_eval:,}.")
-    from privgame.service import RunFolder, extend, scheduler_address
-
-    folder = RunFolder(args.run_dir)
+    path: object = args.run_dir
     record_ids: list[int] | None = None
-    if args.all:
-        record_ids = [int(r) for r in folder.records()["record_id"]]
-    elif args.record_ids:
-        record_ids = list(parse_ids(args.record_ids))
-    print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
+    # From the first line on: loading the engine and the run's records takes seconds, and an
+    # interrupt there must say how to go on as well as one during the runs.
     try:
+        from privgame.service import RunFolder, extend, scheduler_address
+
+        folder = RunFolder(args.run_dir)
+        path = folder.path
+        if args.all:
+            record_ids = [int(r) for r in folder.records()["record_id"]]
+        elif args.record_ids:
+            record_ids = list(parse_ids(args.record_ids))
+        print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
         result = extend(
             folder,
             args.n_eval,
@@ -93,10 +101,10 @@ def run(args: argparse.Namespace) -> int:
             scheduler=scheduler_address(args.scheduler),
             progress=ProgressBar(args.quiet),
         )
+        if result.get("cancelled"):
+            print(f"cancelled; run it again to finish: {_again(path, args, record_ids)}", file=sys.stderr)
+            return 3
+        print(describe_pass(result))
     except KeyboardInterrupt:
-        return interrupted("run", folder.path, _again(folder.path, args, record_ids))
-    if result.get("cancelled"):
-        print(f"cancelled; run it again to finish: {_again(folder.path, args, record_ids)}", file=sys.stderr)
-        return 3
-    print(describe_pass(result))
+        return interrupted("run", path, _again(path, args, record_ids))
     return 0
