@@ -433,8 +433,15 @@ def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
     )
     memo: dict[str, tuple[Calibration, int]] = st.session_state.setdefault("_calibrations", {})
     if key not in memo:
-        with st.spinner("Timing the generator on this machine…"):
-            memo[key] = (calibrate(spec, table, workers=workers), spec.attack.n_shadow)
+        # What is being timed, as it goes: a spinner alone stood for minutes on a large table.
+        shown = st.empty()
+
+        def step(what: str, fraction: float) -> None:
+            shown.progress(min(1.0, fraction), text=f"{what}…")
+
+        step("Timing the generator on this machine", 0.0)
+        memo[key] = (calibrate(spec, table, workers=workers, progress=step), spec.attack.n_shadow)
+        shown.empty()
     # A changed N_shadow changes only the meta-classifier's cost: scaled, not timed again.
     calibration, measured = memo[key]
     return for_n_shadow(calibration, measured, spec.attack.n_shadow)

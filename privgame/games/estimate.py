@@ -18,18 +18,26 @@ a run does (CPU time, not wall-clock time: it does not change with the machine's
 - ``share``: the share of a core this process got while it was timed (CPU seconds per
   wall-clock second; below 1 on a busy machine), averaged with what the machine's other busy
   processes leave to it (``cores / (others + 1)``). ``others`` is counted while the generator is
-  timed (the runnable processes the kernel reports, this one aside: the median over the timed
+  timed (the runnable threads in ``/proc``, this process's aside: the median over the timed
   rounds, so that a burst, such as the browser drawing the page that asked for the estimate,
   does not read as load); the last minute's load average stands in where that count cannot be
   read. The load average alone lagged: two busy processes started 5 s before a run read as a
-  load of 0.5, and the run took twice its estimate;
+  load of 0.5, and the run took twice its estimate. privgame's own runs in progress (an engine
+  and its workers: :func:`busy_count`) are not load: the dashboard said 56 minutes and ``privgame
+  plan`` 2.3 hours for one run, a few minutes apart, because a run was busy during the second;
+  they are left out of ``others``, and the share measured beside them is scaled to the one this
+  process would get without them;
 - with several workers, ``startup``: the seconds until fresh worker processes have imported
   privgame and loaded the generator's kernels (they are started and timed for real), and
   ``throughput``: the cores those workers get together while they all fit at once (the sum of
   their shares: 2 workers on 2 busy cores get less than 2; measured, not assumed), averaged
   likewise with ``workers * cores / (others + workers)``. Timing fresh workers costs seconds
   of its own, so it is done only for a run whose work is a minute of CPU time or more
-  (:data:`WORKER_TIMING_WORK`); a smaller run is estimated with a fixed start-up allowance.
+  (:data:`WORKER_TIMING_WORK`) and when the time budget leaves room for it; otherwise the run is
+  estimated with a fixed start-up allowance.
+
+The whole calibration aims at :data:`TIMING_BUDGET_SECONDS` of wall-clock time, and tells a
+``progress`` callback what it is timing as it goes.
 
 :func:`breakdown` then counts the run's work exactly from its plan
 (:func:`privgame.games.context.plan_summary`, which counts the pooled traditional game's fits
@@ -48,7 +56,8 @@ table; ``parallel`` the measured throughput of the workers (``share`` with one w
 process), scaled down when fewer units than workers can run at once. The calibration draws its
 rows from a stream of its own, so it never changes a run's results.
 
-While a run goes, :func:`time_left` gives the time left from the rate of the finished work.
+While a run goes, :func:`time_left` gives the time left from the measured pace of its generator
+fits, with the estimate made before it counting for the first few.
 """
 
 from __future__ import annotations
@@ -59,6 +68,7 @@ import os
 import pickle
 import statistics
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -69,13 +79,18 @@ from privgame.core.seeding import stream
 from privgame.settings.run_spec import RunSpec
 
 __all__ = [
+    "TIMING_BUDGET_SECONDS",
     "Breakdown",
+    "BusyCount",
     "Calibration",
+    "CalibrationProgress",
     "breakdown",
+    "busy_count",
     "calibrate",
     "cost_warning",
     "estimate_seconds",
     "load_note",
+    "privgame_processes",
     "time_left",
 ]
 
@@ -133,9 +148,9 @@ class Calibration:
     load : float or None
         The machine's load average over the last minute, when timed (None: not known).
     others : float or None
-        Other processes runnable at once while the generator was timed, the median over its timed
-        rounds (None: not known); preferred to ``load`` by :meth:`load_share`, as it is not a
-        minute behind.
+        Other processes' threads runnable at once while the generator was timed, the median over
+        its timed rounds (None: not known); preferred to ``load`` by :meth:`load_share`, as it is
+        not a minute behind. privgame's runs in progress are not counted (see :class:`BusyCount`).
     cores : int
         The cores this process may use.
     refit_sample : float or None
@@ -143,6 +158,10 @@ class Calibration:
         sample of ``|D|`` rows: the cost of each swapped dataset (the model-seeded 'out' runs and
         the leave-one-out attacker's shadow datasets); None when the generator has no
         ``refit_swap`` (each swapped dataset is then a fresh fit).
+    privgame : float or None
+        The threads of privgame's runs in progress runnable at once while the generator was timed,
+        the median over its timed rounds (None: not known). Not load: ``share`` and ``throughput``
+        are measured with them busy and scaled to what they would be without them.
     """
 
     fit_sample: float
@@ -160,6 +179,7 @@ class Calibration:
     cores: int = 1
     refit_sample: float | None = None
     others: float | None = None
+    privgame: float | None = None
 
     def busy_others(self) -> float | None:
         """How many other processes keep the machine busy: ``others`` when counted, else the load
@@ -189,17 +209,139 @@ class Calibration:
         return min(1.0, self.cores / (others + max(1, processes)))
 
 
-def runnable_others() -> float | None:
-    """Processes (threads) runnable on the machine right now, this one aside; None where the
-    kernel does not say (``procs_running`` of Linux's ``/proc/stat``, read in microseconds)."""
+_RUN_COMMANDS = frozenset({b"run", b"resume", b"extend", b"remedy", b"study"})
+"""The ``privgame`` commands that run audits: an engine, and the worker processes it starts."""
+
+
+@dataclass(frozen=True)
+class BusyCount:
+    """Threads runnable on the machine at one moment, this process's aside.
+
+    Attributes
+    ----------
+    others : int
+        Those of processes other than privgame's runs in progress: the load a run must share the
+        cores with.
+    privgame : int
+        Those of privgame's runs in progress (their engines and worker processes): not load, since
+        an estimate is for the machine the run will have (the run being estimated may be the
+        one in progress, as when ``privgame plan`` is asked about a run the dashboard started).
+    """
+
+    others: int
+    privgame: int
+
+
+def _proc_stat(path: str) -> tuple[bytes, int] | None:
+    """The state letter and parent pid in a ``/proc/.../stat`` file (None when it is gone)."""
     try:
-        with open("/proc/stat", "rb") as stat:
-            for line in stat:
-                if line.startswith(b"procs_running "):
-                    return max(0.0, float(line.split()[1]) - 1.0)  # this process is running
+        with open(path, "rb") as stat:
+            text = stat.read()
+        fields = text[text.rindex(b")") + 2 :].split()  # the command name may hold spaces
+        return fields[0], int(fields[1])
     except (OSError, ValueError, IndexError):
         return None
-    return None
+
+
+def _runs_privgame(argv: list[bytes]) -> bool:
+    """Whether a command line runs an audit: ``python -m privgame run ...``, ``privgame resume
+    ...`` (the script), and the other :data:`_RUN_COMMANDS`."""
+    args = [a for a in argv if a]
+    for i, arg in enumerate(args):
+        module = arg == b"privgame" and i > 0 and args[i - 1] == b"-m"
+        script = i <= 1 and os.path.basename(arg) == b"privgame"
+        if module or script:
+            commands = [a for a in args[i + 1 :] if not a.startswith(b"-")]
+            return bool(commands) and commands[0] in _RUN_COMMANDS
+    return False
+
+
+def _holds_run_lock(pid: int) -> bool:
+    """Whether a process holds a run's (or a study's) ``engine.lock`` open: an engine at work,
+    however it was started (the Python API in a notebook too)."""
+    from privgame.store.folders import LOCK
+
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:  # another user's process, or gone
+        return False
+    for descriptor in descriptors:
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/fd/{descriptor}").endswith(os.sep + LOCK):
+                return True
+    return False
+
+
+def _scan() -> tuple[dict[int, int], set[int]] | None:
+    """Every process's runnable threads (pid -> count), and the processes of privgame's runs in
+    progress (this one aside); None where ``/proc`` cannot be read."""
+    try:
+        pids = [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return None
+    me = os.getpid()
+    parents: dict[int, int] = {}
+    runnable: dict[int, int] = {}
+    engines: set[int] = set()
+    for pid in pids:
+        found = _proc_stat(f"/proc/{pid}/stat")
+        if found is None:
+            continue
+        parents[pid] = found[1]
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as command:
+                argv = command.read().split(b"\0")
+            tasks = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        # A process's threads run apart: a busy BLAS pool whose main thread waits is busy.
+        states = (_proc_stat(f"/proc/{pid}/task/{tid}/stat") for tid in tasks)
+        runnable[pid] = sum(1 for state in states if state is not None and state[0] == b"R")
+        python = os.path.basename(argv[0]).startswith(b"python")
+        if _runs_privgame(argv) or (python and pid != me and _holds_run_lock(pid)):
+            engines.add(pid)
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    privgame: set[int] = set()
+    todo = list(engines)
+    while todo:
+        pid = todo.pop()
+        if pid not in privgame:
+            privgame.add(pid)
+            todo.extend(children.get(pid, ()))
+    privgame.discard(me)
+    return runnable, privgame
+
+
+def privgame_processes() -> set[int]:
+    """The processes of privgame's runs in progress on this machine, this one aside: each process
+    running one of privgame's run commands (:data:`_RUN_COMMANDS`) or holding a run folder's
+    ``engine.lock``, and every process it started (its workers); empty where ``/proc`` cannot
+    be read."""
+    scanned = _scan()
+    return set() if scanned is None else scanned[1]
+
+
+def busy_count() -> BusyCount | None:
+    """Threads runnable on the machine right now, this process's aside, split into privgame's runs
+    in progress (:func:`privgame_processes`) and the rest (:class:`BusyCount`); None where
+    ``/proc`` cannot be read."""
+    scanned = _scan()
+    if scanned is None:
+        return None
+    runnable, privgame = scanned
+    me = os.getpid()
+    own = sum(runnable.get(pid, 0) for pid in privgame)
+    others = sum(count for pid, count in runnable.items() if pid not in privgame and pid != me)
+    return BusyCount(others=others, privgame=own)
+
+
+def runnable_others() -> float | None:
+    """Threads runnable on the machine right now, this process's and privgame's runs in progress
+    aside (:func:`busy_count`); None where ``/proc`` cannot be read."""
+    count = busy_count()
+    return None if count is None else float(count.others)
 
 
 def _work_clock() -> float:
@@ -277,8 +419,36 @@ def _rough_work(spec: RunSpec, d_rows: int, per_dataset: float, classifier: floa
     return float(targets) * (datasets * per_dataset + classifier)
 
 
+TIMING_BUDGET_SECONDS = 12.0
+"""The wall-clock seconds :func:`calibrate` aims to take, context and workers included (a user's
+first estimate of a 35,000-row table took 234 s, with nothing on screen but a spinner). Every
+piece is timed at least once: the generator's warm-up and one round, one refit, the
+meta-classifier (on at most :data:`_CLASSIFIER_CELLS` feature values, whatever the time: which
+rows it is timed on must not depend on the machine's load, since the cost is scaled from them).
+The rest gives way to the budget: the generator's rounds stop once 40% of it is spent, the refits
+at 55%, and fresh workers are timed only when what is left is enough to start them on a machine
+this busy. A generator whose single fit takes longer than the budget takes longer."""
+_ROUNDS_SHARE = 0.40
+_REFITS_SHARE = 0.55
+_CLASSIFIER_CELLS = 16_000_000
+"""The most feature values the meta-classifier is timed on (rows x features, 64 MB): 250 rows of
+Adult's 32,898 query features are 8.2 million; a table with a million features is timed on 16 rows
+(:data:`_MIN_CLASSIFIER_ROWS`), and the cost scaled from them."""
+_MIN_CLASSIFIER_ROWS = 16
+
+CalibrationProgress = Callable[[str, float], None]
+"""Told what :func:`calibrate` is timing: ``(what, fraction)``, e.g. ``("Timing the generator:
+round 2 of 3", 0.35)``, the fraction being the share of :data:`TIMING_BUDGET_SECONDS` spent."""
+
+
 def calibrate(
-    spec: RunSpec, table: pd.DataFrame, *, fits: int = CALIBRATION_FITS, workers: int = 1
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    fits: int = CALIBRATION_FITS,
+    workers: int = 1,
+    progress: CalibrationProgress | None = None,
+    budget: float | None = None,
 ) -> Calibration:
     """Time the generator, the query features, the meta-classifier and the workers on this machine.
 
@@ -291,10 +461,16 @@ def calibrate(
     fits : int, default 3
         Number of generator fits + samples to time, after an untimed warm-up; the median is kept.
         Fits so fast that these add up to less than a quarter of a second are timed more often
-        (up to 40 times), as one such timing is mostly noise.
+        (up to 40 times), as one such timing is mostly noise. Fewer are timed when the time
+        budget runs out (at least one).
     workers : int, default 1
         Local worker processes the run will use; with more than one, that many are started and
-        their start-up and speed-up timed (a few seconds).
+        their start-up and speed-up timed (a few seconds), when the budget leaves time for it.
+    progress : callable, optional
+        Called with what is being timed and the share of the budget spent
+        (:data:`CalibrationProgress`), before each piece: for a screen to show while it waits.
+    budget : float, optional
+        Wall-clock seconds to aim for; :data:`TIMING_BUDGET_SECONDS` by default.
 
     Returns
     -------
@@ -307,7 +483,16 @@ def calibrate(
     """
     from privgame.games import plan
     from privgame.games.context import build_context
+    from privgame.settings.executors import default_workers
 
+    budget = TIMING_BUDGET_SECONDS if budget is None else float(budget)
+    began = time.perf_counter()
+
+    def say(what: str) -> None:
+        if progress is not None:
+            progress(what, min(1.0, (time.perf_counter() - began) / budget))
+
+    say("Preparing the run's data (D, the splits, the records to audit)")
     started = time.process_time()
     ctx, targets = build_context(spec, table)
     setup = time.process_time() - started
@@ -325,8 +510,8 @@ def calibrate(
     feature_times: list[float] = []
     feature_rows: list[np.ndarray] = []
     clock = _work_clock  # CPU seconds: the same on a busy machine
-    wall0 = cpu0 = 0.0
-    others: list[float] = []
+    wall0, cpu0 = time.perf_counter(), clock()
+    counts: list[BusyCount] = []
     # The first round is a warm-up, not timed: it absorbs one-off costs (compiling or loading
     # kernels for the data's shapes, first-call caches, the first touch of memory) the run will
     # not pay. A warm-up on a few rows left some of them to the first timed fit, and a cold process
@@ -336,19 +521,31 @@ def calibrate(
     # take under a minute anyway (roughly: its fits at the first round's pace), whose estimate
     # needs no such precision.
     rough_fits = len(targets) * (spec.attack.n_shadow / 2 + spec.attack.n_eval) + spec.attack.n_shadow
+    rounds = max(1, fits)
+    rounds_until = began + _ROUNDS_SHARE * budget
     round_ = 0
-    while round_ <= max(1, fits) or (
+    while round_ <= rounds or (
         sum(shadow_times) + sum(fit_times) < _MIN_TIMED_SECONDS
         and round_ <= _MAX_TIMED_ROUNDS
         and rough_fits * (shadow_times[0] + fit_times[0]) >= _WORTH_TIMING_SECONDS
     ):
+        if round_ >= 1 and time.perf_counter() >= rounds_until:
+            # Out of time: a warm-up this long is a slow generator, whose one-off costs are a
+            # small part of it, so its own timings stand when no round followed it.
+            break
         if round_ == 1:
             fit_times, shadow_times, sample_times, feature_times, feature_rows = [], [], [], [], []
             wall0, cpu0 = time.perf_counter(), clock()
+        if round_ == 0:
+            say("Timing the generator: a warm-up fit (compiling its kernels)")
+        elif round_ <= rounds:
+            say(f"Timing the generator: round {round_} of {rounds}")
+        else:
+            say(f"Timing the generator: round {round_} (fast fits are timed more often)")
         round_ += 1
-        counted = runnable_others()
+        counted = busy_count()
         if counted is not None:
-            others.append(counted)
+            counts.append(counted)
         t0 = clock()
         ctx.new_generator().fit_sample(training, ctx.schema, ctx.n, rng=rng)
         shadow_times.append(clock() - t0)
@@ -363,34 +560,45 @@ def calibrate(
         feature_times.append(clock() - t2)
 
     precise = rough_fits * (shadow_times[0] + fit_times[0]) >= _WORTH_TIMING_SECONDS
-    refit_times = _time_refits(ctx, rng, max(1, fits), precise=precise)
+    refit_times = _time_refits(
+        ctx, rng, rounds, precise=precise, until=began + _REFITS_SHARE * budget, say=say
+    )
 
     # A training matrix of the run's shape: the measured feature rows, jittered, half 'in'. A huge
     # plan (100,000 shadow datasets of 32,767 features is 24 GiB) is timed on at most
     # _CLASSIFIER_ROWS rows and scaled: a random forest's fit grows as n log n, its scoring as n.
-    n_rows = min(spec.attack.n_shadow, _CLASSIFIER_ROWS)
-    n_scored = min(2 * spec.attack.n_eval, _CLASSIFIER_ROWS)
-    base = np.stack(feature_rows)[np.arange(n_rows) % len(feature_rows)]
-    train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
-    labels = (np.arange(n_rows) % 2).astype(np.int8)
-    t0 = clock()
-    fitted = queries.fit(train, labels, root=spec.seed, key=1)
-    t1 = clock()
-    # A target's unit also scores its 2 N_eval runs and checkpoints the classifier.
-    fitted.score(base[np.arange(n_scored) % n_rows])
-    pickle.dumps(fitted)
-    t2 = clock()
-    grow = spec.attack.n_shadow / n_rows * math.log2(max(2, spec.attack.n_shadow)) / math.log2(max(2, n_rows))
-    classifier = (t1 - t0) * grow + (t2 - t1) * (2 * spec.attack.n_eval) / n_scored
+    # Many features make even those rows slow and large: fewer (_CLASSIFIER_CELLS).
+    n_features = max(1, int(feature_rows[0].size))
+    trained = min(spec.attack.n_shadow, _CLASSIFIER_ROWS)
+    trained = min(trained, max(_MIN_CLASSIFIER_ROWS, _CLASSIFIER_CELLS // n_features))
+    say(f"Timing the meta-classifier on {trained} shadow datasets' features")
+    classifier = _time_classifier(spec, queries, feature_rows, rng, trained)
     wall, cpu = time.perf_counter() - wall0, clock() - cpu0
     share = min(1.0, max(0.05, cpu / wall)) if wall > 0 else 1.0
+    others = statistics.median(c.others for c in counts) if counts else None
+    own = statistics.median(c.privgame for c in counts) if counts else None
+    if others is not None and own:
+        # A privgame run in progress took its share of the cores while this process was timed;
+        # it is not load (see BusyCount): the share is what this process would get without it.
+        share = min(1.0, share * (others + own + 1) / (others + 1))
     startup = throughput = None
     workers = max(1, int(workers))
     per_dataset = statistics.median(fit_times) + statistics.median(feature_times)
-    if workers > 1 and _rough_work(spec, ctx.n, per_dataset, classifier) >= WORKER_TIMING_WORK:
+    # Starting workers takes STARTUP_SECONDS on two idle cores, longer with every process busy
+    # beside them (privgame's included: their work is not load for the run, but it is for this).
+    busy = (others or 0.0) + (own or 0.0) + workers
+    timing = (STARTUP_SECONDS + _SHARE_SECONDS) / min(1.0, default_workers() / busy)
+    if (
+        workers > 1
+        and _rough_work(spec, ctx.n, per_dataset, classifier) >= WORKER_TIMING_WORK
+        and began + budget - time.perf_counter() >= timing
+    ):
+        say(f"Starting {workers} worker processes and timing them")
         startup, throughput = _measure_workers(ctx, training, workers)
-    from privgame.settings.executors import default_workers
-
+        if others is not None and own:
+            throughput = min(float(workers), throughput * (others + own + workers) / (others + workers))
+    if progress is not None:
+        progress("Timed", 1.0)
     return Calibration(
         fit_sample=statistics.median(fit_times),
         shadow_fit_sample=statistics.median(shadow_times),
@@ -406,24 +614,66 @@ def calibrate(
         load=os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         cores=default_workers(),
         refit_sample=statistics.median(refit_times) if refit_times else None,
-        others=statistics.median(others) if others else None,
+        others=others,
+        privgame=own,
     )
 
 
-def _time_refits(ctx: Any, rng: np.random.Generator, fits: int, *, precise: bool = True) -> list[float]:
+def _time_classifier(
+    spec: RunSpec, queries: Any, feature_rows: list[np.ndarray], rng: np.random.Generator, rows: int
+) -> float:
+    """CPU seconds of one target's meta-classifier: its fit on ``N_shadow`` feature rows (timed on
+    ``rows`` of them and scaled as n log n), its scoring of the ``2 N_eval`` evaluation runs and
+    its checkpoint."""
+    n_scored = min(2 * spec.attack.n_eval, _CLASSIFIER_ROWS)
+    base = np.stack(feature_rows)[np.arange(rows) % len(feature_rows)]
+    train = base + rng.poisson(1.0, size=base.shape).astype(np.float32)
+    labels = (np.arange(rows) % 2).astype(np.int8)
+    t0 = _work_clock()
+    fitted = queries.fit(train, labels, root=spec.seed, key=1)
+    t1 = _work_clock()
+    # A target's unit also scores its 2 N_eval runs and checkpoints the classifier.
+    fitted.score(base[np.arange(n_scored) % rows])
+    pickle.dumps(fitted)
+    t2 = _work_clock()
+    n_shadow = spec.attack.n_shadow
+    grow = n_shadow / rows * math.log2(max(2, n_shadow)) / math.log2(max(2, rows))
+    return (t1 - t0) * grow + (t2 - t1) * (2 * spec.attack.n_eval) / n_scored
+
+
+def _time_refits(
+    ctx: Any,
+    rng: np.random.Generator,
+    fits: int,
+    *,
+    precise: bool = True,
+    until: float = math.inf,
+    say: Callable[[str], None] | None = None,
+) -> list[float]:
     """CPU seconds of ``fits`` one-row refits of the model on D plus a sample of ``|D|`` rows
     (after an untimed one that compiles the refit's kernels; with ``precise``, more while they
-    add up to less than :data:`_MIN_TIMED_SECONDS`), or none when the generator has no
-    ``refit_swap``."""
+    add up to less than :data:`_MIN_TIMED_SECONDS`; one only once :func:`time.perf_counter` has
+    passed ``until``), or none when the generator has no ``refit_swap``."""
     model = ctx.new_generator()
     if not callable(getattr(model, "refit_swap", None)) or not len(ctx.reference):
         return []
     clock = time.process_time
     try:
+        if say is not None:
+            say("Timing the one-row refits: fitting the model on D")
         model.fit(ctx.X[ctx.target], ctx.schema, rng=rng)
         times: list[float] = []
         k = 0
         while k <= fits or (precise and sum(times) < _MIN_TIMED_SECONDS and k <= _MAX_TIMED_ROUNDS):
+            if k >= 2 and time.perf_counter() >= until:
+                break
+            if say is not None:
+                if not k:
+                    say("Timing the one-row refits: a warm-up")
+                elif k <= fits:
+                    say(f"Timing the one-row refits: {k} of {fits}")
+                else:
+                    say(f"Timing the one-row refits: {k} (fast refits are timed more often)")
             position = int(rng.integers(len(ctx.target)))
             row = ctx.X[int(ctx.reference[rng.integers(len(ctx.reference))])]
             t0 = clock()
@@ -659,49 +909,64 @@ def estimate_seconds(
     return breakdown(spec, table, workers=workers, calibration=calibration, scheduler=scheduler).seconds
 
 
+PRIOR_SECONDS = 30.0
+"""What the estimate made before a run counts for once the run measures its own pace
+(:func:`time_left`): as much as the run's first 30 seconds (long enough for the workers to start
+and make their first fits), or its first :data:`PRIOR_FITS` fits where these take longer; at most
+half the estimate."""
+PRIOR_FITS = 20.0
+"""See :data:`PRIOR_SECONDS`."""
+
+
 def time_left(
     *,
     elapsed: float,
     done: float,
     total: float,
-    units_done: int,
-    estimate_left: float | None = None,
+    estimate: float | None = None,
 ) -> float | None:
-    """Seconds left in a run, from the rate of its finished work.
+    """Seconds left in a run, from the measured pace of its generator fits.
+
+    The pace is the fits done per second of wall clock since the run's units started. The estimate
+    made before the run counts as ``prior`` seconds of fits made at its own pace (``total /
+    estimate``), so it carries the first seconds and gives way as the run measures its own::
+
+        prior = min(max(PRIOR_SECONDS, PRIOR_FITS * estimate / total), estimate / 2)
+        pace = (prior * total / estimate + done) / (prior + elapsed)
+        left = (total - done) / pace
+
+    A run that goes as estimated is shown ``estimate - elapsed``; one slower or faster than
+    estimated is shown the time left at its own pace within a few minutes. (The share of the work
+    done weighed the two before, so the estimate held on: 6,001 fits were estimated at 15 minutes,
+    the run took 34, and 8 minutes in that weighting gave 11.5 minutes left where 26 were.)
 
     Parameters
     ----------
     elapsed : float
-        Seconds since the first unit of this attempt started.
+        Seconds since the run's units started (in this attempt).
     done, total : float
-        Work finished by this attempt, and the work this attempt had to do (in any unit, e.g.
-        generator fits, or estimated seconds per unit).
-    units_done : int
-        Units this attempt finished; the rate of a single unit is never extrapolated on its own
-        (the first unit also pays for starting the workers).
-    estimate_left : float, optional
-        The time left by the estimate made before the run (its estimated seconds less the
-        seconds since the run started). Used alone before two units are done, and weighed
-        against the measured rate by the share of the work done.
+        Generator fits finished in this attempt, those of units still running included, and the
+        fits this attempt has to make.
+    estimate : float, optional
+        The seconds the estimate made before the run gives this attempt's units.
 
     Returns
     -------
     float or None
-        Seconds left (0 when all is done); None while nothing can be said (fewer than two units
-        done and no estimate).
+        Seconds left (0 when all is done); None without an estimate until two fits are done (the
+        first ones also pay for starting the workers).
     """
     if total <= 0 or done >= total:
         return 0.0
-    prior = None
-    if estimate_left is not None and math.isfinite(estimate_left):
-        prior = max(0.0, float(estimate_left))
-    if units_done < 2 or done <= 0 or elapsed <= 0:
-        return prior
-    measured = elapsed / done * (total - done)
-    if prior is None:
-        return measured
-    share = done / total  # the measured rate counts for more as more work is measured
-    return share * measured + (1 - share) * prior
+    elapsed, done = max(0.0, float(elapsed)), max(0.0, float(done))
+    if estimate is None or not math.isfinite(estimate) or estimate <= 0:
+        if done < 2 or elapsed <= 0:
+            return None
+        return elapsed / done * (total - done)
+    estimate = float(estimate)
+    prior = min(max(PRIOR_SECONDS, PRIOR_FITS * estimate / total), estimate / 2)
+    pace = (prior * total / estimate + done) / (prior + elapsed)
+    return (total - done) / pace
 
 
 def cost_warning(seconds: float) -> str | None:
@@ -827,6 +1092,7 @@ def check_cost(
     allow_large: bool = False,
     limit_seconds: float | None = None,
     scheduler: bool = False,
+    progress: CalibrationProgress | None = None,
 ) -> CostCheck:
     """Estimate a run's cost and refuse it, before any work, when it exceeds the limit.
 
@@ -858,6 +1124,8 @@ def check_cost(
         The CPU-time limit; :data:`COST_LIMIT_SECONDS` (30 days) by default.
     scheduler : bool, default False
         Whether the run goes to a Dask cluster (its workers are not timed here).
+    progress : callable, optional
+        Told what is being timed while the generator is timed (see :func:`calibrate`).
 
     Returns
     -------
@@ -882,7 +1150,7 @@ def check_cost(
         cal = (
             calibration
             if calibration is not None
-            else calibrate(spec, table, fits=1, workers=1 if scheduler else workers)
+            else calibrate(spec, table, fits=1, workers=1 if scheduler else workers, progress=progress)
         )
     except PrivgameError:
         raise

@@ -16,6 +16,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
+from privgame.games import live
 from privgame.games.estimate import time_left
 from privgame.games.screen import screen_chunk, screen_records, statistic_names
 from privgame.games.work import Context
@@ -77,8 +78,10 @@ def screen_pass(
     Parameters
     ----------
     report : callable
-        ``report(phase, done, total, eta)`` after every finished chunk, ``done`` and ``total``
-        counting screening datasets (one generator fit each).
+        ``report(phase, done, total, eta)`` after every finished chunk and at least every
+        :data:`privgame.games.live.HEARTBEAT_SECONDS` (from a thread of its own while chunks run),
+        ``done`` and ``total`` counting screening datasets (one generator fit each), those of
+        chunks in flight included.
     cancelled : callable
         Polled between chunks; raises :class:`~privgame.settings.executors.Cancelled` through
         :func:`~privgame.settings.executors.until_cancelled` when it returns True.
@@ -103,21 +106,32 @@ def screen_pass(
     ]
     began = time.time()
     done_now = 0
+    shown = done
+
+    def tell() -> None:
+        """Report the datasets made, those of chunks in flight too (at least every
+        live.HEARTBEAT_SECONDS: a chunk of a large D takes minutes)."""
+        nonlocal shown
+        with beat.lock:
+            made = done_now + beat.in_flight()
+            shown = max(shown, min(total, done - done_now + made))
+            eta = time_left(elapsed=time.time() - began, done=made, total=total - (done - done_now))
+            report("screen", shown, total, eta)
+            beat.touch()
+
+    beat = live.Heartbeat(tell)
     report("screen", done, total, None)
-    for start, result, _ in until_cancelled(
-        run_calls(todo, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
-    ):
-        folder.save_screen_chunk(start, result)
-        made = len(result["out"])
-        done += made
-        done_now += made
-        eta = time_left(
-            elapsed=time.time() - began,
-            done=done_now,
-            total=total - (done - done_now),
-            units_done=done_now // SCREEN_CHUNK,
-        )
-        report("screen", done, total, eta)
+    with beat, beat.counting(todo, [min(SCREEN_CHUNK, total - start) for start, _, _ in todo]) as tally:
+        for key, result, _ in until_cancelled(
+            run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+        ):
+            with beat.lock:
+                start = tally.finished(key)
+                folder.save_screen_chunk(start, result)
+                made = len(result["out"])
+                done += made
+                done_now += made
+                tell()
     stats, out, _, _ = load_statistics(folder, total)
     screened = screen_records(stats, out, ctx.target, spec.threshold, names=names)
     del stats, out  # hundreds of MB at |D| = 31,655: gone before the exact game loads its datasets

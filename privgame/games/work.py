@@ -33,7 +33,7 @@ from privgame.attack import AttackContext, ChosenAttack, MetaClassifier, Portfol
 from privgame.attack import create as create_attack
 from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
-from privgame.games import plan, threat
+from privgame.games import live, plan, threat
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, played
 from privgame.games.threat import ThreatModel
 from privgame.generators import create
@@ -207,8 +207,11 @@ def _portfolio(ctx: Context) -> Portfolio:
 
 
 def synthesise(ctx: Context, rows: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Train the generator under audit on ``rows`` and sample ``ctx.n_synthetic`` rows, both with ``rng``."""
-    return ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n_synthetic, rng=rng)
+    """Train the generator under audit on ``rows`` and sample ``ctx.n_synthetic`` rows, both with
+    ``rng``; the fit counts towards the run's progress (:func:`privgame.games.live.fit_done`)."""
+    synthetic = ctx.new_generator().fit_sample(ctx.X[rows], ctx.schema, ctx.n_synthetic, rng=rng)
+    live.fit_done()
+    return synthetic
 
 
 _LOCAL = threading.local()
@@ -277,7 +280,9 @@ def synthesise_swapped(
         return synthesise(ctx, rows, rng)
     position = int(np.flatnonzero(ctx.target == record_id)[0])
     model = base.refit_swap(position, ctx.X[reference_id], rng=rng)  # type: ignore[attr-defined]
-    return model.sample(ctx.n_synthetic, rng=rng)
+    synthetic = model.sample(ctx.n_synthetic, rng=rng)
+    live.fit_done()  # the plan counts a refit as the fit it stands for
+    return synthetic
 
 
 def shared_chunk(

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
 import re
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import psutil
 import pytest
 
 from privgame.core.errors import SizeError
@@ -57,7 +61,8 @@ def test_calibration_starts_and_times_the_workers(dataset, monkeypatch: pytest.M
     small = calibrate(_spec(dataset), dataset.table, fits=1, workers=2)
     assert small.startup is None  # a tiny run is not worth the seconds of timing fresh workers
     monkeypatch.setattr(estimate, "WORKER_TIMING_WORK", 0.0)  # as for a run of a minute or more
-    cal = calibrate(_spec(dataset), dataset.table, fits=1, workers=2)
+    # Time enough to start them however busy the test machine is (see TIMING_BUDGET_SECONDS).
+    cal = calibrate(_spec(dataset), dataset.table, fits=1, workers=2, budget=300.0)
     assert cal.workers == 2
     assert cal.startup is not None and 0 < cal.startup < 120
     assert cal.throughput is not None and 0 < cal.throughput <= 2.0
@@ -151,31 +156,50 @@ def test_sizes_that_do_not_fit_the_table_are_refused(dataset) -> None:
         calibrate(spec, dataset.table)
 
 
-def test_time_left_before_any_unit_is_the_estimate() -> None:
-    assert time_left(elapsed=0.0, done=0, total=100, units_done=0, estimate_left=42.0) == 42.0
-    assert time_left(elapsed=3.0, done=0, total=100, units_done=0, estimate_left=-5.0) == 0.0
-    assert time_left(elapsed=3.0, done=0, total=100, units_done=0) is None
+def test_time_left_before_any_fit_is_the_estimate() -> None:
+    assert time_left(elapsed=0.0, done=0, total=100, estimate=42.0) == pytest.approx(42.0)
+    assert time_left(elapsed=3.0, done=0, total=100) is None
+    assert time_left(elapsed=3.0, done=0, total=100, estimate=float("nan")) is None
 
 
 def test_time_left_when_everything_is_done_is_zero() -> None:
-    assert time_left(elapsed=10.0, done=100, total=100, units_done=7, estimate_left=50.0) == 0.0
-    assert time_left(elapsed=0.0, done=0, total=0, units_done=0) == 0.0
+    assert time_left(elapsed=10.0, done=100, total=100, estimate=50.0) == 0.0
+    assert time_left(elapsed=0.0, done=0, total=0) == 0.0
 
 
-def test_one_slow_first_unit_does_not_set_the_pace() -> None:
-    # The first unit took 60 s (worker start-up) for 1 fit of 100: its rate alone says 99 min.
-    assert time_left(elapsed=60.0, done=1, total=100, units_done=1, estimate_left=30.0) == 30.0
-    assert time_left(elapsed=60.0, done=1, total=100, units_done=1) is None
+def test_a_run_that_goes_as_estimated_counts_down_the_estimate() -> None:
+    for elapsed in (30.0, 300.0, 600.0):
+        done = 6001 * elapsed / 900.0
+        assert time_left(elapsed=elapsed, done=done, total=6001, estimate=900.0) == pytest.approx(
+            900.0 - elapsed
+        )
 
 
-def test_time_left_follows_the_rate_of_the_finished_work() -> None:
-    # Without an estimate: the rate of everything done so far.
-    assert time_left(elapsed=20.0, done=40, total=100, units_done=4) == pytest.approx(30.0)
-    # With one: weighed by the share done, so it moves from the estimate to the measured rate.
-    blended = time_left(elapsed=20.0, done=40, total=100, units_done=4, estimate_left=60.0)
-    assert blended == pytest.approx(0.4 * 30.0 + 0.6 * 60.0)
-    late = time_left(elapsed=45.0, done=90, total=100, units_done=9, estimate_left=60.0)
-    assert late == pytest.approx(0.9 * 5.0 + 0.1 * 60.0)
+def test_without_an_estimate_the_pace_needs_two_fits() -> None:
+    # The first fit also paid for starting the workers: its pace alone is not extrapolated.
+    assert time_left(elapsed=60.0, done=1, total=100) is None
+    assert time_left(elapsed=20.0, done=40, total=100) == pytest.approx(30.0)
+
+
+def test_time_left_follows_the_measured_pace_of_a_slower_run() -> None:
+    """The user's run: 6,001 fits estimated at 15 minutes took 34. Eight minutes in, at its own
+    pace, 26 minutes were left; the share-of-work weighting showed 11.5 (the estimate's 7 counted
+    for three quarters). The measured pace must carry it after the first minutes."""
+    total, estimate, actual = 6001, 15 * 60.0, 34 * 60.0
+
+    def at(elapsed: float) -> float | None:
+        return time_left(elapsed=elapsed, done=total * elapsed / actual, total=total, estimate=estimate)
+
+    assert at(8 * 60.0) == pytest.approx(26 * 60.0, rel=0.1)
+    assert at(20 * 60.0) == pytest.approx(14 * 60.0, rel=0.05)
+    # At the start the estimate carries the few fits done: workers starting are not the pace.
+    assert time_left(elapsed=5.0, done=0, total=total, estimate=estimate) == pytest.approx(estimate, rel=0.2)
+
+
+def test_a_faster_run_than_estimated_is_shown_less_time_left() -> None:
+    # 5 fits a second where 1 was estimated: 400 fits in 80 s, not the estimate's 880 s.
+    left = time_left(elapsed=120.0, done=600, total=1000, estimate=1000.0)
+    assert left == pytest.approx(80.0, rel=0.2)
 
 
 @pytest.mark.parametrize("traditional", ["pooled", "per-target"])
@@ -308,3 +332,178 @@ def test_a_busy_machine_is_named_in_the_estimate(dataset) -> None:
     assert estimate_seconds(spec, dataset.table, workers=2, calibration=busy) > estimate_seconds(
         spec, dataset.table, workers=2, calibration=idle
     )
+
+
+# --------------------------------------------------------------------------------------------
+# privgame's own runs in progress are not load
+# --------------------------------------------------------------------------------------------
+
+
+def test_privgame_run_commands_are_told_from_other_commands() -> None:
+    from privgame.games.estimate import _runs_privgame
+
+    runs = [
+        [b"/usr/bin/python3", b"-m", b"privgame", b"run", b"--data", b"a.csv", b""],
+        [b"python", b"-u", b"-m", b"privgame", b"resume", b"runs/x", b"--quiet"],
+        [b"/venv/bin/python", b"/venv/bin/privgame", b"extend", b"runs/x", b"--n-eval", b"400"],
+        [b"privgame", b"study", b"spec.json"],
+    ]
+    others = [
+        [b"python", b"-m", b"privgame", b"plan", b"--data", b"a.csv"],  # an estimate, not a run
+        [b"python", b"-c", b"while True: pass"],
+        [b"python", b"-m", b"pytest", b"tests/privgame/run"],
+        [b"/venv/bin/python", b"/venv/bin/streamlit", b"run", b"app.py"],
+    ]
+    assert all(_runs_privgame(argv) for argv in runs)
+    assert not any(_runs_privgame(argv) for argv in others)
+
+
+_HOLDS_A_LOCK = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.flock(fd, fcntl.LOCK_EX)
+print("locked", flush=True)
+while True:
+    pass
+"""
+
+
+def test_a_busy_engine_started_from_python_is_privgame_work(tmp_path: Path) -> None:
+    """An engine run through the Python API (a notebook's process) is known by the run folder's
+    engine.lock it holds; a busy process that holds none is other load."""
+    from privgame.games.estimate import busy_count, privgame_processes
+
+    (tmp_path / "run").mkdir()
+    engine = subprocess.Popen(
+        [sys.executable, "-c", _HOLDS_A_LOCK, str(tmp_path / "run" / "engine.lock")],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    other = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        assert engine.stdout is not None and engine.stdout.readline().strip() == "locked"
+        found = privgame_processes()
+        assert engine.pid in found and other.pid not in found
+        counts = []
+        for _ in range(20):
+            counts.append(busy_count())
+            time.sleep(0.05)
+        # Each busy loop is runnable nearly always: the engine's counts as privgame's.
+        assert sum(c.privgame for c in counts if c is not None) / len(counts) >= 0.5, counts
+    finally:
+        for process in (engine, other):
+            process.kill()
+            process.wait()
+
+
+def _run_in_progress(data: Path, out: Path) -> subprocess.Popen[bytes]:
+    """A real ``privgame run`` on a small table, whose plan keeps its two workers busy for
+    minutes, returned once its first fits are done."""
+    command = [sys.executable, "-m", "privgame", "run", "--data", str(data), "--generator", "synthpop"]
+    command += ["--targets", "20", "--n-shadow", "1000", "--n-eval", "1000", "--workers", "2"]
+    command += ["--out", str(out), "--quiet"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 180
+    while time.time() < deadline and process.poll() is None:
+        for status in out.glob("*/status.json"):
+            with contextlib.suppress(ValueError, OSError):
+                if json.loads(status.read_text()).get("fits_done", 0) > 0:
+                    time.sleep(1.0)  # every worker at work
+                    return process
+        time.sleep(0.2)
+    process.kill()
+    process.wait()
+    pytest.fail("the privgame run did not start its units within 3 minutes")
+
+
+def _busy_loops(count: int) -> list[subprocess.Popen[bytes]]:
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+
+
+def _end(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in processes:
+        process.kill()
+    for process in processes:
+        process.wait()
+
+
+def test_an_estimate_made_beside_a_privgame_run_is_the_idle_machines(
+    dataset, small_adult: Path, tmp_path: Path
+) -> None:
+    """The dashboard said 56 minutes and ``privgame plan`` 2.3 hours a few minutes apart: a
+    privgame run was busy during the second. Beside a real run (its engine and two busy workers)
+    the estimate is the idle machine's; two busy processes that are not privgame's still count.
+
+    The test machine is shared: other work comes and goes. The run's two workers are busy all the
+    time, so the quietest of three calibrations beside it is compared with the idle machine before
+    and after (today's count read 7 beside the run against 4 and 5 idle)."""
+    from privgame.games.estimate import privgame_processes
+
+    spec = _spec(dataset, generator="marginals")
+
+    def estimate_beside(loaded: Calibration) -> float:
+        # The machine's load enters the estimate through these figures only; the costs are the
+        # idle calibration's, so that their own noise does not blur the comparison.
+        seen = replace(idle, share=loaded.share, others=loaded.others, load=loaded.load)
+        return estimate_seconds(spec, dataset.table, workers=2, calibration=seen)
+
+    def others(cal: Calibration) -> float:
+        assert cal.others is not None, "this Linux machine should let /proc be read"
+        return cal.others
+
+    idle = calibrate(spec, dataset.table, workers=2)
+    run = _run_in_progress(small_adult, tmp_path / "runs")
+    try:
+        workers = {child.pid for child in psutil.Process(run.pid).children(recursive=True)}
+        assert workers and run.pid in privgame_processes() and workers <= privgame_processes()
+        beside_run = min((calibrate(spec, dataset.table, workers=2) for _ in range(3)), key=others)
+    finally:
+        _end([run])
+    loops = _busy_loops(2)
+    try:
+        time.sleep(0.3)
+        assert not {p.pid for p in loops} & privgame_processes()
+        beside_loops = calibrate(spec, dataset.table, workers=2)
+    finally:
+        _end(loops)
+    idle_again = calibrate(spec, dataset.table, workers=2)
+    quiet = [others(idle), others(idle_again)]
+    # The run's two busy workers are not other busy processes; the two busy loops are.
+    assert others(beside_run) <= max(quiet) + 0.5, (quiet, beside_run)
+    assert others(beside_loops) >= min(quiet) + 1, (quiet, beside_loops)
+    estimates = [estimate_beside(idle), estimate_beside(idle_again)]
+    near = min(abs(estimate_beside(beside_run) / e - 1) for e in estimates)
+    assert near <= 0.25, (beside_run, idle, idle_again)
+    assert estimate_beside(beside_loops) > min(estimates), (beside_loops, idle, idle_again)
+
+
+# --------------------------------------------------------------------------------------------
+# The first estimate: what it is timing, and a time budget
+# --------------------------------------------------------------------------------------------
+
+
+def test_the_calibration_tells_what_it_is_timing(dataset) -> None:
+    told: list[tuple[str, float]] = []
+    calibrate(_spec(dataset), dataset.table, fits=3, progress=lambda what, done: told.append((what, done)))
+    said = [what for what, _ in told]
+    for step in ("round 1 of 3", "round 2 of 3", "round 3 of 3", "meta-classifier"):
+        assert any(step in what for what in said), said
+    assert said[0].startswith("Preparing") and any(
+        w.startswith("Timing the generator: a warm-up") for w in said
+    )
+    fractions = [done for _, done in told]
+    assert fractions == sorted(fractions) and fractions[0] >= 0 and fractions[-1] == 1.0
+
+
+def test_a_slow_generator_keeps_the_first_estimate_to_its_budget(dataset) -> None:
+    """Every fit takes 2.5 s: four rounds of two fits took 20 s and more. Within the budget of
+    12 s, the warm-up round (two fits) is the one timed, as no round fits after it."""
+    from slow_generator import slow_generator
+
+    with slow_generator(2.5) as name:
+        spec = _spec(dataset, generator=name)
+        started = time.perf_counter()
+        cal = calibrate(spec, dataset.table, workers=1)
+        seconds = time.perf_counter() - started
+    assert seconds <= estimate.TIMING_BUDGET_SECONDS + 3.0, seconds
+    assert cal.fits == 1 and cal.fit_sample >= 0.0
