@@ -422,7 +422,8 @@ def _rough_work(spec: RunSpec, d_rows: int, per_dataset: float, classifier: floa
 TIMING_BUDGET_SECONDS = 12.0
 """The wall-clock seconds :func:`calibrate` aims to take, context and workers included (a user's
 first estimate of a 35,000-row table took 234 s, with nothing on screen but a spinner). Every
-piece is timed at least once: the generator's warm-up and one round, one refit, the
+piece is timed at least once: the generator's warm-up (compiling its kernels in a fresh install,
+which no budget can spare) and one round, one refit, the
 meta-classifier (on at most :data:`_CLASSIFIER_CELLS` feature values, whatever the time: which
 rows it is timed on must not depend on the machine's load, since the cost is scaled from them).
 The rest gives way to the budget: the generator's rounds stop once 40% of it is spent, the refits
@@ -529,9 +530,9 @@ def calibrate(
         and round_ <= _MAX_TIMED_ROUNDS
         and rough_fits * (shadow_times[0] + fit_times[0]) >= _WORTH_TIMING_SECONDS
     ):
-        if round_ >= 1 and time.perf_counter() >= rounds_until:
-            # Out of time: a warm-up this long is a slow generator, whose one-off costs are a
-            # small part of it, so its own timings stand when no round followed it.
+        if round_ >= 2 and time.perf_counter() >= rounds_until:
+            # Out of time, with one round timed: never the warm-up alone, which in a fresh
+            # install compiles every kernel (a minute: an estimate of 8 hours for 40 minutes).
             break
         if round_ == 1:
             fit_times, shadow_times, sample_times, feature_times, feature_rows = [], [], [], [], []

@@ -18,22 +18,30 @@ NAME = "test_slow_fits"
 
 class SlowFits(MarginalsGenerator):
     """The marginals generator, each fit waiting :attr:`seconds` first (and fitted afresh for
-    every dataset: not deterministic, so that every dataset is a fit of its own)."""
+    every dataset: not deterministic, so that every dataset is a fit of its own); the first fit
+    also computes for :attr:`compiling` seconds, as a fresh install compiles its kernels."""
 
     name = NAME
     deterministic_fit = False
     seconds = 0.0
+    compiling = 0.0
 
     def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
+        if SlowFits.compiling:
+            end = time.process_time() + SlowFits.compiling
+            SlowFits.compiling = 0.0
+            while time.process_time() < end:
+                pass
         time.sleep(self.seconds)
         return super().fit(X, schema, rng=rng)
 
 
 @contextlib.contextmanager
-def slow_generator(seconds: float) -> Iterator[str]:
-    """Register :class:`SlowFits` with fits of ``seconds`` and yield its name; the registry forgets
-    it afterwards. In-process runs only (``workers=1``)."""
-    SlowFits.seconds = seconds
+def slow_generator(seconds: float, compiling: float = 0.0) -> Iterator[str]:
+    """Register :class:`SlowFits` with fits of ``seconds`` (the first ``compiling`` CPU seconds
+    more) and yield its name; the registry forgets it afterwards. In-process runs only
+    (``workers=1``)."""
+    SlowFits.seconds, SlowFits.compiling = seconds, compiling
     register(SlowFits)
     try:
         yield NAME
