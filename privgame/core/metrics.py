@@ -385,6 +385,13 @@ def auc_ci(
     on which "not at risk" rests, takes the Wilson bound's high end below
     :data:`FEW_DISCORDANT_HIGH` discordant runs.
 
+    The same few runs carry DeLong's variance at a high AUC whatever the shape: with unequal
+    variances at t = 0.97 and 100 + 100 runs, the logit interval with the normal quantile called
+    3.3% of records at exactly t "at risk" (1.5% nominal) and 3.7% over four looks. The logit
+    interval therefore takes the Student-t quantile with ``m - 1`` degrees of freedom, ``m`` the
+    discordant runs of the class with fewer: 1.6% and 2.2% there, while at t = 0.8 (where ``m``
+    is large) it is the normal quantile in all but name (power 29.9% -> 28.4% at 200 runs).
+
     Parameters
     ----------
     scores : array-like of float, shape (N,)
@@ -438,10 +445,10 @@ def auc_ci(
     bound = _bounded_wilson(value, min(n_in, n_out), z, extra)
     if value in (0.0, 1.0):
         return bound
-    half = z * math.sqrt(variance / (spread * spread) + extra)
+    discordant = _discordant_runs(v10, v01, value)
+    half = _student_quantile(z, discordant) * math.sqrt(variance / (spread * spread) + extra)
     centre = _logit(value)
     low, high = _expit(centre - half), _expit(centre + half)
-    discordant = _discordant_runs(v10, v01, value)
     if discordant < FEW_DISCORDANT:
         # DeLong's variance rests on a handful of runs here and is too small as often as not:
         # the interval spans the Wilson bound too, which holds whatever the scores' shape.
@@ -450,6 +457,21 @@ def auc_ci(
         # The high end is what "not at risk" rests on: it takes the Wilson bound for longer.
         return (low, max(high, bound[1]))
     return (low, high)
+
+
+def _student_quantile(z: float, discordant: int) -> float:
+    """The Student-t quantile, with ``discordant - 1`` degrees of freedom, of the normal ``z``'s
+    level: DeLong's variance near the edges is the spread of the discordant runs' placements, so
+    it is known only as well as those few runs tell it."""
+    from scipy.stats import t as student
+
+    return float(student.ppf(NormalDist().cdf(z), max(discordant - 1, 1)))
+
+
+def _student_cdf(x: float, discordant: int) -> float:
+    from scipy.stats import t as student
+
+    return float(student.cdf(x, max(discordant - 1, 1)))
 
 
 FEW_DISCORDANT = 5
@@ -1553,15 +1575,16 @@ def _summarize_model_seeded(r_ms: ArrayLike, t: float, cutoff: float) -> dict[st
 
 
 def auc_variance(scores: ArrayLike, labels: ArrayLike) -> tuple[float, int]:
-    """The pieces of :func:`auc_ci` that a verdict at another threshold needs besides the AUC.
+    """The pieces of :func:`auc_ci` that a verdict at another threshold needs besides the AUC
+    and ``min(n_in, n_out)``.
 
     Returns
     -------
     variance : float
         DeLong's variance of the AUC (``nan`` when a class has fewer than 2 runs).
-    wilson_n : int
-        ``min(n_in, n_out)`` when the interval spans the Wilson bound (an AUC of 0 or 1, or fewer
-        than :data:`FEW_DISCORDANT` discordant runs in a class), else 0.
+    discordant : int
+        The discordant runs of the class with fewer (:func:`_discordant_runs`; 0 at an AUC of 0
+        or 1).
     """
     s, is_in = _scores_labels(scores, labels)
     n_in = int(np.count_nonzero(is_in))
@@ -1571,10 +1594,7 @@ def auc_variance(scores: ArrayLike, labels: ArrayLike) -> tuple[float, int]:
     value = auc(s, is_in)
     v10, v01 = _placements(s, is_in)
     variance = max(0.0, float(np.var(v10, ddof=1) / n_in + np.var(v01, ddof=1) / n_out))
-    if variance == 0.0 and value == 0.5:
-        return 0.0, 0
-    wide = value in (0.0, 1.0) or _discordant_runs(v10, v01, value) < FEW_DISCORDANT
-    return variance, min(n_in, n_out) if wide else 0
+    return variance, _discordant_runs(v10, v01, value)
 
 
 def at_risk_p_value(
@@ -1582,16 +1602,19 @@ def at_risk_p_value(
     variance: float,
     threshold: float,
     *,
-    wilson_n: int = 0,
+    discordant: int,
+    n: int,
     extra_variance: float = 0.0,
     look: int = 1,
 ) -> float:
     """The p-value of "this record's risk is at most t", spent over its looks as its verdict is.
 
     The one-sided p-value ``p1`` is the error at which :func:`auc_ci`'s lower bound reaches t: the
-    logit interval's ``1 - Phi((logit(A) - logit(t)) / se)`` with ``se^2 = variance / (A (1 -
-    A))^2 + extra_variance``, and, where the interval spans the Wilson bound (``wilson_n`` > 0),
-    the larger of that and the Wilson bound's. The verdict's error at look ``k`` is
+    logit interval's ``1 - T((logit(A) - logit(t)) / se)`` with ``se^2 = variance / (A (1 -
+    A))^2 + extra_variance`` and ``T`` the Student-t distribution with ``discordant - 1`` degrees
+    of freedom, and, where the interval spans the Wilson bound (fewer than
+    :data:`FEW_DISCORDANT` discordant runs, or an AUC of 0 or 1), the larger of that and the
+    Wilson bound's over ``n`` trials. The verdict's error at look ``k`` is
     ``(1 - look_level(k)) / 2``, so the returned ``p = min(1, p1 pi^2 k^2 / 6)`` is below
     :data:`VERDICT_ERROR` exactly when the record is *at risk* at ``t``: the p-values that
     :func:`holm` and :func:`benjamini_hochberg` read a set of verdicts with.
@@ -1604,8 +1627,10 @@ def at_risk_p_value(
         DeLong's variance of it (:func:`auc_variance`).
     threshold : float
         t, strictly between 0 and 1.
-    wilson_n : int, default 0
+    discordant : int
         :func:`auc_variance`'s second value.
+    n : int
+        ``min(n_in, n_out)``: half the record's evaluation runs.
     extra_variance : float, default 0
         The training noise on the logit scale (:func:`record_training_variance`).
     look : int, default 1
@@ -1625,9 +1650,10 @@ def at_risk_p_value(
     p1 = 0.0
     if 0.0 < value < 1.0:
         se = math.sqrt(variance / (value * (1.0 - value)) ** 2 + extra)
-        p1 = 1.0 - NormalDist().cdf((_logit(value) - _logit(t)) / se) if se > 0 else float(value <= t)
-    if wilson_n > 0 or value in (0.0, 1.0):
-        p1 = max(p1, _wilson_p_value(value, max(wilson_n, 1), t, extra))
+        stat = (_logit(value) - _logit(t)) / se if se > 0 else (math.inf if value > t else -math.inf)
+        p1 = 1.0 - _student_cdf(stat, discordant)
+    if discordant < FEW_DISCORDANT or value in (0.0, 1.0):
+        p1 = max(p1, _wilson_p_value(value, max(int(n), 1), t, extra))
     spent = 6.0 / (math.pi**2 * int(look) ** 2)
     return min(1.0, p1 / spent)
 

@@ -45,7 +45,7 @@ RESULT_COLUMNS: tuple[str, ...] = (
     "audit_group",
     *(game + suffix for game in _GAMES for suffix in _SUFFIXES),
     "risk_model_seeded_variance",
-    "risk_model_seeded_wilson_n",
+    "risk_model_seeded_discordant",
     "n_eval",
     "looks",
     "attack",

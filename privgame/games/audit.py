@@ -743,7 +743,7 @@ def audit_summary(
 
 OUT_WORLD_TEXT = (
     "In the 'out' runs the record is swapped for a reference record drawn at random from the "
-    "population outside D, not for the record that would hide it best: \"not at risk\" says that "
+    'population outside D, not for the record that would hide it best: "not at risk" says that '
     "this attack could not tell the record's presence from that of a typical other record. That is "
     "weaker than differential privacy, whose guarantee holds against the worst neighbouring dataset."
 )
@@ -756,32 +756,33 @@ SET_FDR = 0.05
 def at_risk_p_values(records: pd.DataFrame, threshold: float) -> np.ndarray | None:
     """Each record's :func:`privgame.core.metrics.at_risk_p_value` at ``threshold``; None for a
     run written before the records kept their variance (``risk_model_seeded_variance``)."""
-    variance_column, wilson_column = MODEL_SEEDED.column("variance"), MODEL_SEEDED.column("wilson_n")
-    if variance_column not in records.columns or wilson_column not in records.columns:
+    variance_column, discordant_column = MODEL_SEEDED.column("variance"), MODEL_SEEDED.column("discordant")
+    if variance_column not in records.columns or discordant_column not in records.columns:
         return None
-    extra = (
-        pd.to_numeric(records["attack_training_variance"], errors="coerce").fillna(0.0).to_numpy(float)
-        if "attack_training_variance" in records.columns
-        else np.zeros(len(records))
-    )
-    looks = pd.to_numeric(records.get("looks", 1), errors="coerce")
-    looks = np.ones(len(records), dtype=int) if np.isscalar(looks) else looks.fillna(1).to_numpy(int)
+
+    def numbers(column: str, default: float) -> np.ndarray:
+        if column not in records.columns:
+            return np.full(len(records), default)
+        return pd.to_numeric(records[column], errors="coerce").fillna(default).to_numpy(float)
+
     return np.array(
         [
             metrics.at_risk_p_value(
                 float(value),
                 float(variance),
                 threshold,
-                wilson_n=int(wilson) if np.isfinite(wilson) else 0,
-                extra_variance=float(e),
+                discordant=int(discordant),
+                n=max(1, int(n_eval) // 2),
+                extra_variance=float(extra),
                 look=max(1, int(look)),
             )
-            for value, variance, wilson, e, look in zip(
+            for value, variance, discordant, n_eval, extra, look in zip(
                 records[MODEL_SEEDED.column()].to_numpy(float),
                 records[variance_column].to_numpy(float),
-                pd.to_numeric(records[wilson_column], errors="coerce").to_numpy(float),
-                extra,
-                looks,
+                numbers(discordant_column, 0.0),
+                numbers("n_eval", 2.0),
+                numbers("attack_training_variance", 0.0),
+                numbers("looks", 1.0),
                 strict=True,
             )
         ],

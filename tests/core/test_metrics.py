@@ -217,12 +217,18 @@ def test_auc_ci_by_hand() -> None:
     low, high = auc_ci(SCORES, LABELS, method="wald")
     assert low == pytest.approx(0.75 - Z95 * math.sqrt(0.125))
     assert high == 1.0  # 0.75 + 0.69 clipped
-    # On the logit scale: logit(0.75) = log 3, se / (A (1 - A)) = sqrt(0.125) / 0.1875.
+    # On the logit scale: logit(0.75) = log 3, se / (A (1 - A)) = sqrt(0.125) / 0.1875, with the
+    # Student-t quantile of one degree of freedom (one discordant run per class: the 'in' at 0.35
+    # and the 'out' at 0.4), widened to the Wilson interval of 0.75 over 2 trials.
+    from scipy.stats import t as student
+
     low, high = auc_ci(SCORES, LABELS)
-    half = Z95 * math.sqrt(0.125) / 0.1875
-    assert low == pytest.approx(1 / (1 + math.exp(-(math.log(3) - half))))
-    assert high == pytest.approx(1 / (1 + math.exp(-(math.log(3) + half))))
-    assert 0 < low < 0.75 < high < 1
+    half = student.ppf(0.975, 1) * math.sqrt(0.125) / 0.1875
+    z2 = Z95**2
+    centre, spread = (0.75 + z2 / 4) / (1 + z2 / 2), Z95 * math.sqrt(0.75 * 0.25 / 2 + z2 / 16) / (1 + z2 / 2)
+    assert low == pytest.approx(min(1 / (1 + math.exp(-(math.log(3) - half))), centre - spread))
+    assert high == pytest.approx(max(1 / (1 + math.exp(-(math.log(3) + half))), centre + spread))
+    assert 0 <= low < 0.75 < high <= 1
 
 
 def test_auc_ci_level_changes_width() -> None:
