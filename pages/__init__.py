@@ -180,6 +180,8 @@ def show_verdict(summary: Mapping[str, Any]) -> None:
     unsure = counts.get("undecided") or counts.get("attack failed")
     show = st.warning if counts.get("at risk") else st.info if unsure else st.success
     show(f"**Verdict.** {plain(verdict_text(summary))}")
+    if summary.get("set_level"):
+        st.caption(plain(str(summary["set_level"]["text"])))
     if counts.get("undecided"):
         st.caption(
             "A record is at risk when the 95% interval of its model-seeded risk lies above t, not at "

@@ -326,9 +326,10 @@ class Audit:
         workers: int | None = None,
         progress: bool | Callable[[Progress], None] = True,
     ) -> Audit:
-        """Add evaluation runs, up to ``n_eval`` per game, to the records undecided at
-        ``threshold`` (or to ``record_ids``), as ``privgame extend``: every run made is reused, so
-        the results are those of a run started at ``n_eval``. Returns this audit."""
+        """Add evaluation runs, up to ``n_eval`` per game (rounded to the nearest doubling of the
+        records' runs, :mod:`privgame.games.ladder`), to the records undecided at ``threshold``
+        (or to ``record_ids``), as ``privgame extend``: every run made is reused, so the runs are
+        those of a run started at that many. Returns this audit."""
         from privgame.service import extend
 
         self._require_done()

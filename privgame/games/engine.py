@@ -206,6 +206,7 @@ def finish_extension(
         scheduler=scheduler,
         progress=progress,
         cancel=cancel,
+        ladder=False,  # its rung was chosen when it started
     )
 
 
@@ -557,8 +558,13 @@ def extend(
     scheduler: str | None = None,
     progress: Callable[[Progress], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    ladder: bool = True,
 ) -> dict[str, Any]:
     """Add evaluation runs, in both games, to some records of a finished run, up to ``n_eval``.
+
+    ``n_eval`` goes to the nearest rung of the doubling ladder from the records' runs
+    (:func:`privgame.games.ladder.ladder_n_eval`: 200 -> 1,000 asked gives 800), so that a number
+    chosen after seeing the verdicts keeps their error; each doubling counts one look.
 
     Every run already made is reused and nothing is trained twice: each target's meta-classifier
     is kept in its checkpoint, and runs are indexed, so run ``i`` of a game is the same whether it
@@ -578,12 +584,16 @@ def extend(
         :func:`undecided_records`).
     threshold : float, optional
         For the default choice of records; the run's threshold by default.
+    ladder : bool, default True
+        False takes ``n_eval`` as it is: for the steps of ``run --resolve-to``, whose cap was
+        declared with the run, before any verdict was seen.
 
     Returns
     -------
     dict
-        ``n_eval``, ``extended`` (record ids that got runs), ``undecided_before`` and
-        ``undecided_after`` (at ``threshold``), ``resolved`` (records no longer undecided).
+        ``n_eval`` (the rung), ``requested``, ``extended`` (record ids that got runs),
+        ``undecided_before`` and ``undecided_after`` (at ``threshold``), ``resolved`` (records no
+        longer undecided).
 
     Raises
     ------
@@ -611,8 +621,18 @@ def extend(
         raise ParameterError(
             f"Records {unknown[:10]} were not audited in run {folder.run_id}; extend audited records only."
         )
+    requested = n_eval
+    if ladder and chosen:
+        from privgame.games.ladder import ladder_n_eval
+
+        n_eval = ladder_n_eval(min(len(folder.load_target(r)[_MS_SCORES]) for r in chosen), n_eval)
     todo = [r for r in chosen if len(folder.load_target(r)[_MS_SCORES]) < n_eval]
-    result: dict[str, Any] = {"n_eval": n_eval, "extended": todo, "undecided_before": before}
+    result: dict[str, Any] = {
+        "n_eval": n_eval,
+        "requested": requested,
+        "extended": todo,
+        "undecided_before": before,
+    }
     completed = True
     try:
         if todo:
@@ -1143,11 +1163,9 @@ def record_results(
             bounds = metrics.auc_ci(scores, labels, level=level, extra_variance=float(extra))
             row[by_key[key].column("low")], row[by_key[key].column("high")] = bounds
             if key == MODEL_SEEDED.key:  # what its verdict at another t, read as a set, needs
-                variance, wilson_n = metrics.auc_variance(scores, labels)
-                row[MODEL_SEEDED.column("variance")], row[MODEL_SEEDED.column("wilson_n")] = (
-                    variance,
-                    wilson_n,
-                )
+                variance, discordant = metrics.auc_variance(scores, labels)
+                row[MODEL_SEEDED.column("variance")] = variance
+                row[MODEL_SEEDED.column("discordant")] = discordant
         # "Not at risk" only from an attack that has stopped learning: where the attack beat its
         # halves by more than training noise, the high end is raised by that gain.
         gain, learning = metrics.learning_gain(row[MODEL_SEEDED.column()], half_a, half_b, typical)

@@ -35,6 +35,7 @@ from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
 from privgame.games import live, plan, threat
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, played
+from privgame.games.ladder import doublings
 from privgame.games.threat import ThreatModel
 from privgame.generators import create
 from privgame.generators.base import SyntheticGenerator
@@ -643,7 +644,8 @@ def extend_target(
     Reuses the target's trained meta-classifier and every run already made: only the new runs'
     generators are trained. Since each run's randomness comes from its index, the scores equal
     those of :func:`evaluate_target` at ``ctx.n_eval`` (the same arrays, byte for byte); the
-    checkpoint counts one more look (:func:`looks_of`), so its verdict spends less error.
+    checkpoint counts one more look per doubling of its runs (:func:`looks_of`,
+    :func:`privgame.games.ladder.doublings`), so its verdict spends less error.
 
     Parameters
     ----------
@@ -666,14 +668,15 @@ def extend_target(
         [_split_checkpoint(previous), block],
         previous["classifier"],
         timings,
-        looks=looks_of(previous) + 1,
+        looks=looks_of(previous) + doublings(2 * done, ctx.n_eval),
         shadow_auc=float(previous.get("shadow_auc", np.nan)),
         chosen={k: previous[k] for k in ("attack", "attack_names", "attack_aucs") if k in previous},
     )
 
 
 def looks_of(checkpoint: dict[str, np.ndarray]) -> int:
-    """How many looks a target's verdict has had: 1 after its first runs, +1 per extension.
+    """How many looks a target's verdict has had: 1 after its first runs, + each extension's
+    doublings (its rung on the ladder, :mod:`privgame.games.ladder`).
 
     Every extension is a look, whoever chose the records: the data owner looked at the verdicts
     before asking for more runs (checkpoints written before looks were counted read as 1).

@@ -21,12 +21,19 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="add evaluation runs to the records whose verdict is undecided",
         description=(
             "Add evaluation runs, in both games, to records of a finished run, up to --n-eval runs per "
-            "game. Every run already made is reused and nothing is trained twice; extending every "
-            "record gives exactly the results of a run started with that many runs."
+            "game, rounded to the nearest doubling of the records' runs (200 -> 1,000 asked gives "
+            "800), so that a number chosen after seeing the verdicts keeps their error; each doubling "
+            "counts one look. Every run already made is reused and nothing is trained twice; "
+            "extending every record gives the runs of a run started with that many."
         ),
     )
     parser.add_argument("run_dir", help="a finished run's folder")
-    parser.add_argument("--n-eval", type=int, required=True, help="evaluation runs per game wanted (even)")
+    parser.add_argument(
+        "--n-eval",
+        type=int,
+        required=True,
+        help="evaluation runs per game wanted (even), rounded to the nearest doubling of the records' runs",
+    )
     chosen = parser.add_mutually_exclusive_group()
     chosen.add_argument(
         "--undecided-only",
@@ -53,8 +60,14 @@ def describe_pass(result: dict[str, object]) -> str:
     extended = result["extended"]
     resolved = result["resolved"]
     left = result["undecided_after"]
+    asked = result.get("requested")
+    rounded = (
+        f" ({asked} asked, rounded to the doubling ladder so the verdicts keep their error)"
+        if asked is not None and asked != result["n_eval"]
+        else ""
+    )
     return (
-        f"N_eval {result['n_eval']}: {len(extended)} records got more runs, "  # type: ignore[arg-type]
+        f"N_eval {result['n_eval']}{rounded}: {len(extended)} records got more runs, "  # type: ignore[arg-type]
         f"{len(resolved)} resolved, {len(left)} still undecided."  # type: ignore[arg-type]
     )
 
