@@ -1066,22 +1066,30 @@ def load_note(calibration: Calibration, workers: int) -> str | None:
 
     The estimate already allows for the load measured when the generator was timed (the share of a
     core this process got, and the other busy processes): this says so, and which way the time
-    moves when the load changes.
+    moves when the load changes. A privgame run in progress is not load (:class:`BusyCount`), and
+    the note says so too: while it goes on, this run takes longer.
     """
+    running = None
+    if calibration.privgame is not None and calibration.privgame >= 1:
+        running = (
+            f"a privgame run in progress ({calibration.privgame:.0f} busy processes) is not counted: "
+            "the estimate is for the machine once it has ended, and this run takes longer while it goes on"
+        )
     expected = calibration.load_share(max(1, workers))
     busy = min(calibration.share, expected)
     if busy >= 0.85:
-        return None
+        return running
     if calibration.others is not None:
         measured = f"about {calibration.others:.1f} other busy processes on {calibration.cores} cores"
     elif calibration.load is not None:
         measured = f"load average {calibration.load:.1f} on {calibration.cores} cores"
     else:
         measured = "a busy machine"
-    return (
+    note = (
         f"the machine is busy ({measured}: each worker can expect about {busy:.0%} of a core), which "
         "the estimate allows for; the run takes less if the load drops, more if it grows"
     )
+    return note if running is None else f"{note}; {running}"
 
 
 def check_cost(

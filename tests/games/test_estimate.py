@@ -519,3 +519,17 @@ def test_a_warm_up_that_compiles_for_long_is_never_the_timing(dataset) -> None:
         cal = calibrate(_spec(dataset, generator=name), dataset.table, workers=1)
     assert cal.fits >= 1
     assert cal.shadow_fit_sample < 1.0 and cal.fit_sample < 1.0, cal
+
+
+def test_a_privgame_run_in_progress_is_named_beside_the_estimate(dataset) -> None:
+    """Not counted as load, it still slows this run while it goes on: the note says so."""
+    from privgame.games.estimate import check_cost, load_note
+
+    beside = replace(_CAL, cores=2, share=1.0, others=0.0, privgame=2.0)
+    note = load_note(beside, 2)
+    assert note is not None and "a privgame run in progress (2 busy processes) is not counted" in note
+    assert load_note(replace(beside, privgame=0.0), 2) is None
+    spec = _spec(dataset, generator="marginals", attack=AttackSettings(n_shadow=8, n_eval=8))
+    assert (
+        "takes longer while it goes on" in check_cost(spec, dataset.table, workers=2, calibration=beside).text
+    )
