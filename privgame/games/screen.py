@@ -200,7 +200,8 @@ def _counters(ctx: Context) -> tuple[RecordStatistics, ...]:
 def column_intervals(
     values: np.ndarray, is_in: np.ndarray, *, level: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The AUC and its logit DeLong interval of every column of ``values`` at once.
+    """The AUC and its interval (:func:`privgame.core.metrics.auc_ci`) of every column of
+    ``values`` at once.
 
     Column ``i`` holds one record's statistic on each dataset and ``is_in[:, i]`` its membership;
     the result equals :func:`privgame.core.metrics.auc_ci` column by column (the tests check
@@ -212,6 +213,7 @@ def column_intervals(
     (auc, low, high) : ndarrays of shape (n,)
     """
     from scipy.stats import rankdata
+    from scipy.stats import t as student
 
     values = np.asarray(values, dtype=np.float64)
     is_in = np.asarray(is_in, dtype=bool)
@@ -239,11 +241,31 @@ def column_intervals(
     for i in np.flatnonzero(edge):
         low[i], high[i] = metrics.auc_ci(values[:, i], is_in[:, i].astype(np.int8), level=level)
     inner = defined & ~tied & ~edge
-    spread = auc[inner] * (1.0 - auc[inner])
-    half = z * np.sqrt(variance[inner] / (spread * spread))
-    centre = np.log(auc[inner] / (1.0 - auc[inner]))
-    low[inner] = 1.0 / (1.0 + np.exp(-(centre - half)))
-    high[inner] = 1.0 / (1.0 + np.exp(-(centre + half)))
+    a = auc[inner]
+    spread = a * (1.0 - a)
+    # auc_ci's guards, column by column: the discordant runs of the class with fewer give the
+    # Student-t quantile, and below FEW_DISCORDANT (the high end: FEW_DISCORDANT_HIGH) the
+    # interval spans the Wilson bound over min(n_in, n_out).
+    above = a >= 0.5
+    v10_in, v01_in = v10[:, inner], v01[:, inner]
+    discordant = np.minimum(
+        np.where(above, np.sum(v10_in < 1.0, axis=0), np.sum(v10_in > 0.0, axis=0)),
+        np.where(above, np.sum(v01_in < 1.0, axis=0), np.sum(v01_in > 0.0, axis=0)),
+    )
+    quantile = student.ppf(NormalDist().cdf(z), np.maximum(discordant - 1, 1))
+    half = quantile * np.sqrt(variance[inner] / (spread * spread))
+    centre = np.log(a / (1.0 - a))
+    low_in = 1.0 / (1.0 + np.exp(-(centre - half)))
+    high_in = 1.0 / (1.0 + np.exp(-(centre + half)))
+    trials = np.minimum(n_in, n_out)[inner]
+    z2 = z * z
+    middle = (a + z2 / (2 * trials)) / (1 + z2 / trials)
+    width = z * np.sqrt(a * (1 - a) / trials + z2 / (4 * trials * trials)) / (1 + z2 / trials)
+    wilson_low, wilson_high = np.maximum(0.0, middle - width), np.minimum(1.0, middle + width)
+    few = discordant < metrics.FEW_DISCORDANT
+    low_in = np.where(few, np.minimum(low_in, wilson_low), low_in)
+    high_in = np.where(discordant < metrics.FEW_DISCORDANT_HIGH, np.maximum(high_in, wilson_high), high_in)
+    low[inner], high[inner] = low_in, high_in
     auc = np.where(defined, auc, math.nan)
     return auc, low, high
 
