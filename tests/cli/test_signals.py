@@ -265,7 +265,7 @@ def test_ctrl_c_at_any_moment_of_extend_prints_the_resume_command(
 ) -> None:
     folder = tmp_path / "run"
     shutil.copytree(finished_run, folder)
-    privgame = Privgame(["extend", str(folder), "--n-eval", "400", "--all", "--workers", "1"], tmp_path)
+    privgame = Privgame(["extend", str(folder), "--n-eval", "4000", "--all", "--workers", "1"], tmp_path)
     try:
         if moment == "started":  # loading what the command needs, before it names the run folder
             privgame.wait_for(lambda: _numpy_loaded(privgame.proc.pid), "numpy")
@@ -273,7 +273,7 @@ def test_ctrl_c_at_any_moment_of_extend_prints_the_resume_command(
             privgame.wait_for(lambda: "run folder: " in privgame.stderr, "run folder")
         else:
             privgame.wait_for(lambda: "units " in privgame.stderr, "progress")
-            if moment == "later":
+            if moment == "later":  # N_eval 4 -> 4,096 takes well over 1.5 s (512 took 1 s on CI)
                 time.sleep(1.5)
         privgame.proc.send_signal(signal.SIGINT)
         status = privgame.end()
@@ -283,4 +283,4 @@ def test_ctrl_c_at_any_moment_of_extend_prints_the_resume_command(
     assert status == 128 + signal.SIGINT, stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     resume = stderr.split("Resume it with: ", 1)[1].splitlines()[0]
-    assert resume == f"python -m privgame extend {shlex.quote(str(folder))} --n-eval 400 --all --workers 1"
+    assert resume == f"python -m privgame extend {shlex.quote(str(folder))} --n-eval 4000 --all --workers 1"

@@ -158,8 +158,17 @@ def test_resolve_to_doubles_until_the_cap(
 def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
     owner_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # At t = 0.99 a record is decided at N_eval = 8 and others are not, so the passes
-    # extend some records only (the run's N_eval stays 8): resuming must skip a finished pass.
+    # The passes extend some records only (the run's N_eval stays 8): resuming must skip a
+    # finished pass. At N_shadow = N_eval = 8 the attack's training noise leaves every record
+    # undecided, so a record reads as decided here, in every run of the test alike.
+    from privgame.games import engine
+
+    real_undecided = engine.undecided_records
+
+    def all_but_the_first(folder: RunFolder, threshold: float | None = None) -> list[int]:
+        return real_undecided(folder, threshold)[1:]
+
+    monkeypatch.setattr(engine, "undecided_records", all_but_the_first)
     extra = ["--threshold", "0.99", "--resolve-to", "24"]
     whole = _run(owner_csv, tmp_path / "whole", *extra)
     passes = whole.status().get("extensions") or []
@@ -167,8 +176,6 @@ def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
     assert len(passes[0]["extended"]) < 4 and whole.spec().attack.n_eval == 8
     capsys.readouterr()
     # Ctrl-C in the last pass, as its first record's new runs are about to be checkpointed.
-    from privgame.games import engine
-
     real_extend, real_save = engine.extend, RunFolder.save_target
     extending: list[bool] = []
 
@@ -181,11 +188,11 @@ def test_an_interrupted_resolve_to_resumes_its_passes_to_the_same_results(
             raise KeyboardInterrupt
         real_save(self, record_id, arrays)
 
-    monkeypatch.setattr(engine, "extend", spy_extend)
-    monkeypatch.setattr(RunFolder, "save_target", save_then_interrupt)
-    out = tmp_path / "interrupted"
-    assert main([*_run_args(owner_csv, out), *extra]) == 130
-    monkeypatch.undo()
+    with monkeypatch.context() as interrupting:
+        interrupting.setattr(engine, "extend", spy_extend)
+        interrupting.setattr(RunFolder, "save_target", save_then_interrupt)
+        out = tmp_path / "interrupted"
+        assert main([*_run_args(owner_csv, out), *extra]) == 130
     (folder,) = [RunFolder(p) for p in out.iterdir() if p.is_dir()]
     command = capsys.readouterr().err.split("Resume it with: ", 1)[1].splitlines()[0]
     assert command == f"python -m privgame resume {shlex.quote(str(folder.path))} --workers 1 --resolve-to 24"
