@@ -117,7 +117,8 @@ PARAM_HELP = {
     ),
     "degree": "Most parents of each column in the Bayesian network (k).",
     "bins": "Equal-width bins per continuous column.",
-    "epsilon": "Privacy budget ε of PrivBayes; smaller is more private.",
+    "epsilon": "Privacy budget ε of PrivBayes or MST; smaller is more private.",
+    "delta": "MST's δ: the chance the ε guarantee may fail; keep it far below 1 / (rows of D).",
 }
 
 
@@ -225,7 +226,8 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
     if "epsilon" in signature:
         with cols[2]:
             keep(f"{name}_inf", False)
-            no_noise = st.checkbox("ε = ∞ (no noise: the same as Baynet)", key=f"{name}_inf")
+            same = ": the same as Baynet" if name == "privbayes" else ""
+            no_noise = st.checkbox(f"ε = ∞ (no noise{same})", key=f"{name}_inf")
             keep(f"{name}_epsilon", float(_default(name, "epsilon")), low=0.001)
             epsilon = st.number_input(
                 "Privacy budget ε",
@@ -236,10 +238,23 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
                 help=PARAM_HELP["epsilon"],
             )
         params["epsilon"] = math.inf if no_noise else float(epsilon)
+        if "delta" in signature:
+            keep(f"{name}_delta", float(_default(name, "delta")), low=1e-15, high=0.5)
+            params["delta"] = float(
+                cols[0].number_input(
+                    "δ",
+                    min_value=1e-15,
+                    max_value=0.5,
+                    format="%.1e",
+                    key=f"{name}_delta",
+                    help=PARAM_HELP["delta"],
+                )
+            )
         dataset = st.session_state.get("dataset")
         public = bool(dataset is not None and dataset.schema.domain_public)
         st.info(
-            "PrivBayes' differential-privacy guarantee holds only when the domain of every column "
+            f"{GENERATORS[name].label.split(' (')[0]}'s differential-privacy guarantee holds only "
+            "when the domain of every column "
             "(its categories, or its lower and upper bounds) is public knowledge, not read off the "
             "data. "
             + (

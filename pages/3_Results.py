@@ -422,6 +422,11 @@ def _summary(folder: RunFolder, summary: dict[str, Any], t: float) -> None:
     note = (summary.get("generator_metadata") or {}).get("dp_note")
     if note:
         st.info(plain(note))
+    if summary.get("guarantee"):
+        proven = summary["guarantee"]["proves_not_at_risk"]
+        (st.success if proven else st.info)(
+            plain(summary["guarantee"]["text"]), icon=":material/verified_user:"
+        )
     twins = summary.get("twins") or {}
     if twins.get("in_d") or twins.get("in_population"):
         st.info(

@@ -919,5 +919,36 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
         summary["attack_training_sd_at_t"] = training_sd_at(float(training), t)
     summary["passes"] = list(folder.status().get("extensions") or [])
     summary["similarity"] = similarity_answer(records, stored.get("similarity"), spec, t)
+    guarantee = guarantee_answer(summary.get("generator_metadata"), t)
+    if guarantee is not None:
+        summary["guarantee"] = guarantee
     summary["run_id"] = folder.run_id
     return summary
+
+
+def guarantee_answer(metadata: Mapping[str, Any] | None, threshold: float) -> dict[str, Any] | None:
+    """What a differentially private generator's guarantee proves at ``threshold``: ``None``
+    unless the generator's metadata gives the highest AUC any attack can reach
+    (``dp_auc_bound``, e.g. MST's with a public domain).
+
+    Returns
+    -------
+    dict or None
+        ``bound``, ``proves_not_at_risk`` (the bound lies below ``threshold``: no record of D
+        can be at risk, whatever the attack) and ``text``.
+    """
+    if not isinstance(metadata, Mapping) or not metadata.get("dp_guarantee"):
+        return None
+    bound = metadata.get("dp_auc_bound")
+    if not isinstance(bound, int | float) or not math.isfinite(bound):
+        return None
+    proves = bool(bound < threshold)
+    text = f"The generator's differential-privacy guarantee caps every record's risk at {bound:.3f}, " + (
+        f"below t = {threshold:g}: no record of D can be at risk, whatever the attack; this is "
+        "a proof, not a measurement, and holds only if the declared domain is public and the "
+        "generator is the one audited."
+        if proves
+        else f"not below t = {threshold:g}: the guarantee alone does not rule out a record at "
+        "risk, so the verdicts rest on the measurement (a smaller epsilon lowers the cap)."
+    )
+    return {"bound": float(bound), "proves_not_at_risk": proves, "text": text}

@@ -9,6 +9,7 @@ from privgame.generators.plugins import ContractReport, check_contract, installe
 from privgame.generators.factory import create, is_known
 from privgame.generators import synthpop as _synthpop
 from privgame.generators import bayesnet as _bayesnet
+from privgame.generators import mst as _mst
 from privgame.generators import marginals as _marginals
 from privgame.generators import identity as _identity
 
@@ -26,4 +27,4 @@ __all__ = [
     "resolve",
 ]
 
-del _synthpop, _bayesnet, _marginals, _identity
+del _synthpop, _bayesnet, _mst, _marginals, _identity

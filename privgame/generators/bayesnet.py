@@ -49,6 +49,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 from numba import njit
 
+from privgame.core import privacy
 from privgame.core.errors import DataError, ParameterError, SchemaError
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.generators.base import SyntheticGenerator
@@ -1367,10 +1368,13 @@ class PrivBayesGenerator(_BayesNetBase):
             meta["dp_guarantee"] = False
             meta["dp_note"] = _DP_NOTE_INFERRED
         else:
+            bound = privacy.auc_bound(epsilon)
             meta["dp_guarantee"] = True
+            meta["dp_auc_bound"] = bound
             meta["dp_note"] = (
                 f"epsilon-differential privacy with epsilon = {epsilon:g} (half for the network "
                 "structure, half for the count tables), for neighbouring tables of the same size "
-                "(one row replaced) and the declared public domain."
+                "(one row replaced, the swap the games play) and the declared public domain: no "
+                f"membership attack's AUC can exceed {bound:.3f} for any record."
             )
         return meta

@@ -423,6 +423,8 @@ def release_card(
             # The verdicts read as a set: Holm's and Benjamini-Hochberg's records at risk (None: a
             # run from before the records kept their variance).
             "set_level": audit.get("set_level"),
+            # A differentially private generator's cap on every record's risk (None: no proven cap).
+            "guarantee": summary.get("guarantee"),
             "traditional_flags": audit["answer"]["traditional_flags"],
             # The release's similarity checks beside the attack (None: a run from before them).
             "similarity": _similarity_of_release(summary.get("similarity"), rows=rows, seed=seed),

@@ -33,7 +33,7 @@ from privgame.core.parameters import check_threshold
 from privgame.core.records import normalise_records, value_columns, value_name
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.games.audit import OUT_WORLD_TEXT, not_played_reason, records_at
+from privgame.games.audit import OUT_WORLD_TEXT, guarantee_answer, not_played_reason, records_at
 from privgame.games.game import GAMES, TRADITIONAL, Game, played
 from privgame.games.plan import run_split
 from privgame.settings.targets import nearest_neighbours
@@ -900,6 +900,9 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     meta = stored.get("generator_metadata") or {}
     dp_note = meta.get("dp_note") if isinstance(meta, Mapping) else None
     note_html = f"<p class='note'>{_e(dp_note)}</p>" if dp_note else ""
+    guarantee = guarantee_answer(meta if isinstance(meta, Mapping) else None, t)
+    if guarantee is not None:
+        note_html += f"<p class='note'>{_e(guarantee['text'])}</p>"
     title = f"privgame report: run {folder.run_id}"
     parts = [
         "<!DOCTYPE html>",

@@ -429,7 +429,7 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
         if key not in accepted:
             problems.append(
                 f"--generalise {name}: the generator {spec.generator!r} has no parameter {key!r}; "
-                "min-leaf is for synthpop, epsilon for privbayes, bins for the Bayesian networks."
+                "min-leaf is for synthpop, epsilon for privbayes and mst, bins for the Bayesian networks and mst."
             )
         else:
             problems += _not_stronger(name, value, params.get(key, _init_default(cls, key)))

@@ -31,12 +31,14 @@ _PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
     "synthpop": ("min_samples_leaf", "categorical_splits"),
     "baynet": ("degree", "bins"),
     "privbayes": ("degree", "epsilon", "bins"),
+    "mst": ("epsilon", "delta", "bins"),
     "marginals": (),
     "identity": (),
 }
 _FLAGS = {
     "degree": "--degree",
     "epsilon": "--epsilon",
+    "delta": "--delta",
     "bins": "--bins",
     "min_samples_leaf": "--min-leaf",
     "categorical_splits": "--categorical-splits",
@@ -85,16 +87,21 @@ def add_generator_options(parser: argparse.ArgumentParser) -> None:
         "--generator",
         required=True,
         help=(
-            "synthpop, baynet, privbayes, marginals, identity (leaks every record: tests only), a plug-in "
-            "class module.path:ClassName (importable from here), or the name of an installed plug-in "
-            "(entry point in the group privgame.generators)"
+            "synthpop, baynet, privbayes, mst, marginals, identity (leaks every record: tests only), "
+            "a plug-in class module.path:ClassName (importable from here), or the name of an "
+            "installed plug-in (entry point in the group privgame.generators)"
         ),
     )
     group.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k (default 1)")
     group.add_argument(
-        "--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon > 0, or inf (default 1.0)"
+        "--epsilon", type=_epsilon, help="PrivBayes/MST: privacy budget epsilon > 0, or inf (default 1.0)"
     )
-    group.add_argument("--bins", type=int, help="Baynet/PrivBayes: bins per continuous column (default 10)")
+    group.add_argument(
+        "--delta", type=float, help="MST: delta of its (epsilon, delta) guarantee, in (0, 1) (default 1e-9)"
+    )
+    group.add_argument(
+        "--bins", type=int, help="Baynet/PrivBayes/MST: bins per continuous column (default 10)"
+    )
     group.add_argument(
         "--min-leaf",
         dest="min_samples_leaf",

@@ -21,7 +21,7 @@ def adult() -> tuple[np.ndarray, Schema, pd.DataFrame]:
 
 
 def test_the_registry_holds_the_documented_generators() -> None:
-    assert available() == ["synthpop", "baynet", "privbayes", "marginals", "identity"]
+    assert available() == ["synthpop", "baynet", "privbayes", "mst", "marginals", "identity"]
     assert [name for name, cls in GENERATORS.items() if cls.leaks_training_data] == ["identity"]
     assert "tests only" in GENERATORS["identity"].label
     with pytest.raises(ParameterError, match="Unknown generator 'gan'; choose one of synthpop"):

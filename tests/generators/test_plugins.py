@@ -74,7 +74,7 @@ def test_resolve_finds_built_ins_module_classes_and_entry_points(monkeypatch: py
     assert resolve("marginals") is MarginalsGenerator, "built-in names come first"
     assert is_known("bootstrap") and is_known(EXAMPLE) and is_known("synthpop")
     assert not is_known("gan") and not is_known("no_such_module_xyz:Gen")
-    assert available() == ["synthpop", "baynet", "privbayes", "marginals", "identity"]
+    assert available() == ["synthpop", "baynet", "privbayes", "mst", "marginals", "identity"]
 
 
 def test_installed_plugins_skips_broken_entry_points_and_never_fails(monkeypatch: pytest.MonkeyPatch) -> None:

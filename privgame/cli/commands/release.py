@@ -38,7 +38,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
     check.add_argument("--generator", help="the generator you mean to release with")
     check.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k")
     check.add_argument("--epsilon", type=_epsilon, help="PrivBayes: privacy budget epsilon, or inf")
-    check.add_argument("--bins", type=int, help="Baynet/PrivBayes: bins per continuous column")
+    check.add_argument("--delta", type=float, help="MST: delta of its (epsilon, delta) guarantee")
+    check.add_argument("--bins", type=int, help="Baynet/PrivBayes/MST: bins per continuous column")
     check.add_argument("--min-leaf", dest="min_samples_leaf", type=int, help="Synthpop: records per leaf")
     check.add_argument(
         "--categorical-splits",
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         )
     params: dict[str, Any] = {
         key: getattr(args, key)
-        for key in ("degree", "epsilon", "bins", "min_samples_leaf", "categorical_splits")
+        for key in ("degree", "epsilon", "delta", "bins", "min_samples_leaf", "categorical_splits")
         if getattr(args, key) is not None
     }
     release = make_release(

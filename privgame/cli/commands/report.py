@@ -187,6 +187,8 @@ def format_summary(summary: dict[str, Any]) -> str:
     meta = summary.get("generator_metadata") or {}
     if meta.get("dp_note"):
         lines.append(f"note                {meta['dp_note']}")
+    if summary.get("guarantee"):
+        lines.append(f"guarantee           {summary['guarantee']['text']}")
     # Each line is one line: a name from the data (the file's, a column's) cannot break it.
     return "\n".join(terminal_safe(line, one_line=True) for line in lines)
 

@@ -1,0 +1,74 @@
+"""A differentially private generator's cap on every record's risk, read at the run's threshold."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from privgame.cli.main import main
+from privgame.core import privacy
+from privgame.data import BUNDLED_ADULT, load_dataset
+from privgame.data.domain import domain_template
+from privgame.games.audit import guarantee_answer, run_summary
+from privgame.store.folders import RunFolder
+
+
+def test_the_guarantee_is_read_only_from_a_proven_bound() -> None:
+    assert guarantee_answer(None, 0.8) is None
+    assert guarantee_answer({"dp_guarantee": False, "dp_auc_bound": 0.6}, 0.8) is None
+    assert guarantee_answer({"dp_guarantee": True}, 0.8) is None
+    assert guarantee_answer({"dp_guarantee": True, "dp_auc_bound": math.nan}, 0.8) is None
+    below = guarantee_answer({"dp_guarantee": True, "dp_auc_bound": 0.7}, 0.8)
+    assert (
+        below is not None and below["proves_not_at_risk"] and "no record of D can be at risk" in below["text"]
+    )
+    above = guarantee_answer({"dp_guarantee": True, "dp_auc_bound": 0.8}, 0.8)
+    assert above is not None and not above["proves_not_at_risk"] and "does not rule out" in above["text"]
+
+
+@pytest.mark.parametrize(("generator", "epsilon"), [("mst", "0.5"), ("privbayes", "1")])
+def test_a_run_with_a_public_domain_carries_the_cap_to_every_face(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], generator: str, epsilon: str
+) -> None:
+    data = tmp_path / "owner.csv"
+    pd.read_csv(BUNDLED_ADULT, nrows=300).dropna().to_csv(data, index=False)
+    domain = tmp_path / "domain.json"
+    template = domain_template(load_dataset(data).schema)
+    domain.write_text(template if isinstance(template, str) else json.dumps(template))
+    args = [
+        "run",
+        "--data",
+        str(data),
+        "--domain",
+        str(domain),
+        "--generator",
+        generator,
+        "--epsilon",
+        epsilon,
+    ]
+    args += ["--outliers", "1", "--random", "1", "--n-shadow", "4", "--n-eval", "4", "--screen", "none"]
+    args += ["--workers", "1", "--quiet", "--out", str(tmp_path / "runs")]
+    assert main(args) == 0
+    (path,) = (tmp_path / "runs").iterdir()
+    summary = run_summary(RunFolder(path), 0.8)
+    meta = summary["generator_metadata"]
+    assert meta["dp_guarantee"] is True
+    if generator == "privbayes":  # replacement neighbours: the swap itself
+        assert meta["dp_auc_bound"] == pytest.approx(math.exp(1) / (1 + math.exp(1)))
+    else:  # add/remove neighbours: the swap costs 8 rho / 3
+        swap = privacy.zcdp_epsilon(8 * privacy.zcdp_rho(0.5, 1e-9) / 3, 1e-9)
+        assert meta["dp_auc_bound"] == pytest.approx(privacy.auc_bound(swap, 1e-9))
+    assert summary["guarantee"]["bound"] == meta["dp_auc_bound"]
+    assert summary["guarantee"]["proves_not_at_risk"] is (meta["dp_auc_bound"] < 0.8)
+    capsys.readouterr()
+    assert main(["report", str(path)]) == 0
+    assert (
+        "guarantee           The generator's differential-privacy guarantee caps" in capsys.readouterr().out
+    )
+    html = tmp_path / "report.html"
+    assert main(["export", str(path), "--what", "html", "-o", str(html)]) == 0
+    assert f"caps every record&#x27;s risk at {meta['dp_auc_bound']:.3f}" in html.read_text()
