@@ -58,6 +58,8 @@ _MAX_PAIR_CELLS = 4_000_000
 # Raking a clipped edge table back to its margins: enough sweeps for the margins to agree to
 # well under one row on tables of Adult's size.
 _RAKING_SWEEPS = 50
+# Dykstra's projection of a noisy edge table onto non-negative tables with given margins.
+_DYKSTRA_SWEEPS = 500
 
 
 def _check_delta(delta: Any) -> float:
@@ -127,15 +129,74 @@ def _rake(table: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     return table
 
 
+def _to_margins(table: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """The table closest to ``table`` (least squares) with margins ``rows`` and ``cols``."""
+    r, c = table.shape
+    row_gap = rows - table.sum(axis=1)
+    col_gap = cols - table.sum(axis=0)
+    total_gap = rows.sum() - table.sum()
+    return table + row_gap[:, None] / c + col_gap[None, :] / r - total_gap / (r * c)
+
+
 def _project(noisy: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """The edge table closest to ``noisy`` (least squares) with margins ``rows`` and ``cols``
-    (which share one total), made non-negative and raked back onto them."""
-    r, c = noisy.shape
-    row_gap = rows - noisy.sum(axis=1)
-    col_gap = cols - noisy.sum(axis=0)
-    total_gap = rows.sum() - noisy.sum()
-    adjusted = noisy + row_gap[:, None] / c + col_gap[None, :] / r - total_gap / (r * c)
-    return _rake(np.clip(adjusted, 0.0, None), rows, cols)
+    """The non-negative table closest to ``noisy`` (least squares) with margins ``rows`` and
+    ``cols`` (which share one total): Dykstra's alternating projections onto the margins and onto
+    the non-negative tables, which converge to the projection onto both, then raked so that the
+    margins hold exactly. (Clipping the least-squares table at zero instead leaves the mass of
+    every clipped cell spread over a sparse table: 33% more error than Private-PGM at epsilon 1
+    on Adult, ``benchmarks/mst_estimation.py``.)"""
+    x = noisy.astype(np.float64)
+    p = np.zeros_like(x)
+    q = np.zeros_like(x)
+    for _ in range(_DYKSTRA_SWEEPS):
+        y = _to_margins(x + p, rows, cols)
+        p = x + p - y
+        x_next = np.clip(y + q, 0.0, None)
+        q = y + q - x_next
+        if np.abs(x_next - x).max() < 1e-6 * max(float(rows.sum()), 1.0):
+            x = x_next
+            break
+        x = x_next
+    return _rake(x, rows, cols)
+
+
+def estimate_tree(
+    one_way: list[np.ndarray],
+    one_way_variances: list[np.ndarray],
+    two_way: dict[tuple[int, int], np.ndarray],
+    two_way_variance: float,
+) -> tuple[list[np.ndarray], dict[tuple[int, int], np.ndarray]]:
+    """A consistent tree-structured estimate from noisy one-way and two-way count measurements.
+
+    Each column's counts are the inverse-variance average of its own measurement (cell ``i`` of
+    column ``j`` with variance ``one_way_variances[j][i]``) and of the margins of every measured
+    pair that holds it (a margin cell sums the other column's cells, so its variance is their
+    number times ``two_way_variance``), clipped at zero. Each pair's table is then the
+    least-squares table with the two columns' counts as margins, clipped at zero and raked back
+    onto them. Zero variances (no noise) weigh every measurement alike.
+
+    Returns
+    -------
+    (counts, joints)
+        Each column's estimated counts, and each measured pair's estimated table (keyed as given).
+    """
+    d = len(one_way)
+    exact = two_way_variance == 0 or any(not np.all(v > 0) for v in one_way_variances)
+    precision = [np.ones_like(v) if exact else 1.0 / v for v in one_way_variances]
+    weighted = [one_way[j] * precision[j] for j in range(d)]
+    for (a, b), table in two_way.items():
+        rows, cols = table.shape
+        for j, margin, other in ((a, table.sum(axis=1), cols), (b, table.sum(axis=0), rows)):
+            p = 1.0 if exact else 1.0 / (other * two_way_variance)
+            weighted[j] = weighted[j] + margin * p
+            precision[j] = precision[j] + p
+    counts = [np.clip(weighted[j] / precision[j], 0.0, None) for j in range(d)]
+    total = max(float(np.mean([c.sum() for c in counts])), 1.0)
+    shares = [c / c.sum() if c.sum() > 0 else np.full(len(c), 1.0 / len(c)) for c in counts]
+    joints = {
+        (a, b): _project(table, total * shares[a], total * shares[b]) for (a, b), table in two_way.items()
+    }
+    return counts, joints
 
 
 @register
@@ -275,15 +336,8 @@ class MSTGenerator(SyntheticGenerator):
             for a, b in edges
         }
 
-        # 6. estimation: each column's counts from every measurement of it, inverse-variance weighted.
-        precision = [1.0 / np.maximum(v, 1e-300) if private else np.ones_like(v) for v in variances]
-        weighted = [measured[j] * precision[j] for j in range(d)]
-        for (a, b), table in noisy_edges.items():
-            for j, margin, other in ((a, table.sum(axis=1), sizes[b]), (b, table.sum(axis=0), sizes[a])):
-                p = 1.0 / (other * two_scale**2) if private else 1.0
-                weighted[j] = weighted[j] + margin * p
-                precision[j] = precision[j] + p
-        counts = [np.clip(weighted[j] / precision[j], 0.0, None) for j in range(d)]
+        # 6. estimation: a consistent tree from every measurement.
+        counts, joints = estimate_tree(measured, variances, noisy_edges, two_scale**2)
         nodes = [c / c.sum() if c.sum() > 0 else np.full(len(c), 1.0 / len(c)) for c in counts]
 
         # The tree from column 0 down: each column's parent and its conditional table.
@@ -300,8 +354,7 @@ class MSTGenerator(SyntheticGenerator):
         conditionals: dict[int, np.ndarray] = {}
         for child in order[1:]:
             up = parent[child]
-            table = noisy_edges[(up, child)] if (up, child) in noisy_edges else noisy_edges[(child, up)].T
-            joint = _project(table, total * nodes[up], total * nodes[child])
+            joint = joints[(up, child)] if (up, child) in joints else joints[(child, up)].T
             sums = joint.sum(axis=1, keepdims=True)
             conditionals[child] = np.where(
                 sums > 0, joint / np.where(sums > 0, sums, 1.0), nodes[child][None, :]
