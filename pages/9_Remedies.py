@@ -156,6 +156,25 @@ def _form(folder: RunFolder, t: float) -> Remedy:
             key=f"remedy-generalise-value-{kind}",
         )
         generalise = (kind, float(value) if kind == "epsilon" else int(value))
+    cols = st.columns(2)
+    private_on = cols[0].checkbox(
+        "Train with differential privacy (MST)",
+        key="remedy-private",
+        disabled=generalise is not None,
+        help="The release is trained by MST, a differentially private generator, instead of "
+        f"{spec.generator}. With a public domain its guarantee caps every record's risk, audited or "
+        "not; the re-audit measures the risk beside the cap.",
+    )
+    private = None
+    if private_on and generalise is None:
+        private = float(
+            cols[1].number_input("Privacy budget ε", min_value=0.01, value=1.0, key="remedy-private-epsilon")
+        )
+        if not schema.domain_public:
+            st.caption(
+                "This table's domain was read off the data, so MST's guarantee would not hold and would "
+                "cap nothing; declare a public domain on the Data page for a proven cap."
+            )
     categorical = [c.name for c in schema.used if c.role == CATEGORICAL]
     continuous = [c.name for c in schema.used if c.role == CONTINUOUS]
     cols = st.columns(2)
@@ -202,6 +221,7 @@ def _form(folder: RunFolder, t: float) -> Remedy:
         sample="fresh" if screened else sample,
         attacker=attacker,
         screened=screened,
+        private=private,
     )
 
 
@@ -419,6 +439,7 @@ def _estimate(folder: RunFolder, remedy: Remedy) -> float | None:
         if (
             remedy.leave_out is None
             and remedy.generalise is None
+            and remedy.private is None
             and not remedy.merge_rare
             and not remedy.bins
         ):

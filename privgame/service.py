@@ -193,6 +193,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "create_remedy",
         "find_remedy",
         "plan_remedy",
+        "private_note",
         "RemedyEstimate",
         "estimate_remedy",
         "remedy_runs",

@@ -137,6 +137,46 @@ def test_a_generalise_remedy_keeps_ids_and_seed_and_recomputes_everything(
     assert run_split(spec, len(folder.load_table())) == run_split(parent.spec(), len(parent.load_table()))
 
 
+def test_a_private_remedy_trains_mst_with_every_attack_that_applies_and_says_what_it_proves(
+    parent: RunFolder, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec, _, exact = plan_remedy(parent, Remedy(private=0.5))
+    assert spec.generator == "mst" and spec.generator_params["epsilon"] == 0.5 and not exact
+    # The parent chose TAPAS alone: so does the re-audit. A parent with every attack that applies
+    # to Synthpop gets every attack that applies to MST, whose tree the marginal attack reads.
+    assert spec.attack.attacks == parent.spec().attack.attacks == ("tapas",)
+    from privgame.settings.attacks import resolve_attacks
+
+    synthpop_all = resolve_attacks("all", setup="release", generator="synthpop")
+    everything = replace(parent.spec(), attack=replace(parent.spec().attack, attacks=synthpop_all))
+    widened = remedy_module._attacks_for(everything, "mst", {"epsilon": 0.5})
+    assert "marginal" not in synthpop_all and set(synthpop_all) < set(widened) and "marginal" in widened
+    assert spec.parent is not None and spec.parent["remedies"]["private"] == 0.5
+    assert "train with mst (differentially private) at epsilon = 0.5" in spec.parent["description"]
+    assert "read off the private data" in (remedy_module.private_note(spec) or "")
+    assert remedy_module.private_note(parent.spec()) is None
+    # From the command line, with what the guarantee needs said before the re-audit.
+    args = ["remedy", str(parent.path), "--private", "0.5", "--no-run", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert "private training: the domain (categories and bounds) was read off" in capsys.readouterr().err
+    (made,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert RunFolder(made).spec().generator == "mst"
+
+
+@pytest.mark.parametrize(
+    ("remedy", "message"),
+    [
+        (Remedy(private=0.0), "--private 0.0: epsilon must be a positive number"),
+        (Remedy(private=float("nan")), "epsilon must be a positive number"),
+        (Remedy(private=1.0, generalise=("min-leaf", 20)), "--private replaces the generator"),
+    ],
+)
+def test_a_bad_private_remedy_is_named(parent: RunFolder, remedy: Remedy, message: str) -> None:
+    with pytest.raises(ParameterError) as raised:
+        plan_remedy(parent, remedy)
+    assert any(message in problem for problem in raised.value.problems), raised.value.problems
+
+
 def test_coarsening_merges_rare_categories_and_bins_a_column(parent: RunFolder, tmp_path: Path) -> None:
     folder, _ = create_remedy(parent, Remedy(merge_rare=(("workclass", 30),), bins=(("age", 4),)), tmp_path)
     table = folder.load_table()

@@ -51,6 +51,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[
         help="a stronger generator setting (Synthpop, PrivBayes, Bayesian networks)",
     )
     parser.add_argument(
+        "--private",
+        type=float,
+        metavar="EPSILON",
+        help="train the release with MST, a differentially private generator, at this epsilon: the "
+        "guarantee caps every record's risk (with a public domain, --domain on run), and the re-audit "
+        "measures it beside the cap",
+    )
+    parser.add_argument(
         "--merge-rare",
         action="append",
         default=[],
@@ -116,6 +124,7 @@ def remedy_from_args(args: argparse.Namespace) -> Remedy:
         sample=args.sample,
         attacker=args.attacker,
         screened=args.screened,
+        private=args.private,
     )
 
 
@@ -179,6 +188,11 @@ def run(args: argparse.Namespace) -> int:
             "recomputed.",
             file=sys.stderr,
         )
+    from privgame.service import private_note
+
+    note = private_note(spec)
+    if note:
+        print(f"private training: {note}", file=sys.stderr)
     sample = (spec.parent or {}).get("remedies", {}).get("sample")
     if sample == "kept":
         print(
