@@ -443,6 +443,18 @@ def test_evaluate_reports_bad_settings_and_the_privbayes_note(
     assert "releases its training data" in _texts(at.warning)
 
 
+def test_evaluate_offers_mst_with_its_budget_and_delta(runs_root: Path, dataset) -> None:
+    at = _evaluate_with(dataset)
+    at.selectbox(key="generator").set_value("mst").run()
+    _no_failures(at)
+    assert at.number_input(key="mst_epsilon").value == 1.0
+    assert at.number_input(key="mst_delta").value == 1e-9
+    assert "MST's differential-privacy guarantee holds only" in _texts(at.info)
+    at.number_input(key="mst_delta").set_value(1e-6).run()
+    _no_failures(at)
+    assert "generator fits" in _texts(at.info)  # the estimate of an MST run
+
+
 def test_evaluate_keeps_its_settings_when_the_user_comes_back(runs_root: Path, dataset) -> None:
     at = _evaluate_with(dataset)
     at.switch_page("pages/3_Results.py").run()

@@ -32,6 +32,8 @@ COMPARE_LABELS: dict[str, str] = {
     "audited": "records audited",
     "share_at_risk": "share at risk, at most (95%)",
     "share_at_risk_low": "share at risk, at least (95%)",
+    "risk_max": "highest measured risk",
+    "risk_cap": "risk cap proven by DP",
     "rmsd": "gap between the games (RMSD)",
     "miss_rate": "miss rate",
     "fidelity": "distribution distance",
@@ -116,6 +118,9 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
                 # The bracket's high end: what a release decision must assume at most.
                 "share_at_risk": _number(share["high"]) if share else None,
                 "share_at_risk_low": _number(share["low"]) if share else None,
+                # The measurement beside what a differentially private generator proves (None: no cap).
+                "risk_max": _number(_highest(folder)),
+                "risk_cap": _number(summary["guarantee"]["bound"]) if summary.get("guarantee") else None,
                 "rmsd": _number(summary.get("rmsd")) if both else NOT_RUN,
                 "miss_rate": (_number(miss) if not isinstance(miss, dict) else _number(miss.get("rate")))
                 if both
@@ -124,6 +129,12 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
             }
         )
     return pd.DataFrame(rows)
+
+
+def _highest(folder: RunFolder) -> float | None:
+    """The highest model-seeded risk among the run's audited records (None: none defined)."""
+    risks = pd.to_numeric(folder.records()["risk_model_seeded"], errors="coerce").dropna()
+    return float(risks.max()) if len(risks) else None
 
 
 def paired_risks(before: RunFolder, after: RunFolder, threshold: float | None = None) -> pd.DataFrame:
