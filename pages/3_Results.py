@@ -574,7 +574,10 @@ def _open_if_new(source: str, folder: RunFolder, record_id: int | None) -> None:
 def _figures(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Figures")
     if TRADITIONAL not in played(folder.spec().attack.games):
-        event = _chart(risk_intervals(records, t), folder, "risk-intervals", select=True)
+        cap = (folder.summary().get("generator_metadata") or {}).get("dp_auc_bound")
+        dp = bool((folder.summary().get("generator_metadata") or {}).get("dp_guarantee"))
+        chart = risk_intervals(records, t, cap=float(cap) if dp and isinstance(cap, int | float) else None)
+        event = _chart(chart, folder, "risk-intervals", select=True)
         _open_if_new("intervals", folder, _selected_point(event))
         st.caption(
             "The figures that compare the two games are not drawn: the traditional game was not "

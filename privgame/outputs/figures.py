@@ -587,7 +587,7 @@ def screen_scatter(table: pd.DataFrame, threshold: float) -> Chart:
     return Chart(figure, data[columns].reset_index(drop=True), caption, "Every record of D, screened")
 
 
-def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
+def risk_intervals(records: pd.DataFrame, threshold: float, *, cap: float | None = None) -> Chart:
     """Each record's model-seeded risk with its interval, sorted, coloured by its verdict at t.
 
     The chart of a run that played the model-seeded game alone (the leave-one-out attacker, a
@@ -600,15 +600,19 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
         ``risk_model_seeded_low``/``_high`` 95% bounds; ``audit_group`` when present.
     threshold : float
         The high-risk threshold ``t``, strictly between 0.5 and 1.
+    cap : float, optional
+        The highest risk a differential-privacy guarantee allows any record
+        (:func:`privgame.games.audit.guarantee_answer`), drawn as a solid line beside the
+        measurement.
 
     Returns
     -------
     Chart
         One point per record with a defined risk, from the lowest risk at the bottom to the
-        highest at the top, with a horizontal bar over its interval; a dashed line at ``t`` and a
-        dotted one at 0.5 (a random guess). ``customdata[0]`` of every point is its
-        ``record_id``, so a click can open the record. ``data`` holds ``record_id``, the risk,
-        its bounds, ``verdict`` and ``group``.
+        highest at the top, with a horizontal bar over its interval; a dashed line at ``t``, a
+        dotted one at 0.5 (a random guess) and, with ``cap``, a solid one at the cap.
+        ``customdata[0]`` of every point is its ``record_id``, so a click can open the record.
+        ``data`` holds ``record_id``, the risk, its bounds, ``verdict`` and ``group``.
 
     Raises
     ------
@@ -642,6 +646,20 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
     data["label"] = [f"record {r} ({g})" for r, g in zip(data["record_id"], data["group"], strict=True)]
     floor = _risk_floor(np.r_[data["risk_model_seeded_low"].to_numpy(), data["risk_model_seeded"]], t)
     figure = go.Figure()
+    if cap is not None:
+        figure.add_shape(
+            type="line",
+            name="DP cap",
+            x0=cap,
+            x1=cap,
+            y0=0,
+            y1=1,
+            yref="paper",
+            line={"color": OKABE_ITO["bluish_green"], "width": 2},
+        )
+        figure.add_annotation(
+            x=cap, y=1, yref="paper", text=f"DP cap {cap:.3f}", showarrow=False, yanchor="bottom"
+        )
     for x, name, dash in ((t, "threshold t", "dash"), (0.5, "random guess", "dot")):
         figure.add_shape(
             type="line",
@@ -682,7 +700,7 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
         )
     _layout(figure, "Risk of each record in this release, with its 95% interval", _RISK_MS, "")
     figure.update_layout(height=max(320, 22 * len(data) + 200))
-    figure.update_xaxes(range=[floor, RISK_AXIS_TOP])
+    figure.update_xaxes(range=[min(floor, cap) if cap is not None else floor, RISK_AXIS_TOP])
     figure.update_yaxes(
         categoryorder="array", categoryarray=list(data["label"]), showticklabels=len(data) <= 60
     )
@@ -699,6 +717,12 @@ def risk_intervals(records: pd.DataFrame, threshold: float) -> Chart:
             else "; left of the dotted line the attack does worse than a guess"
         )
         + f"{_left_out(excluded)}."
+        + (
+            f" The solid line at {cap:.3f} is the cap the generator's differential-privacy guarantee "
+            "puts on every record's risk, whatever the attack."
+            if cap is not None
+            else ""
+        )
     )
     return Chart(figure=figure, data=data, caption=caption, title="Risk per record, with intervals")
 

@@ -332,6 +332,10 @@ def test_risk_intervals_sort_the_records_and_colour_them_by_their_verdict() -> N
         figures.risk_intervals(records.drop(columns="risk_model_seeded_low"), 0.8)
     with pytest.raises(ParameterError, match=r"between 0\.5 and 1"):
         figures.risk_intervals(records, 1.5)
+    assert not any(shape.name == "DP cap" for shape in chart.figure.layout.shapes)
+    capped = figures.risk_intervals(records, 0.8, cap=0.697)
+    (line,) = [shape for shape in capped.figure.layout.shapes if shape.name == "DP cap"]
+    assert line.x0 == line.x1 == 0.697 and "The solid line at 0.697" in capped.caption
 
 
 def test_log_scale_ticks_are_labelled_plainly(scores: pd.DataFrame) -> None:
