@@ -72,7 +72,7 @@ def audit(
     data : path, bytes or DataFrame
         The table behind the release.
     generator : str
-        ``synthpop``, ``baynet``, ``privbayes``, ``marginals``, a plug-in ``module:Class`` or an
+        ``synthpop``, ``baynet``, ``privbayes``, ``mst``, ``marginals``, a plug-in ``module:Class`` or an
         installed plug-in's name; its parameters as keywords (``epsilon=1.0``, ``degree=2``,
         ``min_samples_leaf=5``...).
     population, holdout, setup, attacker, attacks, outliers, random, target_ids, n_shadow, n_eval,
