@@ -18,7 +18,15 @@ from privgame.games.audit import NOT_RUN, records_at, run_summary
 from privgame.games.game import TRADITIONAL, played
 from privgame.store.folders import RunFolder
 
-__all__ = ["COMPARE_LABELS", "NOT_MEASURED", "NOT_RUN", "compare_runs", "paired_risks", "utility_of"]
+__all__ = [
+    "COMPARE_LABELS",
+    "NOT_MEASURED",
+    "NOT_RUN",
+    "NO_CAP",
+    "compare_runs",
+    "paired_risks",
+    "utility_of",
+]
 
 COMPARE_LABELS: dict[str, str] = {
     "run_id": "run",
@@ -43,6 +51,9 @@ COMPARE_LABELS: dict[str, str] = {
 """Plain headers for the columns of :func:`compare_runs`, as the dashboard shows them."""
 
 NOT_MEASURED = "not measured"
+
+NO_CAP = "none"
+"""``risk_cap`` of a run whose generator proves no cap (no differential-privacy guarantee)."""
 
 
 def utility_of(folder: RunFolder) -> dict[str, Any]:
@@ -120,7 +131,7 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
                 "share_at_risk_low": _number(share["low"]) if share else None,
                 # The measurement beside what a differentially private generator proves (None: no cap).
                 "risk_max": _number(_highest(folder)),
-                "risk_cap": _number(summary["guarantee"]["bound"]) if summary.get("guarantee") else None,
+                "risk_cap": _number(summary["guarantee"]["bound"]) if summary.get("guarantee") else NO_CAP,
                 "rmsd": _number(summary.get("rmsd")) if both else NOT_RUN,
                 "miss_rate": (_number(miss) if not isinstance(miss, dict) else _number(miss.get("rate")))
                 if both

@@ -64,6 +64,11 @@ def test_a_run_with_a_public_domain_carries_the_cap_to_every_face(
         assert meta["dp_auc_bound"] == pytest.approx(privacy.auc_bound(swap, 1e-9))
     assert summary["guarantee"]["bound"] == meta["dp_auc_bound"]
     assert summary["guarantee"]["proves_not_at_risk"] is (meta["dp_auc_bound"] < 0.8)
+    from privgame.analysis.compare import compare_runs
+
+    row = compare_runs([RunFolder(path)], 0.8).iloc[0]
+    assert row["risk_cap"] == meta["dp_auc_bound"]
+    assert row["risk_max"] == RunFolder(path).records()["risk_model_seeded"].max()
     capsys.readouterr()
     assert main(["report", str(path)]) == 0
     assert (
