@@ -922,8 +922,21 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     guarantee = guarantee_answer(summary.get("generator_metadata"), t)
     if guarantee is not None:
         summary["guarantee"] = guarantee
+        summary["answer"] = {**summary["answer"], "text": proven_answer(summary["answer"]["text"], guarantee)}
     summary["run_id"] = folder.run_id
     return summary
+
+
+def proven_answer(text: str, guarantee: Mapping[str, Any] | None) -> str:
+    """The verdict sentence ``text``, led by what a guarantee proves when its cap lies below t
+    (:func:`guarantee_answer`): every record of D, audited or not, is then not at risk."""
+    if not guarantee or not guarantee.get("proves_not_at_risk"):
+        return text
+    return (
+        f"No record of D can be at risk: the generator's differential-privacy guarantee caps every "
+        f"record's risk at {guarantee['bound']:.3f}, below t (a proof, given a public domain). "
+        f"Measured: {text}"
+    )
 
 
 def guarantee_answer(metadata: Mapping[str, Any] | None, threshold: float) -> dict[str, Any] | None:

@@ -33,7 +33,13 @@ from privgame.core.parameters import check_threshold
 from privgame.core.records import normalise_records, value_columns, value_name
 from privgame.data.encoding import encode
 from privgame.data.schema import CATEGORICAL, Schema
-from privgame.games.audit import OUT_WORLD_TEXT, guarantee_answer, not_played_reason, records_at
+from privgame.games.audit import (
+    OUT_WORLD_TEXT,
+    guarantee_answer,
+    not_played_reason,
+    proven_answer,
+    records_at,
+)
 from privgame.games.game import GAMES, TRADITIONAL, Game, played
 from privgame.games.plan import run_split
 from privgame.settings.targets import nearest_neighbours
@@ -903,6 +909,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     guarantee = guarantee_answer(meta if isinstance(meta, Mapping) else None, t)
     if guarantee is not None:
         note_html += f"<p class='note'>{_e(guarantee['text'])}</p>"
+    verdict = proven_answer(audit["answer"]["text"], guarantee)
     title = f"privgame report: run {folder.run_id}"
     parts = [
         "<!DOCTYPE html>",
@@ -910,7 +917,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         "<meta name='viewport' content='width=device-width, initial-scale=1'>",
         f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{_e(title)}</h1>",
-        f"<p class='verdict'><strong>Verdict.</strong> {_e(audit['answer']['text'])}</p>",
+        f"<p class='verdict'><strong>Verdict.</strong> {_e(verdict)}</p>",
         f"<p class='muted'>{_e(audit['set_level']['text'])}</p>" if audit.get("set_level") else "",
         f"<p class='muted'>{_e(OUT_WORLD_TEXT)}</p>",
         _similarity_paragraph(similarity),

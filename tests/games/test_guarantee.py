@@ -13,7 +13,7 @@ from privgame.cli.main import main
 from privgame.core import privacy
 from privgame.data import BUNDLED_ADULT, load_dataset
 from privgame.data.domain import domain_template
-from privgame.games.audit import guarantee_answer, run_summary
+from privgame.games.audit import guarantee_answer, proven_answer, run_summary
 from privgame.store.folders import RunFolder
 
 
@@ -28,6 +28,9 @@ def test_the_guarantee_is_read_only_from_a_proven_bound() -> None:
     )
     above = guarantee_answer({"dp_guarantee": True, "dp_auc_bound": 0.8}, 0.8)
     assert above is not None and not above["proves_not_at_risk"] and "does not rule out" in above["text"]
+    assert proven_answer("2 records at risk.", above) == proven_answer("2 records at risk.", None)
+    assert proven_answer("2 records at risk.", None) == "2 records at risk."
+    assert proven_answer("0 records at risk.", below).endswith("Measured: 0 records at risk.")
 
 
 @pytest.mark.parametrize(("generator", "epsilon"), [("mst", "0.5"), ("privbayes", "1")])
@@ -63,7 +66,9 @@ def test_a_run_with_a_public_domain_carries_the_cap_to_every_face(
         swap = privacy.zcdp_epsilon(8 * privacy.zcdp_rho(0.5, 1e-9) / 3, 1e-9)
         assert meta["dp_auc_bound"] == pytest.approx(privacy.auc_bound(swap, 1e-9))
     assert summary["guarantee"]["bound"] == meta["dp_auc_bound"]
-    assert summary["guarantee"]["proves_not_at_risk"] is (meta["dp_auc_bound"] < 0.8)
+    proven = meta["dp_auc_bound"] < 0.8
+    assert summary["guarantee"]["proves_not_at_risk"] is proven
+    assert summary["answer"]["text"].startswith("No record of D can be at risk") is proven
     from privgame.analysis.compare import compare_runs
 
     row = compare_runs([RunFolder(path)], 0.8).iloc[0]
