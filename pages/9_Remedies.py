@@ -66,6 +66,7 @@ from privgame.service import (
     remedy_launches,
     resolve_workers,
     resume_stopped,
+    risk_cap,
     run_summary,
     start_remedy_launch,
     stopped_remedies,
@@ -174,6 +175,16 @@ def _form(folder: RunFolder, t: float) -> Remedy:
             st.caption(
                 "This table's domain was read off the data, so MST's guarantee would not hold and would "
                 "cap nothing; declare a public domain on the Data page for a proven cap."
+            )
+        else:
+            cap = risk_cap(private)
+            st.caption(
+                f"At ε = {private:g} MST's guarantee caps every record's risk at {cap:.3f}, "
+                + (
+                    f"below t = {t:g}: it proves that no record of D is at risk, whatever the attack."
+                    if cap < t
+                    else f"not below t = {t:g}: it proves no record safe at t; a smaller ε lowers the cap."
+                )
             )
     categorical = [c.name for c in schema.used if c.role == CATEGORICAL]
     continuous = [c.name for c in schema.used if c.role == CONTINUOUS]

@@ -152,6 +152,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.generators.plugins": ("CONTRACT_ROWS",),
     "privgame.generators.synthpop": ("CATEGORICAL_SPLITS",),
+    "privgame.generators.mst": ("risk_cap",),
     "privgame.settings.generator_options": ("generator_params",),
     "privgame.outputs.files": (
         "check_output_path",

@@ -51,7 +51,7 @@ from privgame.generators.base import SyntheticGenerator
 from privgame.generators.bayesnet import _DP_NOTE_INFERRED, _check_bins, _check_epsilon, _Domain
 from privgame.generators.registry import register
 
-__all__ = ["MSTGenerator"]
+__all__ = ["MSTGenerator", "risk_cap", "swap_epsilon"]
 
 # A two-way table larger than this is refused before any fitting.
 _MAX_PAIR_CELLS = 4_000_000
@@ -461,6 +461,12 @@ class MSTGenerator(SyntheticGenerator):
             f"membership attack's AUC can exceed {bound:.3f} for any record."
         )
         return meta
+
+
+def risk_cap(epsilon: float, delta: float = 1e-9) -> float:
+    """The highest membership AUC any attack can reach on any record against MST at
+    ``(epsilon, delta)``, for the swap the games play (with a public domain)."""
+    return privacy.auc_bound(swap_epsilon(privacy.zcdp_rho(epsilon, delta), delta), delta)
 
 
 def swap_epsilon(rho: float, delta: float) -> float:

@@ -545,12 +545,21 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
 def private_note(spec: RunSpec) -> str | None:
     """For a remedy run trained privately (``--private``), what its guarantee needs and whether
     it holds; ``None`` for any other run."""
-    if (spec.parent or {}).get("remedies", {}).get("private") is None:
+    epsilon = (spec.parent or {}).get("remedies", {}).get("private")
+    if epsilon is None:
         return None
     if Schema.from_dict(spec.schema).domain_public:
+        from privgame.generators.mst import risk_cap
+
+        cap = risk_cap(float(epsilon), float(spec.generator_params.get("delta", 1e-9)))
+        proves = (
+            f"below t = {spec.threshold:g}, so it proves that no record of D is at risk"
+            if cap < spec.threshold
+            else f"not below t = {spec.threshold:g}, so it proves no record safe at t (a smaller epsilon lowers it)"
+        )
         return (
-            "the domain was declared public, so MST's guarantee holds: the re-audit's report gives "
-            "the cap it puts on every record's risk beside the risk it measures."
+            f"the domain was declared public, so MST's guarantee holds: at epsilon = {float(epsilon):g} "
+            f"it caps every record's risk at {cap:.3f}, {proves}; the re-audit measures the risk beside it."
         )
     return (
         "the domain (categories and bounds) was read off the private data, so MST's guarantee does "

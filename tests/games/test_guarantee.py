@@ -70,6 +70,13 @@ def test_a_run_with_a_public_domain_carries_the_cap_to_every_face(
     assert summary["guarantee"]["proves_not_at_risk"] is proven
     assert summary["answer"]["text"].startswith("No record of D can be at risk") is proven
     from privgame.analysis.compare import compare_runs
+    from privgame.generators.mst import risk_cap
+    from privgame.runs.remedy import Remedy, plan_remedy, private_note
+
+    # A private remedy of this run says, before it starts, what its epsilon will prove.
+    planned, _, _ = plan_remedy(RunFolder(path), Remedy(private=0.25))
+    assert risk_cap(0.25) == pytest.approx(0.602, abs=5e-4)
+    assert "caps every record's risk at 0.602, below t = 0.8, so it proves" in (private_note(planned) or "")
 
     row = compare_runs([RunFolder(path)], 0.8).iloc[0]
     assert row["risk_cap"] == meta["dp_auc_bound"]

@@ -291,6 +291,14 @@ def test_the_pages_show_a_remedy_run_and_its_family(
     generalise.set_value("min-leaf").run()
     audited = parent.spec().generator_params.get("min_samples_leaf", 5)
     assert remedies.number_input(key="remedy-generalise-value-min-leaf").value == 2 * audited
+    # Training privately replaces the generator, so it is offered only without a generalisation.
+    assert remedies.checkbox(key="remedy-private").disabled
+    generalise.set_value("none").run()
+    remedies.checkbox(key="remedy-private").check().run()
+    assert not remedies.exception, [e.value for e in remedies.exception]
+    assert remedies.number_input(key="remedy-private-epsilon").value == 1.0
+    captions = " ".join(str(c.value) for c in remedies.caption)
+    assert "read off the data, so MST's guarantee would not hold" in captions
 
 
 def test_compare_shows_utility_once_measured_and_the_privacy_utility_chart_draws_it(
