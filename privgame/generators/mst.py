@@ -21,11 +21,11 @@ continuous columns in ``bins`` equal-width bins between the schema's public boun
 5. **Two-way marginals.** The ``d - 1`` chosen pairs are measured with Gaussian noise of
    standard deviation ``sigma * sqrt(d - 1)`` (``rho / 3``).
 6. **Estimation and sampling.** The paper fits a graphical model to all measurements with
-   Private-PGM. For a tree the model is the tree itself, so privgame estimates it in closed form
+   Private-PGM. For a tree the model is the tree itself, so privgame estimates it directly
    instead (the ``mbi`` package would pull in JAX, several hundred megabytes, for this step):
    each column's counts are the inverse-variance average of its own measurement and the margins
    of its edges' measurements; each edge's table is projected onto those margins (the
-   least-squares correction, then negative cells clipped and the table raked back to its margins);
+   non-negative least-squares table with those margins, by Dykstra's projections, then raked);
    rows are drawn from the root down, each column from its conditional given its parent.
 
 Neighbouring tables differ by one added or removed row (the paper's definition). The games swap
@@ -172,8 +172,8 @@ def estimate_tree(
     column ``j`` with variance ``one_way_variances[j][i]``) and of the margins of every measured
     pair that holds it (a margin cell sums the other column's cells, so its variance is their
     number times ``two_way_variance``), clipped at zero. Each pair's table is then the
-    least-squares table with the two columns' counts as margins, clipped at zero and raked back
-    onto them. Zero variances (no noise) weigh every measurement alike.
+    non-negative least-squares table with the two columns' counts as margins (:func:`_project`).
+    Zero variances (no noise) weigh every measurement alike.
 
     Returns
     -------
