@@ -555,7 +555,7 @@ def private_note(spec: RunSpec) -> str | None:
         proves = (
             f"below t = {spec.threshold:g}, so it proves that no record of D is at risk"
             if cap < spec.threshold
-            else f"not below t = {spec.threshold:g}, so it proves no record safe at t (a smaller epsilon lowers it)"
+            else f"not below t = {spec.threshold:g}, so it does not prove any record safe at t (a smaller epsilon lowers it)"
         )
         return (
             f"the domain was declared public, so MST's guarantee holds: at epsilon = {float(epsilon):g} "
