@@ -183,7 +183,8 @@ def _form(folder: RunFolder, t: float) -> Remedy:
                 + (
                     f"below t = {t:g}: it proves that no record of D is at risk, whatever the attack."
                     if cap < t
-                    else f"not below t = {t:g}: it does not prove any record safe at t; a smaller ε lowers the cap."
+                    else f"not below t = {t:g}: it does not prove any record safe at t; a smaller ε "
+                    "lowers the cap."
                 )
             )
     categorical = [c.name for c in schema.used if c.role == CATEGORICAL]
