@@ -449,7 +449,7 @@ class MSTGenerator(SyntheticGenerator):
             return meta
         if not self.schema_.domain_public:
             meta["dp_guarantee"] = False
-            meta["dp_note"] = _DP_NOTE_INFERRED
+            meta["dp_note"] = _DP_NOTE_INFERRED.replace("epsilon-differential-privacy", "(epsilon, delta)")
             return meta
         swap = swap_epsilon(self.rho_, delta)
         bound = privacy.auc_bound(swap, delta)
