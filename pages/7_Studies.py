@@ -20,6 +20,7 @@ from privgame.service import (
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    EPSILON_GENERATORS,
     GENERATORS,
     STUDIES,
     STUDY_TITLES,
@@ -46,8 +47,8 @@ SEEDS = {
         "pool, so the datasets are nested and the same records are evaluated at every size."
     ),
     "epsilon": (
-        "The same D, records and shadow datasets for every ε; only PrivBayes' noise changes. "
-        "ε = ∞ adds no noise (the same as Baynet)."
+        "The same D, records and shadow datasets for every ε; only the generator's noise changes "
+        "(PrivBayes', as in the paper, or MST's). ε = ∞ adds no noise."
     ),
     "datasets": (
         "Each D_k is the record plus |D| − 1 rows drawn from the evaluation pool, as in the "
@@ -95,7 +96,18 @@ def _start() -> None:
         option, label, default = VALUES[name]
         argv = [name]
         cols = st.columns(3)
-        if name != "epsilon":
+        if name == "epsilon":
+            keep("study-dp-generator", EPSILON_GENERATORS[0], options=list(EPSILON_GENERATORS))
+            argv += [
+                "--generator",
+                cols[0].selectbox(
+                    "Generator",
+                    list(EPSILON_GENERATORS),
+                    key="study-dp-generator",
+                    format_func=lambda n: GENERATORS[n].label or n,
+                ),
+            ]
+        else:
             names = offered()
             keep("study-generator", "synthpop" if "synthpop" in names else names[0], options=names)
             argv += [

@@ -248,6 +248,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.studies": (
         "DEFAULT_DATASETS",
         "DEFAULT_EPSILONS",
+        "EPSILON_GENERATORS",
         "DEFAULT_N_EVALS",
         "DEFAULT_SIZES",
         "STUDIES",

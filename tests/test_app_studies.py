@@ -119,6 +119,24 @@ def test_each_study_shows_its_table_figure_and_downloads(with_studies: Path, stu
     assert not [c for c in table.columns if "_" in c], "plain headers, not column names"
 
 
+def test_the_epsilon_study_offers_the_differentially_private_generators(
+    tmp_path: Path, dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PRIVGAME_RUNS", str(tmp_path / "runs"))
+    at = AppTest.from_file(PAGE, default_timeout=TIMEOUT)
+    at.session_state["dataset"] = dataset
+    at.run()
+    at.selectbox(key="study-name").set_value("epsilon").run()
+    _no_failures(at)
+    assert at.selectbox(key="study-dp-generator").options == [
+        "PrivBayes (differentially private Bayesian network)",
+        "MST (differentially private maximum spanning tree)",
+    ]
+    at.selectbox(key="study-dp-generator").set_value("mst").run()
+    _no_failures(at)
+    assert "python -m privgame study epsilon --generator mst --epsilons inf 100 10 1" in _texts(at.code)
+
+
 def test_a_study_starts_from_the_page_as_the_command_would(
     tmp_path: Path, dataset, monkeypatch: pytest.MonkeyPatch
 ) -> None:

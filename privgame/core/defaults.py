@@ -99,6 +99,10 @@ DEFAULT_SIZES: tuple[int, ...] = (200, 500, 1000, 2000, 5000, 10000)
 DEFAULT_EPSILONS: tuple[float, ...] = (math.inf, 100.0, 10.0, 1.0)
 """The epsilon study's privacy budgets."""
 
+EPSILON_GENERATORS: tuple[str, ...] = ("privbayes", "mst")
+"""The differentially private generators whose budget the epsilon study varies (the first is the
+paper's and the default)."""
+
 DEFAULT_DATASETS = 15
 """The datasets study's number of datasets."""
 

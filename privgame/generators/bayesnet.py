@@ -1349,6 +1349,13 @@ class PrivBayesGenerator(_BayesNetBase):
     def _epsilon(self) -> float:
         return _check_epsilon(self.epsilon)
 
+    @classmethod
+    def risk_cap_for(cls, epsilon: float = 1.0, **_: Any) -> float | None:
+        """The highest membership AUC any attack can reach on any record at ``epsilon`` (one row
+        replaced: the swap the games play), given a public domain; None without noise."""
+        epsilon = _check_epsilon(epsilon)
+        return privacy.auc_bound(epsilon) if math.isfinite(epsilon) else None
+
     @property
     def metadata(self) -> dict[str, Any]:
         """The base facts plus, once fitted, whether the differential-privacy guarantee holds."""
@@ -1368,7 +1375,7 @@ class PrivBayesGenerator(_BayesNetBase):
             meta["dp_guarantee"] = False
             meta["dp_note"] = _DP_NOTE_INFERRED
         else:
-            bound = privacy.auc_bound(epsilon)
+            bound = self.risk_cap_for(epsilon)
             meta["dp_guarantee"] = True
             meta["dp_auc_bound"] = bound
             meta["dp_note"] = (

@@ -413,6 +413,13 @@ class MSTGenerator(SyntheticGenerator):
             codes[j] = flat[starts[cells[j]] + np.minimum(pick, sizes[cells[j]] - 1)]
         return self.domain_.values(codes, rng)
 
+    @classmethod
+    def risk_cap_for(cls, epsilon: float = 1.0, delta: float = 1e-9, **_: Any) -> float | None:
+        """The highest membership AUC any attack can reach on any record at ``(epsilon, delta)``
+        (:func:`risk_cap`), given a public domain; None without noise."""
+        epsilon, delta = _check_epsilon(epsilon), _check_delta(delta)
+        return risk_cap(epsilon, delta) if math.isfinite(epsilon) else None
+
     # ------------------------------------------------------------------ what it keeps
 
     def marginal_sets(self) -> list[tuple[int, ...]]:

@@ -261,11 +261,29 @@ def epsilon_chart(spec: StudySpec, result: StudyResult) -> Chart:
                 + "</extra>",
             )
         )
+    caps = _caps(spec, [e for e in spec.epsilons if e in set(data["epsilon"])])
+    if caps:
+        figure.add_trace(
+            go.Scatter(
+                x=[_epsilon_label(e) for e in caps],
+                y=list(caps.values()),
+                mode="markers",
+                name="cap proven by DP",
+                marker={
+                    "symbol": "line-ew-open",
+                    "size": 40,
+                    "color": OKABE_ITO["bluish_green"],
+                    "line": {"width": 3},
+                },
+                hovertemplate="%{x}: no attack can exceed %{y:.3f}<extra>cap proven by DP</extra>",
+            )
+        )
     _random_guess(figure)
     _layout(figure, title)
     figure.update_layout(boxmode="group")
+    label = {"privbayes": "PrivBayes", "mst": "MST"}.get(spec.base.generator, spec.base.generator)
     figure.update_xaxes(
-        title_text="PrivBayes privacy budget ε (smaller is more private)",
+        title_text=f"{label} privacy budget ε (smaller is more private)",
         categoryorder="array",
         categoryarray=order,
     )
@@ -278,8 +296,32 @@ def epsilon_chart(spec: StudySpec, result: StudyResult) -> Chart:
         f"{_partial(result)}Each point is one of {data['record_id'].nunique()} records, boxes span the "
         "middle half of the records and their dashed line is the mean; the RMSD between the two games "
         f"is {spread}."
+        + (
+            " The green bars are the caps the guarantee proves at each budget (the declared domain is "
+            "public): no attack can exceed them on any record."
+            if caps
+            else ""
+        )
     )
     return Chart(figure=figure, data=data, caption=caption, title=title)
+
+
+def _caps(spec: StudySpec, epsilons: list[float]) -> dict[float, float]:
+    """The cap each budget's guarantee proves on every record's risk, for a generator that has one
+    and a schema whose domain was declared public; empty otherwise."""
+    from privgame.data.schema import Schema
+    from privgame.generators import GENERATORS
+
+    cls = GENERATORS.get(spec.base.generator)
+    if (
+        cls is None
+        or not hasattr(cls, "risk_cap_for")
+        or not Schema.from_dict(spec.base.schema).domain_public
+    ):
+        return {}
+    params = dict(spec.base.generator_params)
+    caps = {e: cls.risk_cap_for(**{**params, "epsilon": e}) for e in epsilons}
+    return {e: float(c) for e, c in caps.items() if c is not None}
 
 
 # --------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@
 study                   what varies (the paper's figure)
 ======================  =======================================================================
 ``size``                |D|: the same target records in nested datasets of growing size (Fig. 3)
-``epsilon``             PrivBayes' privacy budget epsilon, same D and records (Fig. 4)
+``epsilon``             PrivBayes' (Fig. 4) or MST's privacy budget epsilon, same D and records
 ``datasets``            the dataset D_k around one record x: its model-seeded risk in K datasets
                         drawn as in the traditional game, beside its traditional risk (Fig. 5)
 ``convergence``         the seeds: repeated full evaluations of the same records in the same D,
@@ -71,6 +71,7 @@ from privgame.core.defaults import (
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    EPSILON_GENERATORS,
     STUDIES,
     STUDY_TITLES,
 )
@@ -127,6 +128,7 @@ __all__ = [
     "DEFAULT_EPSILONS",
     "DEFAULT_N_EVALS",
     "DEFAULT_SIZES",
+    "EPSILON_GENERATORS",
     "STUDIES",
     "STUDY_TITLES",
     "Job",

@@ -20,13 +20,19 @@ from privgame.core.defaults import (
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
     DEFAULT_SIZES,
+    EPSILON_GENERATORS,
     MISSING_POLICIES,
     STUDIES,
     STUDY_TITLES,
 )
 from privgame.core.errors import ParameterError
 from privgame.core.parameters import argparse_type, parse_epsilon
-from privgame.settings.generator_options import add_generator_options, generator_params
+from privgame.settings.generator_options import (
+    add_domain_option,
+    add_generator_options,
+    apply_domain,
+    generator_params,
+)
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 
 if TYPE_CHECKING:
@@ -48,6 +54,7 @@ _SIZE_HELP = (
 
 def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: bool = True) -> None:
     parser.add_argument("--data", required=True, help="CSV or Parquet file")
+    add_domain_option(parser)
     parser.add_argument(
         "--missing",
         choices=MISSING_POLICIES,
@@ -163,12 +170,19 @@ def add_study_parser(
         "epsilon",
         help=STUDY_TITLES["epsilon"],
         description=(
-            "Both risks of the same K records for PrivBayes with each privacy budget epsilon (the "
-            "paper's Fig. 4). epsilon = inf adds no noise (the same as Baynet)."
+            "Both risks of the same K records for PrivBayes (the paper's Fig. 4) or MST with each "
+            "privacy budget epsilon, beside the cap each budget's guarantee proves (with a public "
+            "domain). epsilon = inf adds no noise (for PrivBayes, the same as Baynet)."
         ),
     )
-    group = eps.add_argument_group("generator (PrivBayes)")
-    group.add_argument("--degree", type=int, help="parents per column k (default 1)")
+    group = eps.add_argument_group("generator (PrivBayes or MST)")
+    group.add_argument(
+        "--generator",
+        choices=EPSILON_GENERATORS,
+        default=EPSILON_GENERATORS[0],
+        help="the differentially private generator whose budget varies (default: %(default)s)",
+    )
+    group.add_argument("--degree", type=int, help="PrivBayes: parents per column k (default 1)")
     group.add_argument("--bins", type=int, help="bins per continuous column (default 10)")
     eps.add_argument(
         "--epsilons",
@@ -317,10 +331,16 @@ def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -
 
     name = args.study_command
     if dataset is None:
-        dataset = load_dataset(args.data, missing_policy=args.missing)
+        dataset = apply_domain(
+            load_dataset(args.data, missing_policy=args.missing), getattr(args, "domain", None)
+        )
     n_rows = len(dataset.table)
     if name == "epsilon":
-        generator = "privbayes"
+        generator = args.generator
+        if generator != "privbayes" and args.degree is not None:
+            raise ParameterError(
+                f"--degree is PrivBayes' parents per column; {generator} has none, so remove it."
+            )
         params = {k: getattr(args, k) for k in ("degree", "bins") if getattr(args, k) is not None}
     else:
         generator = args.generator

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from privgame.core.defaults import STUDIES
+from privgame.core.defaults import EPSILON_GENERATORS, STUDIES
 from privgame.core.errors import ParameterError
 from privgame.settings.run_spec import RunSpec, TargetSelection
 
@@ -40,7 +40,7 @@ class StudySpec:
     sizes : tuple of int
         ``size``: the values of |D|.
     epsilons : tuple of float
-        ``epsilon``: PrivBayes' budgets (``inf`` allowed: no noise).
+        ``epsilon``: the budgets of PrivBayes or MST (``inf`` allowed: no noise).
     n_datasets : int
         ``datasets``: how many datasets D_k to draw around the record.
     n_evals : tuple of int
@@ -90,10 +90,10 @@ class StudySpec:
             if len(set(self.sizes)) != len(self.sizes):
                 out.append("the dataset sizes contain duplicates; list each size once.")
         elif self.study == "epsilon":
-            if self.base.generator != "privbayes":
+            if self.base.generator not in EPSILON_GENERATORS:
                 out.append(
-                    f"the epsilon study varies PrivBayes' budget; its generator must be 'privbayes', "
-                    f"not {self.base.generator!r}."
+                    "the epsilon study varies a differentially private generator's budget; its "
+                    f"generator must be one of {list(EPSILON_GENERATORS)}, not {self.base.generator!r}."
                 )
             if not self.epsilons:
                 out.append("the epsilon study needs at least one epsilon (--epsilons).")

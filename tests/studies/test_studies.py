@@ -156,6 +156,29 @@ def test_epsilon_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:
     assert "ε = ∞" in chart.caption
 
 
+def test_an_mst_epsilon_study_draws_each_budget_s_proven_cap(
+    adult_csv: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from privgame.data.domain import domain_template
+    from privgame.generators.mst import risk_cap
+
+    domain = tmp_path / "domain.json"
+    template = domain_template(load_dataset(adult_csv).schema)
+    domain.write_text(template if isinstance(template, str) else json.dumps(template))
+    options = ["--generator", "mst", "--epsilons", "inf", "0.5", "--size", "40", "--targets", "2"]
+    assert _study("epsilon", adult_csv, tmp_path, *options, "--domain", str(domain)) == 0
+    folder = _only_study(tmp_path)
+    run_specs = [RunFolder(folder.path / "runs" / job.key).spec() for job in plan_jobs(folder.spec())]
+    assert {s.generator for s in run_specs} == {"mst"}
+    chart = study_chart(folder.spec(), study_results(folder))
+    (cap,) = [trace for trace in chart.figure.data if trace.name == "cap proven by DP"]
+    assert list(cap.x) == ["ε = 0.5"] and list(cap.y) == [pytest.approx(risk_cap(0.5))]  # none at ∞
+    assert "MST privacy budget" in chart.figure.layout.xaxis.title.text and "green bars" in chart.caption
+    capsys.readouterr()
+    assert _study("epsilon", adult_csv, tmp_path / "x", "--generator", "mst", "--degree", "2") == 2
+    assert "--degree is PrivBayes' parents per column; mst has none" in capsys.readouterr().err
+
+
 def test_datasets_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:
     status = _study(
         "datasets", adult_csv, tmp_path, "--generator", "marginals", "--datasets", "4", "--size", "40"
@@ -304,7 +327,9 @@ def test_a_study_started_by_clicks_on_concurrent_threads_is_made_once(
 
 
 def test_settings_that_do_not_fit_are_refused_with_the_fix(dataset, tmp_path: Path) -> None:
-    with pytest.raises(ParameterError, match="generator must be 'privbayes'"):
+    with pytest.raises(
+        ParameterError, match=r"generator must be one of \['privbayes', 'mst'\], not 'marginals'"
+    ):
         create_study(tmp_path, StudySpec("epsilon", _base(dataset), epsilons=(1.0,)), dataset.table)
     with pytest.raises(ParameterError, match="a spread needs two"):
         bad = StudySpec("convergence", _base(dataset), n_evals=(8,), repeats=1)
