@@ -340,7 +340,7 @@ def body() -> None:
     st.title("Studies")
     st.markdown(
         "The paper's studies, each a set of runs that changes one thing: the size of the target "
-        "dataset, PrivBayes' privacy budget ε, the dataset a record sits in, and the number of "
+        "dataset, the privacy budget ε of PrivBayes or MST, the dataset a record sits in, and the number of "
         "evaluation runs (the paper's Figures 3 to 6)."
     )
     _start()

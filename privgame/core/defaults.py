@@ -87,7 +87,7 @@ STUDIES: tuple[str, ...] = ("size", "epsilon", "datasets", "convergence")
 
 STUDY_TITLES: dict[str, str] = {
     "size": "Dataset size (Fig. 3)",
-    "epsilon": "Differential privacy: PrivBayes' epsilon (Fig. 4)",
+    "epsilon": "Differential privacy: the privacy budget epsilon (Fig. 4)",
     "datasets": "One record in different datasets (Fig. 5)",
     "convergence": "Convergence in N_eval (Fig. 6, Appendix C)",
 }
