@@ -31,7 +31,7 @@ def measure(path: str) -> None:
     from privgame.core.seeding import stream
     from privgame.data import BUNDLED_ADULT, encode, load_dataset
     from privgame.generators.bayesnet import _Domain
-    from privgame.generators.mst import _pair_counts, estimate_tree, spanning_tree
+    from privgame.generators.mst import _pair_counts, estimate_tree, selection_weights, spanning_tree
 
     dataset = load_dataset(BUNDLED_ADULT)
     X = encode(dataset.table, dataset.schema)
@@ -48,19 +48,9 @@ def measure(path: str) -> None:
         one = [
             np.bincount(codes[j], minlength=cards[j]) + rng.normal(0, one_scale, cards[j]) for j in range(d)
         ]
-        total = float(np.mean([m.sum() for m in one]))
-        shares = [np.clip(m, 0, None) / np.clip(m, 0, None).sum() for m in one]
-        weights = {
-            (a, b): float(
-                np.abs(
-                    _pair_counts(codes[a], codes[b], cards[a], cards[b])
-                    - total * np.outer(shares[a], shares[b])
-                ).sum()
-            )
-            for a in range(d)
-            for b in range(a + 1, d)
-        }
-        edges = spanning_tree(weights, d, math.sqrt(8 * (rho / 3) / (d - 1)), rng)
+        edges = spanning_tree(
+            selection_weights(list(codes), cards, one), d, math.sqrt(8 * (rho / 3) / (d - 1)), rng
+        )
         two = {
             (a, b): _pair_counts(codes[a], codes[b], cards[a], cards[b])
             + rng.normal(0, two_scale, (cards[a], cards[b]))

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from privgame.data import load_dataset
+from privgame.data.schema import CATEGORICAL, Schema
 from privgame.games.engine import start_run
 from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection
 from privgame.settings.setups import release_inputs
@@ -18,6 +19,13 @@ from privgame.store.folders import RunFolder
 
 SIZES = {"aux": 700, "eval": 600, "target": 60}
 """|D_aux|, |D_eval| and |D| of :func:`small_spec`: fit for the 1,500-row ``small_adult`` table."""
+
+
+def declared(schema: Schema) -> Schema:
+    """The same schema with every domain declared (public), as an owner declares it."""
+    categories = {c.name: c.categories for c in schema.used if c.role == CATEGORICAL}
+    bounds = {c.name: (c.lower, c.upper) for c in schema.used if c.role != CATEGORICAL}
+    return schema.with_domain(categories=categories, bounds=bounds)
 
 
 def bare_spec(**changes: Any) -> RunSpec:

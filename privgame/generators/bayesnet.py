@@ -244,6 +244,38 @@ def _integer_bins(lower: float, upper: float, bins: int) -> tuple[np.ndarray, np
     return first, counts
 
 
+def training_domain(name: str, X: np.ndarray, schema: Schema, bins: int) -> tuple[np.ndarray, _Domain]:
+    """The training rows as float64 and the binned domain of a generator that discretises them
+    (Baynet, PrivBayes, MST), after the checks they share.
+
+    Raises
+    ------
+    SchemaError
+        For a schema without used columns, rows that do not fit it, or a column without a usable
+        domain.
+    ParameterError
+        For no training rows, or more bins than training rows.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    d = len(schema.used)
+    if d == 0:
+        raise SchemaError(f"The {name} generator needs at least one used column.")
+    if X.ndim != 2 or X.shape[1] != d:
+        raise SchemaError(
+            f"The training array has shape {X.shape} but the schema has {d} used columns; "
+            "encode the table with privgame.data.encoding.encode."
+        )
+    n = X.shape[0]
+    if n == 0:
+        raise ParameterError(f"The {name} generator needs at least one training row.")
+    domain = _Domain(schema, bins)
+    if (~domain.is_cat).any() and bins > n:
+        raise ParameterError(
+            f"bins={bins} is more than the {n} training rows; use at most bins={n} (or more training rows)."
+        )
+    return X, domain
+
+
 class _Domain:
     """Cardinality of every used column after discretisation, and the continuous bounds."""
 
@@ -1059,24 +1091,8 @@ class _BayesNetBase(SyntheticGenerator):
     def _fit(self, X: np.ndarray, schema: Schema, rng: np.random.Generator, epsilon: float) -> None:
         degree = _check_degree(self.degree)
         bins = _check_bins(self.bins)
-        X = np.asarray(X, dtype=np.float64)
-        d = len(schema.used)
-        if d == 0:
-            raise SchemaError(f"The {self.name} generator needs at least one used column.")
-        if X.ndim != 2 or X.shape[1] != d:
-            raise SchemaError(
-                f"The training array has shape {X.shape} but the schema has {d} used columns; "
-                "encode the table with privgame.data.encoding.encode."
-            )
-        n = X.shape[0]
-        if n == 0:
-            raise ParameterError(f"The {self.name} generator needs at least one training row.")
-        domain = _Domain(schema, bins)
-        if (~domain.is_cat).any() and bins > n:
-            raise ParameterError(
-                f"bins={bins} is more than the {n} training rows; use at most bins={n} "
-                "(or more training rows)."
-            )
+        X, domain = training_domain(self.name, X, schema, bins)
+        d, n = X.shape[1], X.shape[0]
         k = min(degree, d - 1)
         largest = math.prod(sorted((int(c) for c in domain.cards), reverse=True)[: k + 1])
         if largest > _MAX_TABLE_CELLS:

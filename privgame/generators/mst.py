@@ -45,10 +45,10 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from privgame.core import privacy
-from privgame.core.errors import ParameterError, SchemaError
+from privgame.core.errors import ParameterError
 from privgame.data.schema import Schema
 from privgame.generators.base import SyntheticGenerator
-from privgame.generators.bayesnet import _DP_NOTE_INFERRED, _check_bins, _check_epsilon, _Domain
+from privgame.generators.bayesnet import _DP_NOTE_INFERRED, _check_bins, _check_epsilon, training_domain
 from privgame.generators.registry import register
 
 __all__ = ["MSTGenerator", "risk_cap", "swap_epsilon"]
@@ -83,6 +83,27 @@ def _exponential_mechanism(scores: np.ndarray, epsilon: float, rng: np.random.Ge
     logits = epsilon / 2.0 * (scores - scores.max())
     weights = np.exp(logits)
     return int(rng.choice(len(scores), p=weights / weights.sum()))
+
+
+def selection_weights(
+    codes: list[np.ndarray], sizes: list[int], one_way: list[np.ndarray]
+) -> dict[tuple[int, int], float]:
+    """MST's score of every pair of columns ``(a, b)``, ``a < b``: the L1 distance between the
+    pair's true counts (of ``codes``, each column's cells ``0 .. sizes[j] - 1``) and the counts
+    the noisy one-way measurements imply when the two columns are independent. Adding or removing
+    one row moves a score by at most 1."""
+    d = len(codes)
+    total = max(float(np.mean([m.sum() for m in one_way])), 1.0)
+    shares = [np.clip(m, 0.0, None) / max(np.clip(m, 0.0, None).sum(), 1e-300) for m in one_way]
+    return {
+        (a, b): float(
+            np.abs(
+                _pair_counts(codes[a], codes[b], sizes[a], sizes[b]) - total * np.outer(shares[a], shares[b])
+            ).sum()
+        )
+        for a in range(d)
+        for b in range(a + 1, d)
+    }
 
 
 def spanning_tree(
@@ -257,24 +278,8 @@ class MSTGenerator(SyntheticGenerator):
             When ``X`` does not fit ``schema`` or a column has no usable domain.
         """
         epsilon, delta, bins = _check_epsilon(self.epsilon), _check_delta(self.delta), _check_bins(self.bins)
-        X = np.asarray(X, dtype=np.float64)
-        d = len(schema.used)
-        if d == 0:
-            raise SchemaError("The mst generator needs at least one used column.")
-        if X.ndim != 2 or X.shape[1] != d:
-            raise SchemaError(
-                f"The training array has shape {X.shape} but the schema has {d} used columns; "
-                "encode the table with privgame.data.encoding.encode."
-            )
-        n = X.shape[0]
-        if n == 0:
-            raise ParameterError("The mst generator needs at least one training row.")
-        domain = _Domain(schema, bins)
-        if (~domain.is_cat).any() and bins > n:
-            raise ParameterError(
-                f"bins={bins} is more than the {n} training rows; use at most bins={n} "
-                "(or more training rows)."
-            )
+        X, domain = training_domain(self.name, X, schema, bins)
+        d = X.shape[1]
         cards = [int(c) for c in domain.cards]
         largest = max((cards[a] * cards[b] for a in range(d) for b in range(a + 1, d)), default=0)
         if largest > _MAX_PAIR_CELLS:
@@ -313,18 +318,7 @@ class MSTGenerator(SyntheticGenerator):
         sizes = [len(g) for g in groups]
 
         # 4. selection: the pairs an independent model of the noisy one-way counts gets most wrong.
-        total = max(float(np.mean([m.sum() for m in measured])), 1.0)
-        shares = [np.clip(m, 0.0, None) / max(np.clip(m, 0.0, None).sum(), 1e-300) for m in measured]
-        weights = {
-            (a, b): float(
-                np.abs(
-                    _pair_counts(small[a], small[b], sizes[a], sizes[b])
-                    - total * np.outer(shares[a], shares[b])
-                ).sum()
-            )
-            for a in range(d)
-            for b in range(a + 1, d)
-        }
+        weights = selection_weights(small, sizes, measured)
         em_epsilon = math.sqrt(8.0 * (rho / 3.0) / (d - 1)) if private and d > 1 else math.inf
         edges = spanning_tree(weights, d, em_epsilon, rng)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import declared
 
 from privgame.core.errors import ParameterError, SchemaError
 from privgame.data.encoding import encode
@@ -42,13 +43,6 @@ def adult() -> tuple[np.ndarray, Schema]:
     table = pd.read_csv(ADULT, na_values=["?"]).dropna().sample(2000, random_state=0)
     schema = infer_schema(table)
     return encode(table, schema), schema
-
-
-def _declared(schema: Schema) -> Schema:
-    """The same schema with every domain declared (public)."""
-    categories = {c.name: c.categories for c in schema.used if c.role == CATEGORICAL}
-    bounds = {c.name: (c.lower, c.upper) for c in schema.used if c.role != CATEGORICAL}
-    return schema.with_domain(categories=categories, bounds=bounds)
 
 
 def _binned_marginals(X: np.ndarray, schema: Schema) -> list[np.ndarray]:
@@ -572,11 +566,11 @@ def test_dp_metadata_depends_on_the_domain(adult):
     assert inferred["dp_guarantee"] is False
     assert "read off the private data" in inferred["dp_note"]
     assert inferred["epsilon"] == 1.0
-    declared_schema = _declared(schema)
+    declared_schema = declared(schema)
     assert declared_schema.domain_public
-    declared = PrivBayesGenerator(epsilon=1.0).fit(X[:300], declared_schema, rng=rng).metadata
-    assert declared["dp_guarantee"] is True
-    assert "epsilon = 1" in declared["dp_note"]
+    public = PrivBayesGenerator(epsilon=1.0).fit(X[:300], declared_schema, rng=rng).metadata
+    assert public["dp_guarantee"] is True
+    assert "epsilon = 1" in public["dp_note"]
     unbounded = PrivBayesGenerator(epsilon=math.inf).fit(X[:300], declared_schema, rng=rng)
     assert unbounded.metadata["dp_guarantee"] is False
     baynet = BaynetGenerator().fit(X[:300], schema, rng=rng).metadata

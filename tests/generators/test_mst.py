@@ -10,13 +10,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from builders import declared
 
 from privgame.attack.marginal import MarginalAttack
 from privgame.core import privacy
 from privgame.core.errors import ParameterError
 from privgame.core.seeding import stream
 from privgame.data.encoding import encode
-from privgame.data.schema import CATEGORICAL, Schema, infer_schema
+from privgame.data.schema import Schema, infer_schema
 from privgame.generators import create
 from privgame.generators.bayesnet import _Domain
 from privgame.generators.mst import MSTGenerator, spanning_tree, swap_epsilon
@@ -31,12 +32,6 @@ def adult() -> tuple[np.ndarray, Schema]:
     table = pd.read_csv(ADULT, na_values=["?"]).dropna()[COLUMNS].sample(5000, random_state=0)
     schema = infer_schema(table)
     return encode(table, schema), schema
-
-
-def _declared(schema: Schema) -> Schema:
-    categories = {c.name: c.categories for c in schema.used if c.role == CATEGORICAL}
-    bounds = {c.name: (c.lower, c.upper) for c in schema.used if c.role != CATEGORICAL}
-    return schema.with_domain(categories=categories, bounds=bounds)
 
 
 def _root(parent: list[int], i: int) -> int:
@@ -102,7 +97,7 @@ def test_a_one_way_measurement_carries_the_declared_noise() -> None:
     # One column, 200 rows in each of two values: no edge, no compression, the estimate is the
     # measurement itself; 1,500 fits.
     table = pd.DataFrame({"c": ["a"] * 200 + ["b"] * 200})
-    schema = _declared(infer_schema(table))
+    schema = declared(infer_schema(table))
     X = encode(table, schema)
     errors = []
     for k in range(1500):
@@ -154,14 +149,14 @@ def test_the_guarantee_bounds_every_attack_and_needs_a_public_domain(
     X, schema = adult
     inferred = MSTGenerator(epsilon=1.0).fit(X, schema, rng=stream(1, 0)).metadata
     assert inferred["dp_guarantee"] is False and "read off the private data" in inferred["dp_note"]
-    meta = MSTGenerator(epsilon=1.0).fit(X, _declared(schema), rng=stream(1, 0)).metadata
+    meta = MSTGenerator(epsilon=1.0).fit(X, declared(schema), rng=stream(1, 0)).metadata
     assert meta["dp_guarantee"] is True
     swap = swap_epsilon(meta["rho"], 1e-9)
     # The swap the games play costs less than the group-privacy 2 epsilon, more than one step.
     assert 1.0 < swap < 2.0
     assert meta["dp_auc_bound"] == privacy.auc_bound(swap, 1e-9)
     assert f"{meta['dp_auc_bound']:.3f}" in meta["dp_note"]
-    noiseless = MSTGenerator(epsilon=math.inf).fit(X, _declared(schema), rng=stream(1, 0)).metadata
+    noiseless = MSTGenerator(epsilon=math.inf).fit(X, declared(schema), rng=stream(1, 0)).metadata
     assert noiseless["dp_guarantee"] is False and "dp_auc_bound" not in noiseless
 
 
