@@ -290,13 +290,15 @@ class Audit:
         merge_rare: Mapping[str, int] | None = None,
         bins: Mapping[str, int] | None = None,
         screened: bool = False,
+        private: float | None = None,
         threshold: float | None = None,
         workers: int | None = None,
         progress: bool | Callable[[Progress], None] = True,
     ) -> Audit:
         """Apply remedies and re-audit (``privgame remedy``): leave records out, generalise the
-        generator (``("min-leaf", 20)``, ``("epsilon", 1.0)``), merge rare categories or bin
-        columns. A remedy made before is finished or read, not made twice. Returns the re-audit."""
+        generator (``("min-leaf", 20)``, ``("epsilon", 1.0)``), train the release with MST at
+        ``private`` = epsilon (differential privacy), merge rare categories or bin columns. A
+        remedy made before is finished or read, not made twice. Returns the re-audit."""
         from privgame.service import Remedy, create_remedy, find_remedy, plan_remedy
 
         self._require_done()
@@ -307,6 +309,7 @@ class Audit:
             merge_rare=tuple((merge_rare or {}).items()),
             bins=tuple((bins or {}).items()),
             screened=screened,
+            private=private,
         )
         planned = plan_remedy(self.folder, remedy)
         made = find_remedy(self.folder, planned[0])

@@ -115,6 +115,9 @@ def test_report_release_extend_and_remedy(done: privgame.Audit, tmp_path: Path) 
     assert done.remedy(leave_out="at-risk-and-undecided", progress=False).path == fixed.path  # made once
     fixed.extend(16, progress=False)
     assert (fixed.records()["n_eval"] >= 8).all()
+    private = done.remedy(private=0.5, progress=False)  # the command line's --private
+    assert private.state == "done" and private.spec.generator == "mst"
+    assert private.spec.generator_params["epsilon"] == 0.5
 
 
 def test_bad_input_names_the_problem(adult_csv: Path, tmp_path: Path) -> None:
