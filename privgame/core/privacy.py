@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from privgame.core.errors import ParameterError
 
@@ -25,6 +26,18 @@ def _check(name: str, value: float, *, low: float, high: float = math.inf, inf_o
     if math.isnan(number) or number <= low or number > high or (number == math.inf and not inf_ok):
         raise ParameterError(f"{name} must lie in ({low:g}, {high:g}), got {value!r}.")
     return number
+
+
+def _switch(before: Callable[[float], bool], lo: float, hi: float) -> tuple[float, float]:
+    """Bisection: ``(lo, hi)`` 200 halvings apart around the point where the monotone ``before``
+    turns from True (at ``lo``) to False (at ``hi``)."""
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if before(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo, hi
 
 
 def zcdp_delta(rho: float, epsilon: float) -> float:
@@ -87,13 +100,7 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     lo, hi = 0.0, epsilon + 1.0  # rho <= epsilon always: zcdp_delta(epsilon, epsilon) is large
     while zcdp_delta(hi, epsilon) <= delta:
         hi *= 2
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if zcdp_delta(mid, epsilon) <= delta:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    return _switch(lambda rho: zcdp_delta(rho, epsilon) <= delta, lo, hi)[0]
 
 
 def zcdp_epsilon(rho: float, delta: float) -> float:
@@ -110,14 +117,8 @@ def zcdp_epsilon(rho: float, delta: float) -> float:
     delta = _check("delta", delta, low=0.0, high=1.0)
     if rho == 0:
         return 0.0
-    lo, hi = 0.0, rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0  # the classic bound, loosened
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        if zcdp_delta(rho, mid) <= delta:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    hi = rho + 2 * math.sqrt(rho * math.log(1 / delta)) + 1.0  # the classic bound, loosened
+    return _switch(lambda epsilon: zcdp_delta(rho, epsilon) > delta, 0.0, hi)[1]
 
 
 def auc_bound(epsilon: float, delta: float = 0.0) -> float:

@@ -646,21 +646,14 @@ def risk_intervals(records: pd.DataFrame, threshold: float, *, cap: float | None
     data["label"] = [f"record {r} ({g})" for r, g in zip(data["record_id"], data["group"], strict=True)]
     floor = _risk_floor(np.r_[data["risk_model_seeded_low"].to_numpy(), data["risk_model_seeded"]], t)
     figure = go.Figure()
+    lines = [(t, "threshold t", {"color": OKABE_ITO["black"], "width": 1, "dash": "dash"})]
+    lines.append((0.5, "random guess", {"color": _GREY, "width": 1, "dash": "dot"}))
     if cap is not None:
-        figure.add_shape(
-            type="line",
-            name="DP cap",
-            x0=cap,
-            x1=cap,
-            y0=0,
-            y1=1,
-            yref="paper",
-            line={"color": OKABE_ITO["bluish_green"], "width": 2},
-        )
+        lines.append((cap, "DP cap", {"color": OKABE_ITO["bluish_green"], "width": 2}))
         figure.add_annotation(
             x=cap, y=1, yref="paper", text=f"DP cap {cap:.3f}", showarrow=False, yanchor="bottom"
         )
-    for x, name, dash in ((t, "threshold t", "dash"), (0.5, "random guess", "dot")):
+    for x, name, line in lines:
         figure.add_shape(
             type="line",
             name=name,
@@ -669,7 +662,7 @@ def risk_intervals(records: pd.DataFrame, threshold: float, *, cap: float | None
             y0=0,
             y1=1,
             yref="paper",
-            line={"color": OKABE_ITO["black"] if dash == "dash" else _GREY, "width": 1, "dash": dash},
+            line=line,
         )
     for verdict, color, symbol in _VERDICT_STYLES:
         part = data.loc[data["verdict"] == verdict]
