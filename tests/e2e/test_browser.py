@@ -579,6 +579,9 @@ def test_remedy_walk_through(browser, tmp_path: Path) -> None:  # type: ignore[n
         assert child.state == "done"
         page.get_by_role("heading", name="Compare the family").wait_for()
         # Before -> after (the left-out records as crosses); no utility measured: no second chart.
+        # (The heading can come before the chart is drawn on a busy machine: wait for it first.)
+        page.locator(".js-plotly-plot").first.wait_for()
+        _settle(page)
         assert page.locator(".js-plotly-plot").count() == 1
         page.get_by_text("The privacy–utility chart needs each run's downstream utility").wait_for()
         _shot(page, "m2-compare")
