@@ -19,6 +19,7 @@ __all__ = [
     "DEFAULT_DATASETS",
     "DEFAULT_EPSILONS",
     "DEFAULT_HOLDOUT",
+    "DEFAULT_INFERENCE_THRESHOLD",
     "DEFAULT_N_EVALS",
     "DEFAULT_SCREEN",
     "DEFAULT_SCREEN_SHADOWS",
@@ -118,3 +119,7 @@ default) or draws a fresh one (see :mod:`privgame.runs.remedy`)."""
 
 UTILITY_SAMPLES = 5
 """``utility --samples``' default (:data:`privgame.analysis.utility.DEFAULT_SAMPLES`)."""
+
+DEFAULT_INFERENCE_THRESHOLD = 0.1
+"""The default inference threshold: a record is at risk of inference when the release names its
+secret more often with the record in D than without it by more than this (10 percentage points)."""

@@ -101,10 +101,31 @@ def measure_similarity(
     )
     out["synthetic_rows"] = int(n)
     out["table"] = table.to_dict()
+    if spec.inference.on:
+        out["inference"] = _aggregate_inference(schema, spec, synthetic, train, nonmembers)
     out["records"] = {
         str(int(t)): [float(per_record.dcr[i]), float(per_record.p_value[i])] for i, t in enumerate(targets)
     }
     return out
+
+
+def _aggregate_inference(
+    schema: Any, spec: RunSpec, synthetic: np.ndarray, members: np.ndarray, nonmembers: np.ndarray
+) -> dict[str, Any]:
+    """The release's aggregate inference gap per secret (:func:`privgame.games.inference.aggregate_gap`),
+    the attacks scaled on the non-members (data the attacker could hold)."""
+    from privgame.attack.inference import SecretAttack
+    from privgame.data.schema import Schema
+    from privgame.games.inference import aggregate_gap
+
+    schema = schema if isinstance(schema, Schema) else Schema.from_dict(spec.schema)
+    rng = stream(spec.seed, 0, Role.SIMILARITY, 2)
+    return {
+        secret: aggregate_gap(
+            SecretAttack.prepare(schema, secret, nonmembers), synthetic, members, nonmembers, rng=rng
+        )
+        for secret in spec.inference.secrets
+    }
 
 
 def similarity_of(
@@ -122,6 +143,12 @@ def similarity_of(
 
 def _covers(stored: Mapping[str, Any] | None, spec: RunSpec, targets: np.ndarray) -> bool:
     if not stored or stored.get("version") != _VERSION or stored.get("seed") != spec.seed:
+        return False
+    if (
+        spec.inference.on
+        and stored.get("table") is not None
+        and sorted(stored.get("inference") or {}) != sorted(spec.inference.secrets)
+    ):
         return False
     records = stored.get("records")
     if stored.get("table") is None:

@@ -66,6 +66,7 @@ def build_audit(spec: RunSpec, table: pd.DataFrame) -> tuple[Context, dict[str, 
         games=spec.attack.games,
         attacker=spec.attack.attacker,
         attacks=spec.attack.attacks,
+        secrets=spec.inference.secrets,
     )
     _check_attacks(ctx)
     groups = audit_groups(spec.targets, split.target, X, schema, seed=spec.seed)

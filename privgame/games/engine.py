@@ -49,6 +49,7 @@ from privgame.games.context import (
 from privgame.games.estimate import time_left
 from privgame.games.game import GAMES, MODEL_SEEDED, SHARED_ROLES, TRADITIONAL
 from privgame.games.game import played as played_games
+from privgame.games.inference import add_verdicts, inference_summary, record_inference
 from privgame.games.work import (
     Context,
     chosen_attack,
@@ -1148,6 +1149,8 @@ def record_results(
         row["attack_shadow_auc"] = float(data.get("shadow_auc", nan))
         row["difference"] = row[MODEL_SEEDED.column()] - row[TRADITIONAL.column()]
         row["outlier_score"] = float(outlier[position])
+        if spec.inference.on and "inferred" in data:
+            row.update(_record_inference(ctx, rid, data["inferred"], looks))
         rows.append(row)
     training = _training_variance(folder, halves)
     half_a_aucs, half_b_aucs = (np.array([pair[i] for pair in halves], dtype=np.float64) for i in (0, 1))
@@ -1183,6 +1186,8 @@ def record_results(
         )
         if game not in played_games(spec.attack.games):
             records[game.verdict_column] = NOT_RUN
+    if spec.inference.on:
+        add_verdicts(records, spec.inference.secrets, spec.inference.threshold)
     similarity = _similarity(folder, ctx, spec, targets)
     figures = similarity.get("records") or {}
     records["dcr"] = [figures.get(str(int(r)), [nan, nan])[0] for r in records["record_id"]]
@@ -1209,9 +1214,23 @@ def record_results(
     summary["queries"] = ctx.queries().describe()
     summary["twins"] = _twins(ctx, targets)
     summary["similarity"] = similarity_answer(records, similarity, spec, spec.threshold)
+    if spec.inference.on:
+        summary["inference"] = {
+            **inference_summary(records, spec.inference.secrets, spec.inference.threshold),
+            "aggregate": similarity.get("inference") or {},
+        }
     screened = folder.screen() if folder.has_screen() else None
     summary.update(audit_summary(records, spec, spec.threshold, screened=screened))
     return records, scores_df, summary
+
+
+def _record_inference(ctx: Context, record_id: int, inferred: np.ndarray, looks: int) -> dict[str, Any]:
+    """A record's inference columns (:func:`privgame.games.inference.record_inference`)."""
+    attacks = ctx.secret_attacks()
+    truth = [int(a.classes(ctx.X[record_id : record_id + 1, a.secret])[0]) for a in attacks]
+    return record_inference(
+        inferred, truth, secrets=ctx.secrets, attacks=attacks, schema=ctx.schema, looks=looks
+    )
 
 
 def _similarity(folder: RunFolder, ctx: Context, spec: RunSpec, targets: np.ndarray) -> dict[str, Any]:

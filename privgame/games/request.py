@@ -19,7 +19,14 @@ from privgame.core.errors import ParameterError
 from privgame.data import Dataset
 from privgame.settings.attacks import resolve_attacks
 from privgame.settings.generator_options import apply_domain, check_generator_params
-from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
+from privgame.settings.run_spec import (
+    DEFAULT_INFERENCE_THRESHOLD,
+    AttackSettings,
+    InferenceSettings,
+    RunSpec,
+    ScreenSettings,
+    TargetSelection,
+)
 from privgame.settings.setups import AuditInputs
 
 __all__ = ["DEFAULT_OUTLIERS", "DEFAULT_RANDOM", "AuditRequest", "PreparedRequest", "prepare_request"]
@@ -57,6 +64,9 @@ class AuditRequest:
         ``target_selection``.
     attacker, games, attacks
         None for the set-up's defaults.
+    secrets, inference_threshold
+        The secret columns of the attribute-inference game (none: not played) and its threshold
+        (None: :data:`~privgame.settings.run_spec.DEFAULT_INFERENCE_THRESHOLD`).
     """
 
     data: Source
@@ -90,6 +100,8 @@ class AuditRequest:
     screen: Literal["all", "none"] | None = None
     confirm_top: int | None = None
     screen_shadows: int | None = None
+    secrets: Sequence[str] = ()
+    inference_threshold: float | None = None
     threshold: float = 0.8
     seed: int = 0
 
@@ -156,6 +168,14 @@ def prepare_request(request: AuditRequest) -> PreparedRequest:
             request.screen,
             confirm_top=request.confirm_top,
             shadows=request.screen_shadows,
+        ),
+        inference=InferenceSettings(
+            secrets=(request.secrets,) if isinstance(request.secrets, str) else tuple(request.secrets),
+            threshold=(
+                DEFAULT_INFERENCE_THRESHOLD
+                if request.inference_threshold is None
+                else request.inference_threshold
+            ),
         ),
     ).validate()
     return PreparedRequest(spec, inputs, dataset, dropped)

@@ -31,6 +31,7 @@ import numpy as np
 
 from privgame.attack import AttackContext, ChosenAttack, MetaClassifier, Portfolio, QuerySet
 from privgame.attack import create as create_attack
+from privgame.attack.inference import INFERENCE_ATTACKS, SecretAttack
 from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
 from privgame.games import live, plan, threat
@@ -94,6 +95,9 @@ class Context:
     attacks : tuple of str
         The attacks of the portfolio (:mod:`privgame.attack.portfolio`), registry names; TAPAS
         alone (the paper's attack) is the default.
+    secrets : tuple of str
+        The secret columns of the attribute-inference game (:mod:`privgame.games.inference`),
+        played on the model-seeded game's own synthetic datasets; empty: not played.
     """
 
     X: np.ndarray
@@ -115,6 +119,7 @@ class Context:
     games: str = "both"
     attacker: str = "population"
     attacks: tuple[str, ...] = ("tapas",)
+    secrets: tuple[str, ...] = ()
 
     @property
     def threat(self) -> ThreatModel:
@@ -164,7 +169,31 @@ class Context:
         (:meth:`Portfolio.fit`). TAPAS alone gives exactly its counting queries' features."""
         return _portfolio(self)
 
+    def secret_attacks(self) -> tuple[SecretAttack, ...]:
+        """The attribute-inference attacks on each secret, prepared once per process and context
+        on the attacker's reference rows (D_aux)."""
+        aux = hashlib.blake2b(np.ascontiguousarray(self.aux).tobytes(), digest_size=16).hexdigest()
+        key = (aux, self.secrets, repr(self.schema.to_dict()))
+        known = _SECRET_ATTACKS.get("key")
+        if known is None or known[0] != key or known[1] is not self.X:
+            prepared = tuple(SecretAttack.prepare(self.schema, s, self.X[self.aux]) for s in self.secrets)
+            _SECRET_ATTACKS["key"] = known = (key, self.X, prepared)
+        return known[2]
 
+    def inferred(self, synthetic: np.ndarray, record_id: int) -> np.ndarray:
+        """What each inference attack names as the record's secret (a class, see
+        :meth:`SecretAttack.classes`) in ``synthetic``: int16 array (secrets, attacks)."""
+        x = self.X[record_id][None, :]
+        return np.array(
+            [
+                [a.predict_nearest(synthetic, x)[0], a.predict_bayes(synthetic, x)[0]]
+                for a in self.secret_attacks()
+            ],
+            dtype=np.int16,
+        ).reshape(len(self.secrets), len(INFERENCE_ATTACKS))
+
+
+_SECRET_ATTACKS: dict[str, tuple[Any, np.ndarray, tuple[SecretAttack, ...]]] = {}
 _PORTFOLIOS: dict[str, Portfolio] = {}
 
 
@@ -361,13 +390,17 @@ def _features(
     rng: np.random.Generator,
     clock: _Clock,
     swap: tuple[int, int] | None = None,
+    inferred: list[np.ndarray] | None = None,
 ) -> np.ndarray:
     """Features of x on the generator trained on ``rows`` (``swap``: D with (record, reference)
-    swapped, which a generator with ``refit_swap`` refits from its model on D)."""
+    swapped, which a generator with ``refit_swap`` refits from its model on D); with ``inferred``,
+    what the inference attacks name as the record's secret there is appended to it."""
     t0 = time.perf_counter()
     synthetic = synthesise(ctx, rows, rng) if swap is None else synthesise_swapped(ctx, rows, *swap, rng)
     t1 = time.perf_counter()
     features = queries.features(synthetic, x)
+    if inferred is not None and swap is not None:
+        inferred.append(ctx.inferred(synthetic, swap[0]))
     clock.generator += t1 - t0
     clock.features += time.perf_counter() - t1
     return features
@@ -458,11 +491,12 @@ def play_games(
     indices = range(start, stop)
     references = np.empty(len(indices), dtype=np.int64)
     ms_out = []
+    inferred_out: list[np.ndarray] | None = [] if ctx.secrets else None
     for k, i in enumerate(indices):
         rng = stream(ctx.seed, key, MODEL_SEEDED.out_role, i)
         rows, references[k] = MODEL_SEEDED.out_rows(ctx, rng, record_id)
         swap = (int(record_id), int(references[k]))
-        ms_out.append(_features(ctx, queries, x, rows, rng, clock, swap))
+        ms_out.append(_features(ctx, queries, x, rows, rng, clock, swap, inferred_out))
     t_in: list[np.ndarray]
     t_out: list[np.ndarray]
     if not ctx.plays_traditional:
@@ -508,6 +542,12 @@ def play_games(
     if traditional is not None:
         block[t("in_ids")] = np.asarray(traditional.in_ids, dtype=np.int64)
         block[t("out_ids")] = np.asarray(traditional.out_ids, dtype=np.int64)
+    if inferred_out is not None:
+        # What the inference attacks named as the record's secret in each model-seeded run.
+        t0 = time.perf_counter()
+        block["inferred_in"] = np.stack([ctx.inferred(table, int(record_id)) for table in ms_in])
+        block["inferred_out"] = np.stack(inferred_out)
+        clock.features += time.perf_counter() - t0
     return block
 
 
@@ -563,6 +603,10 @@ def _checkpoint(
     if all(t("in_ids") in b for b in blocks):
         # Which pool dataset each traditional run used (-1: the target's own draw), like t_scores.
         out[t("pool_index")] = np.concatenate([joined(t("in_ids")), joined(t("out_ids"))])
+    if blocks and all("inferred_in" in b for b in blocks):
+        # What each inference attack named as each secret, run by run (runs, secrets, attacks),
+        # ordered like ms_scores: the 'in' runs, then the 'out' runs.
+        out["inferred"] = np.concatenate([joined("inferred_in"), joined("inferred_out")])
     return out
 
 
@@ -579,6 +623,8 @@ def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     if ms("half_scores") in data:
         halves = data[ms("half_scores")]
         out[ms("half_in")], out[ms("half_out")] = halves[:, :h], halves[:, h:]
+    if "inferred" in data:
+        out["inferred_in"], out["inferred_out"] = data["inferred"][:h], data["inferred"][h:]
     return out
 
 

@@ -17,6 +17,7 @@ from privgame.core.defaults import (
     ATTACK_NAMES,
     ATTACKERS,
     DEFAULT_CONFIRM_TOP,
+    DEFAULT_INFERENCE_THRESHOLD,
     DEFAULT_SCREEN,
     DEFAULT_SCREEN_SHADOWS,
 )
@@ -25,6 +26,7 @@ from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, se
 
 __all__ = [
     "ATTACKERS",
+    "DEFAULT_INFERENCE_THRESHOLD",
     "GAMES",
     "MAX_N_EVAL",
     "MAX_N_SHADOW",
@@ -33,6 +35,7 @@ __all__ = [
     "TARGET_MODES",
     "TRADITIONAL_MODES",
     "AttackSettings",
+    "InferenceSettings",
     "RunSpec",
     "ScreenSettings",
     "Setup",
@@ -367,6 +370,49 @@ class ScreenSettings:
         return out
 
 
+@dataclass(frozen=True)
+class InferenceSettings:
+    """The per-record attribute-inference game (see :mod:`privgame.games.inference`).
+
+    Attributes
+    ----------
+    secrets : tuple of str
+        The secret columns; the attacker knows every other column of the target. Empty: the
+        game is not played.
+    threshold : float
+        A record is *at risk* of inference when its inference gain's interval lies above this.
+    """
+
+    secrets: tuple[str, ...] = ()
+    threshold: float = DEFAULT_INFERENCE_THRESHOLD
+
+    @property
+    def on(self) -> bool:
+        """Whether the run plays the inference game."""
+        return bool(self.secrets)
+
+    def problems(self, schema: Mapping[str, Any] | None = None) -> list[str]:
+        """Every problem with these settings (and their columns, given the spec's schema)."""
+        out: list[str] = []
+        if (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, int | float)
+            or not (0 <= float(self.threshold) < 1)
+        ):
+            out.append(
+                f"--inference-threshold must be a number in [0, 1); got {self.threshold!r} "
+                f"(the default is {DEFAULT_INFERENCE_THRESHOLD})."
+            )
+        if not all(isinstance(s, str) and s for s in self.secrets):
+            out.append(f"--secret takes column names; got {list(self.secrets)!r}.")
+        elif schema is not None and self.secrets:
+            from privgame.attack.inference import secret_problems
+            from privgame.data.schema import Schema
+
+            out.extend(secret_problems(Schema.from_dict(schema), self.secrets))
+        return out
+
+
 def package_versions() -> dict[str, str]:
     """Versions of the packages that can change a run's numbers."""
     import numpy
@@ -421,6 +467,8 @@ class RunSpec:
         run it was made from (see :mod:`privgame.runs.remedy`); None for an ordinary run.
     screen : ScreenSettings
         The screening pass over every record of D (off unless asked for).
+    inference : InferenceSettings
+        The per-record attribute-inference game (off unless secret columns are named).
     """
 
     data_name: str
@@ -438,6 +486,7 @@ class RunSpec:
     left_out: tuple[int, ...] = ()
     parent: dict[str, Any] | None = None
     screen: ScreenSettings = field(default_factory=ScreenSettings)
+    inference: InferenceSettings = field(default_factory=InferenceSettings)
 
     def __post_init__(self) -> None:
         # A built-in generator's spec names every one of its parameters, its defaults included, so
@@ -462,6 +511,7 @@ class RunSpec:
             *self.targets.problems(),
             *self.setup.problems(),
             *self.screen.problems(),
+            *self.inference.problems(self.schema),
         ]
         if not is_known(self.generator):
             problems.append(
@@ -504,6 +554,10 @@ class RunSpec:
             del data["setup"]["synthetic_rows"]
         if not self.screen.on:  # written only when on, so the specs of existing runs read as before
             del data["screen"]
+        if not self.inference.on:  # likewise
+            del data["inference"]
+        else:
+            data["inference"]["secrets"] = list(self.inference.secrets)
         return data
 
     def to_json(self) -> str:
@@ -537,12 +591,22 @@ class RunSpec:
             left_out=tuple(int(i) for i in data.get("left_out", ())),
             parent=dict(data["parent"]) if data.get("parent") is not None else None,
             screen=ScreenSettings(**dict(data.get("screen", {}))),
+            inference=_inference_settings(data.get("inference")),
         )
 
     @classmethod
     def from_json(cls, text: str) -> RunSpec:
         """Parse :meth:`to_json` output."""
         return cls.from_dict(json.loads(text))
+
+
+def _inference_settings(data: Mapping[str, Any] | None) -> InferenceSettings:
+    if not data:
+        return InferenceSettings()
+    return InferenceSettings(
+        secrets=tuple(str(s) for s in data.get("secrets", ())),
+        threshold=float(data.get("threshold", DEFAULT_INFERENCE_THRESHOLD)),
+    )
 
 
 def _json_number(value: Any) -> Any:

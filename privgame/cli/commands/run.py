@@ -16,6 +16,7 @@ from privgame.core.defaults import (
     ATTACKERS,
     DEFAULT_CONFIRM_TOP,
     DEFAULT_HOLDOUT,
+    DEFAULT_INFERENCE_THRESHOLD,
     DEFAULT_SCREEN_SHADOWS,
     MISSING_POLICIES,
 )
@@ -259,6 +260,28 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         help=f"screening datasets, each D with a fifth of its records swapped for reference records "
         f"(default {DEFAULT_SCREEN_SHADOWS})",
     )
+    inference = parser.add_argument_group(
+        "attribute inference (per record)",
+        "Name a secret column to play the inference game on the model-seeded runs: the attacker "
+        "knows each audited record's other columns and predicts its secret from the synthetic data; "
+        "a record's inference gain is how much more often it succeeds with the record in D than "
+        "with it swapped out.",
+    )
+    inference.add_argument(
+        "--secret",
+        action="append",
+        default=None,
+        metavar="COLUMN",
+        help="a secret column (repeat the flag for several)",
+    )
+    inference.add_argument(
+        "--inference-threshold",
+        type=float,
+        default=None,
+        metavar="G",
+        help=f"a record is at risk of inference when its gain's interval lies above G (default "
+        f"{DEFAULT_INFERENCE_THRESHOLD:g})",
+    )
     attack.add_argument(
         "--resolve-to",
         type=int,
@@ -330,6 +353,8 @@ def request_from_args(args: argparse.Namespace) -> AuditRequest:
         screen=args.screen,
         confirm_top=args.confirm_top,
         screen_shadows=args.screen_shadows,
+        secrets=tuple(args.secret or ()),
+        inference_threshold=args.inference_threshold,
         threshold=args.threshold,
         seed=args.seed,
     )

@@ -1,0 +1,235 @@
+"""The per-record attribute-inference game, read from the model-seeded game's own runs.
+
+The data owner names one or more *secret* columns. In every model-seeded run of an audited record
+x (the 'in' runs: the generator on D; the 'out' runs: on D with x swapped for a reference record),
+the inference attacks of :mod:`privgame.attack.inference` predict x's secret from the synthetic
+table and x's other columns (:meth:`privgame.games.work.Context.inferred`). The record's
+**inference gain** is the attack's success rate over the 'in' runs minus its rate over the 'out'
+runs: how much more often the release names x's secret because x was in D, beyond what the rest
+of the population lets it infer (the control the 'out' runs give).
+
+The gain's interval is :func:`privgame.core.gains.gain_interval` at the record's look level
+(:func:`privgame.core.metrics.look_level`, as the membership verdict), split evenly over the
+attacks (:func:`privgame.core.gains.gain_level`); the record's gain is the largest attack's, its
+verdict *at risk* when some attack's low end clears the inference threshold, *not at risk* when
+every attack's high end is at or below it. The attacks are not trained, so no training noise
+widens the interval; both run on every record, so the choice of the strongest is made by the
+union bound rather than on shadow datasets.
+
+The traditional, aggregate view is :func:`aggregate_gap`: one release, the attack's accuracy on
+records of D minus on records outside it (a memorisation gap over the table, as the literature
+reports it).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from privgame.attack.inference import INFERENCE_ATTACKS, SecretAttack
+from privgame.core import metrics
+from privgame.core.gains import gain_interval, gain_level, gain_verdicts
+from privgame.data.schema import CATEGORICAL, Schema
+
+__all__ = [
+    "AGGREGATE_RECORDS",
+    "add_verdicts",
+    "aggregate_gap",
+    "class_label",
+    "inference_answer",
+    "inference_columns",
+    "inference_summary",
+    "record_inference",
+    "suffix",
+]
+
+AGGREGATE_RECORDS = 1_000
+"""The aggregate view compares the attack's accuracy on at most this many records of D and as
+many records outside it."""
+
+
+def suffix(secrets: Sequence[str], secret: str) -> str:
+    """The column suffix of ``secret``'s results: none for a single secret, ``_<name>`` for several."""
+    return "" if len(secrets) == 1 else f"_{secret}"
+
+
+def inference_columns(secrets: Sequence[str]) -> list[str]:
+    """The records table's inference columns, in order."""
+    names = [
+        "inference_gain",
+        "inference_low",
+        "inference_high",
+        "verdict_inference",
+        "inference_attack",
+        "inference_in",
+        "inference_out",
+        "inferred_in",
+        "inferred_out",
+        "secret_value",
+    ]
+    return [f"{name}{suffix(secrets, s)}" for s in secrets for name in names]
+
+
+def class_label(attack: SecretAttack, schema: Schema, value: int) -> str:
+    """A secret class as people read it: the category, or a continuous secret's bin."""
+    column = schema.used[attack.secret]
+    if column.role == CATEGORICAL:
+        categories = list(column.categories or ())
+        return str(categories[value]) if 0 <= value < len(categories) else str(value)
+    edges = attack.secret_edges if attack.secret_edges is not None else np.empty(0)
+    low = "-inf" if value == 0 else f"{edges[value - 1]:g}"
+    high = "inf" if value >= len(edges) else f"{edges[value]:g}"
+    return f"[{low}, {high})"
+
+
+def _most_frequent(values: np.ndarray) -> int:
+    counts = np.bincount(values.astype(np.int64))
+    return int(counts.argmax()) if len(counts) else -1
+
+
+def record_inference(
+    inferred: np.ndarray,
+    truth: Sequence[int],
+    *,
+    secrets: Sequence[str],
+    attacks: Sequence[SecretAttack],
+    schema: Schema,
+    looks: int,
+) -> dict[str, Any]:
+    """One record's inference results, as records-table columns.
+
+    Parameters
+    ----------
+    inferred : ndarray of shape (runs, secrets, attacks)
+        What each attack named as each secret in each model-seeded run: the 'in' runs, then as
+        many 'out' runs (the checkpoint's ``inferred``).
+    truth : sequence of int
+        The record's secret class for each secret (:meth:`SecretAttack.classes`).
+    looks : int
+        The record's look (its interval's level, :func:`privgame.core.metrics.look_level`).
+    """
+    half = len(inferred) // 2
+    level = gain_level(metrics.look_level(int(looks)), len(INFERENCE_ATTACKS))
+    row: dict[str, Any] = {}
+    for s, (secret, attack) in enumerate(zip(secrets, attacks, strict=True)):
+        tail = suffix(secrets, secret)
+        best = (-math.inf, math.nan, math.nan, "", 0.0, 0.0)
+        low_max = high_max = -math.inf
+        for a, name in enumerate(INFERENCE_ATTACKS):
+            hits_in = int(np.count_nonzero(inferred[:half, s, a] == truth[s]))
+            hits_out = int(np.count_nonzero(inferred[half:, s, a] == truth[s]))
+            gain, low, high = gain_interval(hits_in, half, hits_out, len(inferred) - half, level=level)
+            low_max, high_max = max(low_max, low), max(high_max, high)
+            if gain > best[0]:
+                best = (
+                    gain,
+                    low,
+                    high,
+                    name,
+                    hits_in / max(half, 1),
+                    hits_out / max(len(inferred) - half, 1),
+                )
+        gain, _, _, name, rate_in, rate_out = best
+        chosen = INFERENCE_ATTACKS.index(name) if name else 0
+        row[f"inference_gain{tail}"] = gain if math.isfinite(gain) else math.nan
+        row[f"inference_low{tail}"] = low_max if math.isfinite(low_max) else math.nan
+        row[f"inference_high{tail}"] = high_max if math.isfinite(high_max) else math.nan
+        row[f"inference_attack{tail}"] = name
+        row[f"inference_in{tail}"] = rate_in
+        row[f"inference_out{tail}"] = rate_out
+        row[f"inferred_in{tail}"] = class_label(attack, schema, _most_frequent(inferred[:half, s, chosen]))
+        row[f"inferred_out{tail}"] = class_label(attack, schema, _most_frequent(inferred[half:, s, chosen]))
+        row[f"secret_value{tail}"] = class_label(attack, schema, int(truth[s]))
+    return row
+
+
+def add_verdicts(records: pd.DataFrame, secrets: Sequence[str], threshold: float) -> pd.DataFrame:
+    """``records`` with ``verdict_inference`` (suffixed per secret) from its intervals."""
+    for secret in secrets:
+        tail = suffix(secrets, secret)
+        low, high = f"inference_low{tail}", f"inference_high{tail}"
+        if low not in records.columns:
+            continue
+        records[f"verdict_inference{tail}"] = gain_verdicts(
+            pd.to_numeric(records[low], errors="coerce").to_numpy(float),
+            pd.to_numeric(records[high], errors="coerce").to_numpy(float),
+            threshold,
+        )
+    return records
+
+
+def inference_summary(records: pd.DataFrame, secrets: Sequence[str], threshold: float) -> dict[str, Any]:
+    """The run's inference figures per secret: verdict counts, the mean and largest gain."""
+    out: dict[str, Any] = {"threshold": float(threshold), "secrets": list(secrets), "by_secret": {}}
+    for secret in secrets:
+        tail = suffix(secrets, secret)
+        column = f"verdict_inference{tail}"
+        if column not in records.columns:
+            continue
+        gains = pd.to_numeric(records[f"inference_gain{tail}"], errors="coerce")
+        verdicts = records[column].astype(str)
+        out["by_secret"][secret] = {
+            "verdicts": {v: int((verdicts == v).sum()) for v in ("at risk", "undecided", "not at risk")},
+            "mean_gain": float(gains.mean()) if gains.notna().any() else None,
+            "max_gain": float(gains.max()) if gains.notna().any() else None,
+            "at_risk_ids": [int(r) for r in records.loc[verdicts == "at risk", "record_id"]],
+        }
+    return out
+
+
+def inference_answer(summary: Mapping[str, Any]) -> str:
+    """One sentence per secret for the verdict: how many audited records are at risk of inference."""
+    parts = []
+    for secret, figures in summary.get("by_secret", {}).items():
+        counts = figures["verdicts"]
+        audited = sum(counts.values())
+        parts.append(
+            f"{counts['at risk']} of the {audited} audited records are at risk of having their "
+            f"'{secret}' inferred (gain > {summary['threshold']:g}; {counts['undecided']} undecided)"
+        )
+    return "; ".join(parts) + "." if parts else ""
+
+
+def aggregate_gap(
+    attack: SecretAttack,
+    synthetic: np.ndarray,
+    members: np.ndarray,
+    nonmembers: np.ndarray,
+    *,
+    rng: np.random.Generator,
+    limit: int = AGGREGATE_RECORDS,
+) -> dict[str, dict[str, float]]:
+    """The traditional, aggregate view: each attack's accuracy on records of D (``members``,
+    encoded rows) minus on records outside D (``nonmembers``), with a 95% interval.
+
+    At most ``limit`` records of each are drawn with ``rng``. Returns, per attack,
+    ``{"members": accuracy, "nonmembers": accuracy, "gap", "low", "high", "n_members", "n_nonmembers"}``.
+    """
+    members = np.asarray(members, dtype=np.float64)
+    nonmembers = np.asarray(nonmembers, dtype=np.float64)
+    if len(members) > limit:
+        members = members[np.sort(rng.choice(len(members), limit, replace=False))]
+    if len(nonmembers) > limit:
+        nonmembers = nonmembers[np.sort(rng.choice(len(nonmembers), limit, replace=False))]
+    out: dict[str, dict[str, float]] = {}
+    if len(members) == 0 or len(nonmembers) == 0:
+        return out
+    hit_in = attack.correct(synthetic, members)
+    hit_out = attack.correct(synthetic, nonmembers)
+    for a, name in enumerate(INFERENCE_ATTACKS):
+        k1, k0 = int(hit_in[a].sum()), int(hit_out[a].sum())
+        gap, low, high = gain_interval(k1, len(members), k0, len(nonmembers))
+        out[name] = {
+            "members": k1 / len(members),
+            "nonmembers": k0 / len(nonmembers),
+            "gap": gap,
+            "low": low,
+            "high": high,
+            "n_members": len(members),
+            "n_nonmembers": len(nonmembers),
+        }
+    return out
