@@ -54,11 +54,13 @@ from privgame.service import (
     ATTACKERS,
     CATEGORICAL_SPLITS,
     DEFAULT_ATTACKER,
+    DEFAULT_INFERENCE_THRESHOLD,
     GENERATORS,
     AttackSettings,
     AuditInputs,
     Calibration,
     Dataset,
+    InferenceSettings,
     PlanStep,
     RunSpec,
     ScreenSettings,
@@ -90,6 +92,7 @@ from privgame.service import (
     resolve_attacks,
     run_split,
     scheduler_address,
+    sensitive_columns,
     threat,
     with_setup,
 )
@@ -630,6 +633,7 @@ def _form() -> None:
         show_error(error)
         return
     screen = _screen(inputs.setup.kind)
+    inference = _inference(dataset)
     spec_kwargs = with_setup(
         {
             "data_name": dataset.source_name,
@@ -646,6 +650,7 @@ def _form() -> None:
             "threshold": float(threshold),
             "seed": seed,
             "screen": screen,
+            "inference": inference,
         },
         inputs,
     )
@@ -775,6 +780,42 @@ def _screen(kind: str) -> ScreenSettings:
         "exact game plays too.",
     )
     return ScreenSettings.for_setup(kind, "all" if on else "none", confirm_top=int(confirm))
+
+
+def _inference(dataset: Dataset) -> InferenceSettings:
+    """The attribute-inference game: the secret columns the data owner names, and its threshold.
+    The columns whose names look sensitive are proposed; none is chosen for the owner."""
+    used = [c.name for c in dataset.schema.used]
+    proposed = sensitive_columns(dataset.schema)
+    keep("secrets", [])
+    st.session_state["secrets"] = [name for name in st.session_state["secrets"] if name in used]
+    cols = st.columns([3, 1])
+    secrets = cols[0].multiselect(
+        "Secret columns (attribute inference)",
+        used,
+        key="secrets",
+        placeholder="none: membership only",
+        help="For each audited record, an attacker who knows its other columns infers these from "
+        "the release. A record's inference gain is how much more often it succeeds with the record "
+        "in D than with it swapped out: the same 'in' and 'out' runs as the membership game.",
+    )
+    keep("inference_threshold", DEFAULT_INFERENCE_THRESHOLD, low=0.0, high=0.95)
+    threshold = cols[1].number_input(
+        "Inference threshold",
+        min_value=0.0,
+        max_value=0.95,
+        step=0.05,
+        key="inference_threshold",
+        disabled=not secrets,
+        help="A record is at risk of inference when its gain's interval lies above this (0.1: the "
+        "release names its secret 10 points more often because the record was in D).",
+    )
+    if proposed:
+        st.caption(
+            "Columns whose names look sensitive: " + ", ".join(plain(name) for name in proposed) + ". "
+            "A proposal only: name the columns that are secret in your data."
+        )
+    return InferenceSettings(secrets=tuple(secrets), threshold=float(threshold))
 
 
 def _use_plan(step: PlanStep) -> None:

@@ -37,6 +37,7 @@ from pages import (
 from privgame.outputs.figures import (
     Chart,
     difference_histogram,
+    inference_chart,
     miss_rate_chart,
     risk_cdfs,
     risk_intervals,
@@ -59,6 +60,7 @@ from privgame.service import (
     group_masks,
     high_risk,
     identifier_columns,
+    inference_texts,
     launch_extend,
     measure_utility,
     not_played_reason,
@@ -623,6 +625,34 @@ def _similarity(folder: RunFolder, summary: dict[str, Any], records: pd.DataFram
         _open_if_new("similarity", folder, _selected_point(event))
 
 
+def _inference(folder: RunFolder, summary: dict[str, Any], records: pd.DataFrame) -> None:
+    """The attribute-inference game: per secret, its sentence and each record's gain against its
+    membership risk (nothing for a run that named no secret)."""
+    inference = summary.get("inference")
+    texts = inference_texts(inference)
+    if not texts:
+        return
+    st.subheader("Attribute inference")
+    st.caption(
+        "Beyond membership: an attacker who knows each audited record's other columns infers its "
+        "secret from the release. A record's inference gain is how much more often it succeeds with "
+        "the record in D than with it swapped for a reference record (the membership game's own "
+        "'in' and 'out' runs), so what the population alone reveals does not count against it. "
+        "These per-record games are privgame's; the table-wide figures are the traditional, "
+        "averaged view."
+    )
+    secrets = list(inference.get("secrets") or ())
+    threshold = float(inference.get("threshold", 0.1))
+    for secret, text in zip(secrets, texts, strict=False):
+        at_risk = (inference.get("by_secret", {}).get(secret) or {}).get("verdicts", {}).get("at risk", 0)
+        (st.warning if at_risk else st.info)(plain(text), icon=":material/visibility:")
+        tail = "" if len(secrets) == 1 else f"_{secret}"
+        if f"inference_gain{tail}" in records.columns:
+            chart = inference_chart(records, secret, threshold, suffix=tail)
+            event = _chart(chart, folder, f"inference-{secret}", select=True)
+            _open_if_new(f"inference-{secret}", folder, _selected_point(event))
+
+
 def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
     """The records of the audit group chosen here (every record for a run without groups)."""
     if "audit_group" not in records.columns:
@@ -714,6 +744,7 @@ def body() -> None:
     records = records_at(folder.records(), t)
     _figures(folder, records, t)
     _similarity(folder, summary, records, t)
+    _inference(folder, summary, records)
     _table(folder, records, t)
 
 

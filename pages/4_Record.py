@@ -23,6 +23,7 @@ from privgame.service import (
     metrics,
     not_played_reason,
     number_text,
+    record_inference_texts,
     record_profile,
     record_similarity_text,
     screen_table,
@@ -249,6 +250,7 @@ def body() -> None:
     )
     if close:
         st.caption(plain(close))
+    _inference(row, folder)
 
     profile = _profile(folder, record_id)
 
@@ -272,6 +274,19 @@ def body() -> None:
         key="download-scores",
     )
     _neighbours(folder, profile)
+
+
+def _inference(row: pd.Series, folder: RunFolder) -> None:
+    """What the release reveals of this record's secret columns, in each world."""
+    inference = folder.spec().inference
+    texts = record_inference_texts(row.to_dict(), inference.secrets, inference.threshold)
+    if not texts:
+        return
+    st.subheader("Attribute inference")
+    for secret, text in zip(inference.secrets, texts, strict=False):
+        tail = "" if len(inference.secrets) == 1 else f"_{secret}"
+        at_risk = str(row.get(f"verdict_inference{tail}")) == "at risk"
+        (st.warning if at_risk else st.info)(plain(text), icon=":material/visibility:")
 
 
 def _neighbours(folder: RunFolder, profile: dict[str, Any]) -> None:

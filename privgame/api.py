@@ -51,6 +51,8 @@ def audit(
     screen: Literal["all", "none"] | None = None,
     screen_shadows: int | None = None,
     confirm_top: int | None = None,
+    secrets: str | Sequence[str] = (),
+    inference_threshold: float | None = None,
     seed: int = 0,
     missing: Literal["drop", "category"] = "drop",
     workers: int | None = None,
@@ -79,6 +81,9 @@ def audit(
     threshold, screen, screen_shadows, confirm_top, seed, missing
         As the ``run`` flags of the same names (``privgame run --help``); None takes the set-up's
         default.
+    secrets, inference_threshold
+        The secret columns of the per-record attribute-inference game (``--secret``, one name or
+        several; none by default) and its threshold (``--inference-threshold``).
     workers : int, optional
         Local worker processes (every core by default); ``scheduler`` runs on a Dask cluster.
     runs : path, optional
@@ -139,6 +144,8 @@ def audit(
         screen=screen,
         screen_shadows=screen_shadows,
         confirm_top=confirm_top,
+        secrets=(secrets,) if isinstance(secrets, str) else tuple(secrets),
+        inference_threshold=inference_threshold,
         threshold=threshold,
         seed=seed,
     )

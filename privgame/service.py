@@ -100,6 +100,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.core.defaults": (
         "ATTACKERS",
         "DEFAULT_ATTACKER",
+        "DEFAULT_INFERENCE_THRESHOLD",
     ),
     "privgame.settings.attacks": (
         "attack_words",
@@ -221,6 +222,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "with_setup",
     ),
     "privgame.games.screen": ("statistic_words",),
+    "privgame.games.inference": (
+        "inference_columns",
+        "inference_texts",
+        "record_inference_texts",
+        "sensitive_columns",
+    ),
+    "privgame.attack.inference": ("secret_problems",),
     "privgame.outputs.screen_tables": (
         "SCREEN_EXPORT_COLUMNS",
         "high_risk_with_screen",
@@ -228,6 +236,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.settings.run_spec": (
         "AttackSettings",
+        "InferenceSettings",
         "RunSpec",
         "ScreenSettings",
         "TargetSelection",

@@ -873,6 +873,7 @@ def _missed(records: pd.DataFrame, threshold: float) -> tuple[int, int]:
 
 _STORED_KEYS = (
     "twins",
+    "inference",
     "verdict_rule",
     "attack_training_variance",
     "games",

@@ -24,6 +24,7 @@ reports it).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -40,16 +41,32 @@ __all__ = [
     "add_verdicts",
     "aggregate_gap",
     "class_label",
-    "inference_answer",
     "inference_columns",
     "inference_summary",
+    "inference_texts",
     "record_inference",
+    "record_inference_texts",
+    "sensitive_columns",
     "suffix",
 ]
 
 AGGREGATE_RECORDS = 1_000
 """The aggregate view compares the attack's accuracy on at most this many records of D and as
 many records outside it."""
+
+
+_SENSITIVE = re.compile(
+    r"income|salary|wage|earning|pay|wealth|debt|diagnos|disease|illness|health|medical|condition|"
+    r"treatment|drug|hiv|pregnan|disab|race|ethnic|religio|belief|sex|gender|marital|orientation|"
+    r"politic|union|criminal|convict|offen[cs]e|biometric|genetic",
+    re.IGNORECASE,
+)
+
+
+def sensitive_columns(schema: Schema) -> list[str]:
+    """The used columns whose names look sensitive (GDPR Article 9's special categories, income,
+    health): what the dashboard proposes as secrets. A proposal only; the data owner decides."""
+    return [c.name for c in schema.used if c.distinct >= 2 and _SENSITIVE.search(c.name)]
 
 
 def suffix(secrets: Sequence[str], secret: str) -> str:
@@ -70,6 +87,7 @@ def inference_columns(secrets: Sequence[str]) -> list[str]:
         "inferred_in",
         "inferred_out",
         "secret_value",
+        "inference_secret",
     ]
     return [f"{name}{suffix(secrets, s)}" for s in secrets for name in names]
 
@@ -144,7 +162,29 @@ def record_inference(
         row[f"inferred_in{tail}"] = class_label(attack, schema, _most_frequent(inferred[:half, s, chosen]))
         row[f"inferred_out{tail}"] = class_label(attack, schema, _most_frequent(inferred[half:, s, chosen]))
         row[f"secret_value{tail}"] = class_label(attack, schema, int(truth[s]))
+        row[f"inference_secret{tail}"] = secret
     return row
+
+
+def record_inference_texts(row: Mapping[str, Any], secrets: Sequence[str], threshold: float) -> list[str]:
+    """For one audited record (a row of the records table), one sentence per secret: its value,
+    what the attack named in each world, the gain and the verdict."""
+    out = []
+    for secret in secrets:
+        tail = suffix(secrets, secret)
+        gain = row.get(f"inference_gain{tail}")
+        if gain is None or not math.isfinite(float(gain)):
+            continue
+        out.append(
+            f"'{secret}' (its value: {row[f'secret_value{tail}']}): with the record in D, the "
+            f"{row[f'inference_attack{tail}']} attack named it in {float(row[f'inference_in{tail}']):.0%} of "
+            f"the releases (its most frequent answer: {row[f'inferred_in{tail}']}); with the record "
+            f"swapped out, in {float(row[f'inference_out{tail}']):.0%} ({row[f'inferred_out{tail}']}). "
+            f"Gain {float(gain):+.2f} [{float(row[f'inference_low{tail}']):+.2f}, "
+            f"{float(row[f'inference_high{tail}']):+.2f}]: {row[f'verdict_inference{tail}']} "
+            f"(threshold {threshold:g})."
+        )
+    return out
 
 
 def add_verdicts(records: pd.DataFrame, secrets: Sequence[str], threshold: float) -> pd.DataFrame:
@@ -181,17 +221,36 @@ def inference_summary(records: pd.DataFrame, secrets: Sequence[str], threshold: 
     return out
 
 
-def inference_answer(summary: Mapping[str, Any]) -> str:
-    """One sentence per secret for the verdict: how many audited records are at risk of inference."""
-    parts = []
-    for secret, figures in summary.get("by_secret", {}).items():
+def inference_texts(summary: Mapping[str, Any] | None) -> list[str]:
+    """One sentence per secret, for every face: the per-record verdicts, the largest gain, and the
+    aggregate member/non-member gap beside them (empty when the run played no inference game)."""
+    if not summary:
+        return []
+    out = []
+    aggregate = summary.get("aggregate") or {}
+    for secret, figures in (summary.get("by_secret") or {}).items():
         counts = figures["verdicts"]
         audited = sum(counts.values())
-        parts.append(
-            f"{counts['at risk']} of the {audited} audited records are at risk of having their "
-            f"'{secret}' inferred (gain > {summary['threshold']:g}; {counts['undecided']} undecided)"
+        largest = figures.get("max_gain")
+        text = (
+            f"'{secret}': {counts['at risk']} of the {audited} audited records are at risk of having it "
+            f"inferred (gain above {summary['threshold']:g}), {counts['undecided']} undecided, "
+            f"{counts['not at risk']} not at risk"
+            + (f"; the largest gain is {largest:+.2f}" if largest is not None else "")
+            + "."
         )
-    return "; ".join(parts) + "." if parts else ""
+        gaps = aggregate.get(secret) or {}
+        if gaps:
+            name, gap = max(gaps.items(), key=lambda item: item[1]["gap"])
+            text += (
+                f" Averaged over the table ({name} attack, {gap['n_members']:,} records of D against "
+                f"{gap['n_nonmembers']:,} outside it), the release names it for {gap['members']:.1%} of "
+                f"members and {gap['nonmembers']:.1%} of non-members: a gap of {100 * gap['gap']:+.1f} "
+                f"points [{100 * gap['low']:+.1f}, {100 * gap['high']:+.1f}] (the traditional view, an "
+                "average over records)."
+            )
+        out.append(text)
+    return out
 
 
 def aggregate_gap(

@@ -43,6 +43,7 @@ __all__ = [
     "OKABE_ITO",
     "Chart",
     "difference_histogram",
+    "inference_chart",
     "log_ticks",
     "miss_rate_chart",
     "paired_risk_chart",
@@ -1377,3 +1378,113 @@ def privacy_utility_chart(table: pd.DataFrame) -> Chart:
     return Chart(
         figure=figure, data=drawn.reset_index(drop=True), caption=caption, title="Privacy vs utility"
     )
+
+
+# --------------------------------------------------------------------------------------------
+# Attribute inference: each record's inference gain against its membership risk
+# --------------------------------------------------------------------------------------------
+
+_GAIN_STYLES = _VERDICT_STYLES[:3]
+
+
+def inference_chart(records: pd.DataFrame, secret: str, threshold: float, *, suffix: str = "") -> Chart:
+    """Each audited record's inference gain on ``secret``, with its interval, against its
+    membership risk.
+
+    Parameters
+    ----------
+    records : DataFrame
+        The run's per-record results with ``risk_model_seeded`` and the inference columns of
+        :func:`privgame.games.inference.inference_columns` (``suffix`` appended).
+    secret : str
+        The secret column's name, for the titles.
+    threshold : float
+        The inference threshold (a gain above it, its whole interval, is at risk).
+    suffix : str
+        The columns' suffix: "" for a run with one secret, ``_<column>`` for several.
+
+    Returns
+    -------
+    Chart
+        One point per record, coloured by its inference verdict, with its gain's interval as an
+        error bar; the line ``gain = threshold``. ``customdata[0]`` is the record id.
+
+    Raises
+    ------
+    ParameterError
+        If a column is missing.
+    """
+    columns = [
+        f"{name}{suffix}"
+        for name in ("inference_gain", "inference_low", "inference_high", "verdict_inference")
+    ]
+    _require_columns(records, ["record_id", "risk_model_seeded", *columns], "records")
+    gain, low, high, verdict = columns
+    data = pd.DataFrame(
+        {
+            "record_id": records["record_id"].to_numpy(),
+            "risk_model_seeded": pd.to_numeric(records["risk_model_seeded"], errors="coerce").to_numpy(float),
+            "inference_gain": pd.to_numeric(records[gain], errors="coerce").to_numpy(float),
+            "inference_low": pd.to_numeric(records[low], errors="coerce").to_numpy(float),
+            "inference_high": pd.to_numeric(records[high], errors="coerce").to_numpy(float),
+            "verdict_inference": records[verdict].astype(str).to_numpy(),
+        }
+    )
+    keep = data["inference_gain"].notna() & data["risk_model_seeded"].notna()
+    left = int((~keep).sum())
+    data = data.loc[keep].reset_index(drop=True)
+    figure = go.Figure()
+    low_x = _risk_floor(data["risk_model_seeded"].to_numpy())
+    figure.add_shape(
+        type="line",
+        name="threshold",
+        x0=low_x,
+        x1=RISK_AXIS_TOP,
+        y0=threshold,
+        y1=threshold,
+        line={"color": OKABE_ITO["black"], "width": 1, "dash": "dash"},
+    )
+    for verdict_name, color, symbol in _GAIN_STYLES:
+        part = data.loc[data["verdict_inference"] == verdict_name]
+        if part.empty:
+            continue
+        figure.add_trace(
+            go.Scatter(
+                x=part["risk_model_seeded"],
+                y=part["inference_gain"],
+                mode="markers",
+                name=f"{verdict_name} ({len(part)})",
+                marker=_point_marker(color, symbol),
+                error_y={
+                    "type": "data",
+                    "symmetric": False,
+                    "array": (part["inference_high"] - part["inference_gain"]).to_numpy(),
+                    "arrayminus": (part["inference_gain"] - part["inference_low"]).to_numpy(),
+                    "color": color,
+                    "thickness": 1,
+                    "width": 0,
+                },
+                customdata=part[["record_id", "inference_low", "inference_high"]].to_numpy(dtype=object),
+                hovertemplate=(
+                    "record %{customdata[0]}<br>membership risk %{x:.3f}<br>inference gain %{y:+.2f} "
+                    "[%{customdata[1]:+.2f}, %{customdata[2]:+.2f}]<extra></extra>"
+                ),
+            )
+        )
+    _layout(
+        figure,
+        f"Inference gain on '{secret}' against membership risk",
+        _RISK_MS,
+        f"inference gain on {secret}",
+    )
+    figure.update_layout(showlegend=True)
+    figure.update_xaxes(range=[low_x, RISK_AXIS_TOP])
+    figure.update_yaxes(range=[-1.05, 1.05], zeroline=True)
+    at_risk = int((data["verdict_inference"] == "at risk").sum())
+    caption = (
+        f"Each point is one audited record: its membership risk (x) and how much more often the "
+        f"attacker names its '{secret}' with the record in D than with it swapped out (y, with its "
+        f"interval); {at_risk} record(s) lie wholly above the threshold {threshold:g} (dashed): at risk "
+        f"of inference whatever their membership risk{_left_out(left)}."
+    )
+    return Chart(figure=figure, data=data, caption=caption, title=f"Inference gain on {secret}")

@@ -428,6 +428,8 @@ def release_card(
             "traditional_flags": audit["answer"]["traditional_flags"],
             # The release's similarity checks beside the attack (None: a run from before them).
             "similarity": _similarity_of_release(summary.get("similarity"), rows=rows, seed=seed),
+            # The per-record attribute-inference game (None: no secret column was named).
+            "inference": _inference_of_release(summary.get("inference")),
             # "model-seeded": the traditional game was not run, so its figures above are null.
             "games": spec.attack.games,
             # The records whose verdict is "at risk", as every output counts them.
@@ -448,6 +450,22 @@ def release_card(
             "never read as safety). Each interval's 5% error is spent over the record's looks, so it "
             "holds however often more runs were added; records are tested one by one."
         ),
+    }
+
+
+def _inference_of_release(inference: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The release card's part on attribute inference: per secret, the verdicts, the largest gain,
+    the records at risk and the aggregate gap, and the sentences the report prints."""
+    if not inference:
+        return None
+    from privgame.games.inference import inference_texts
+
+    return {
+        "secrets": list(inference.get("secrets") or ()),
+        "threshold": inference.get("threshold"),
+        "by_secret": inference.get("by_secret"),
+        "aggregate": inference.get("aggregate"),
+        "text": inference_texts(inference),
     }
 
 

@@ -117,7 +117,9 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
         traditional risk and its bounds, ``difference``, ``missed_by_traditional`` (the
         traditional game does not put the record at risk), the verdicts, then every other column
         of ``records`` (TPR at low FPR, outlier score, the record's values ``value:<name>``) in
-        their order.
+        their order. A run that played the inference game (:mod:`privgame.games.inference`) also
+        lists the records at risk of inference, and says of each what it is at risk of
+        (``at_risk_of``: "membership", "inference of <column>", or both).
 
     Raises
     ------
@@ -127,12 +129,38 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
     t = check_threshold(threshold)
     out = _with_missed(records, t)
     if "verdict_model_seeded" in out.columns:
-        out = out.loc[out["verdict_model_seeded"].astype(str) == "at risk"]
+        membership = (out["verdict_model_seeded"].astype(str) == "at risk").to_numpy()
     else:  # a table written before verdicts existed
-        out = out.loc[out["risk_model_seeded"].to_numpy(np.float64) > t]
+        membership = out["risk_model_seeded"].to_numpy(np.float64) > t
+    inference = _inference_at_risk(out)
+    keep = membership | np.any(np.stack(list(inference.values()) or [np.zeros(len(out), bool)]), axis=0)
+    if inference:
+        reasons = [
+            "; ".join(
+                (["membership"] if membership[i] else [])
+                + [f"inference of {secret}" for secret, mask in inference.items() if mask[i]]
+            )
+            for i in range(len(out))
+        ]
+        out = out.assign(at_risk_of=reasons)
+        first = [c for c in ("record_id", "audit_group", "at_risk_of") if c in out.columns]
+        out = out[first + [c for c in out.columns if c not in first]]
+    out = out.loc[keep]
     return out.sort_values(
         ["risk_model_seeded", "record_id"], ascending=[False, True], kind="stable"
     ).reset_index(drop=True)
+
+
+def _inference_at_risk(records: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per secret column, which records the inference game puts at risk (none when not played)."""
+    out: dict[str, np.ndarray] = {}
+    for column in records.columns:
+        if column == "verdict_inference" or column.startswith("verdict_inference_"):
+            tail = column.removeprefix("verdict_inference")
+            names = records.get(f"inference_secret{tail}")
+            secret = str(names.iloc[0]) if names is not None and len(names) else tail.lstrip("_") or "secret"
+            out[secret] = (records[column].astype(str) == "at risk").to_numpy()
+    return out
 
 
 def _with_missed(records: pd.DataFrame, t: float) -> pd.DataFrame:
@@ -797,6 +825,40 @@ def _similarity_paragraph(similarity: Mapping[str, Any] | None) -> str:
     return f"<p class='verdict'><strong>Similarity checks.</strong> {_e(similarity['text'])}</p>"
 
 
+def _inference_section(inference: Mapping[str, Any] | None, records: pd.DataFrame) -> str:
+    """The attribute-inference game's sentences and its records at risk (nothing when not played)."""
+    from privgame.games.inference import inference_texts
+
+    texts = inference_texts(inference)
+    if not texts:
+        return ""
+    items = "".join(f"<li>{_e(text)}</li>" for text in texts)
+    rows = []
+    for column in [c for c in records.columns if c.startswith("verdict_inference")]:
+        tail = column.removeprefix("verdict_inference")
+        at_risk = records.loc[records[column].astype(str) == "at risk"]
+        for _, row in at_risk.iterrows():
+            rows.append(
+                f"<tr><td>{int(row['record_id'])}</td><td>{_e(str(row[f'inference_secret{tail}']))}</td>"
+                f"<td>{_e(str(row[f'secret_value{tail}']))}</td><td>{row[f'inference_gain{tail}']:+.2f} "
+                f"[{row[f'inference_low{tail}']:+.2f}, {row[f'inference_high{tail}']:+.2f}]</td>"
+                f"<td>{row[f'inference_in{tail}']:.0%} / {row[f'inference_out{tail}']:.0%}</td></tr>"
+            )
+    table = (
+        "<table><tr><th>record</th><th>secret</th><th>its value</th><th>gain [interval]</th>"
+        "<th>named, in / out</th></tr>" + "".join(rows) + "</table>"
+        if rows
+        else ""
+    )
+    return (
+        "<h2>Attribute inference (per record)</h2><p class='muted'>The attacker knows each audited "
+        "record's other columns and infers its secret from the release. A record's gain is how much "
+        "more often it succeeds with the record in D than with it swapped for a reference record; "
+        "the same 'in' and 'out' runs as the membership game.</p>"
+        f"<ul>{items}</ul>{table}"
+    )
+
+
 def html_report(folder: RunFolder, threshold: float | None = None) -> str:
     """A self-contained HTML page reporting a finished run.
 
@@ -921,6 +983,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         f"<p class='muted'>{_e(audit['set_level']['text'])}</p>" if audit.get("set_level") else "",
         f"<p class='muted'>{_e(OUT_WORLD_TEXT)}</p>",
         _similarity_paragraph(similarity),
+        _inference_section(stored.get("inference"), records),
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",

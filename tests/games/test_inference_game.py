@@ -23,6 +23,7 @@ from privgame.data.schema import Schema
 from privgame.games.context import build_audit
 from privgame.games.engine import start_run
 from privgame.generators import GENERATORS, SyntheticGenerator, register
+from privgame.outputs.run_report import high_risk
 from privgame.settings.run_spec import AttackSettings, InferenceSettings, RunSpec, TargetSelection
 
 
@@ -104,6 +105,12 @@ def test_a_generator_that_copies_ten_records_puts_those_ten_at_risk_of_inference
     assert (by_id.loc[leaked, "inference_in"] == 1.0).all()
     assert (by_id.loc[leaked, "inference_attack"] == "nearest").all()
     assert (by_id.loc[others, "inference_gain"].abs() < 0.3).all()
+    # The high-risk export lists them, and says what they are at risk of.
+    listed = high_risk(records, 0.8)
+    assert {int(r) for r in leaked} <= set(listed["record_id"])
+    assert (
+        listed.set_index("record_id").loc[leaked, "at_risk_of"].str.contains("inference of diagnosis")
+    ).all()
     # What the record's secret is, and what the attack named in each world, are in the table.
     first = by_id.loc[int(leaked[0])]
     assert first["inferred_in"] == first["secret_value"] == first["value:diagnosis"]

@@ -177,6 +177,10 @@ def format_summary(summary: dict[str, Any]) -> str:
     similarity = summary.get("similarity")
     if similarity:
         lines.append(f"similarity test     {similarity['text']}")
+    from privgame.service import inference_texts
+
+    for i, text in enumerate(inference_texts(summary.get("inference"))):
+        lines.append(f"{'inference' if i == 0 else '':<20}{text}")
     twins = summary.get("twins")
     if twins:
         lines.append(
