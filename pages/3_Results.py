@@ -46,6 +46,7 @@ from privgame.outputs.figures import (
     similarity_chart,
 )
 from privgame.service import (
+    ANONYMETER_INSTALL,
     GROUP_LABELS,
     NOT_RUN,
     TRADITIONAL,
@@ -53,8 +54,11 @@ from privgame.service import (
     RunSpec,
     Schema,
     UtilityReport,
+    anonymeter_available,
+    anonymity_lines,
     attack_words,
     default_target_column,
+    default_workers,
     dismiss_extension,
     extension_state,
     group_masks,
@@ -62,6 +66,7 @@ from privgame.service import (
     identifier_columns,
     inference_texts,
     launch_extend,
+    measure_anonymity,
     measure_utility,
     not_played_reason,
     number_text,
@@ -72,6 +77,7 @@ from privgame.service import (
     run_summary,
     rungs,
     screen_table,
+    stored_anonymity,
     stored_utility,
     to_bytes,
     undecided_records,
@@ -528,6 +534,40 @@ def _utility(folder: RunFolder) -> None:
         _measure_form(folder, report)
 
 
+def _anonymity(folder: RunFolder) -> None:
+    """anonymeter's three risks of the release (``python -m privgame anonymity``): the stored
+    figures, or a button that measures them."""
+    st.subheader("The three risks regulators name")
+    st.caption(
+        "Singling out, linkability and inference: the criteria by which Europe's data protection "
+        "authorities judge anonymisation (Article 29 Working Party, Opinion 05/2014), measured by "
+        "anonymeter for the whole table on the release this run audits, each against a control set "
+        "of records outside D. They are figures for the table, not per record; the games above are "
+        "privgame's own, per record."
+    )
+    report = stored_anonymity(folder)
+    if report is not None:
+        cols = st.columns(3)
+        cols[0].metric("Singling out", f"{report.singling_out.value:.3f}", help=report.singling_out.text())
+        cols[1].metric("Linkability", f"{report.linkability.value:.3f}", help=report.linkability.text())
+        worst = max(report.inference.items(), key=lambda item: item[1].value, default=None)
+        if worst is not None:
+            cols[2].metric(f"Inference ({worst[0]})", f"{worst[1].value:.3f}", help=worst[1].text())
+        for line in anonymity_lines(report):
+            st.markdown("- " + plain(line))
+    command = f"python -m privgame anonymity {shlex.quote(str(folder.path))}"
+    if not anonymeter_available():
+        st.caption(f"anonymeter is not installed here; install it with: {ANONYMETER_INSTALL}")
+        return
+    with st.expander("Measure the three risks" if report is None else "Measure again"):
+        st.caption("The same as the command:")
+        st.code(command, language="bash")
+        if st.button("Measure with anonymeter", key=f"anonymity-measure-{folder.run_id}"):
+            with st.spinner("Sampling the release and running anonymeter's three evaluators…"):
+                measure_anonymity(folder, workers=default_workers())
+            st.rerun()
+
+
 def _chart(chart: Chart, folder: RunFolder, slug: str, *, select: bool = False) -> Any:
     event = st.plotly_chart(
         chart.figure,
@@ -745,6 +785,7 @@ def body() -> None:
     _figures(folder, records, t)
     _similarity(folder, summary, records, t)
     _inference(folder, summary, records)
+    _anonymity(folder)
     _table(folder, records, t)
 
 

@@ -101,6 +101,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ATTACKERS",
         "DEFAULT_ATTACKER",
         "DEFAULT_INFERENCE_THRESHOLD",
+        "DEFAULT_ANONYMITY_ATTACKS",
     ),
     "privgame.settings.attacks": (
         "attack_words",
@@ -277,6 +278,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "privgame.studies.options": (
         "build_study_spec",
         "study_arguments",
+    ),
+    "privgame.analysis.anonymity": (
+        "ANONYMETER_INSTALL",
+        "AnonymityReport",
+        "anonymeter_available",
+        "anonymity_lines",
+        "measure_anonymity",
+        "stored_anonymity",
     ),
     "privgame.analysis.utility": (
         "DEFAULT_SAMPLES",

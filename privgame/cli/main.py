@@ -23,6 +23,7 @@ from types import FrameType, ModuleType
 
 from privgame._version import __version__
 from privgame.cli.commands import (
+    anonymity,
     check_file,
     compare,
     export,
@@ -57,6 +58,7 @@ COMMANDS: list[ModuleType] = [
     export,
     study,
     utility,
+    anonymity,
     check_file,
 ]
 

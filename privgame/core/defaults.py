@@ -13,6 +13,7 @@ import math
 __all__ = [
     "ATTACKERS",
     "ATTACK_NAMES",
+    "DEFAULT_ANONYMITY_ATTACKS",
     "DEFAULT_ATTACKER",
     "DEFAULT_ATTACKS",
     "DEFAULT_CONFIRM_TOP",
@@ -123,3 +124,7 @@ UTILITY_SAMPLES = 5
 DEFAULT_INFERENCE_THRESHOLD = 0.1
 """The default inference threshold: a record is at risk of inference when the release names its
 secret more often with the record in D than without it by more than this (10 percentage points)."""
+
+DEFAULT_ANONYMITY_ATTACKS = 1_000
+"""anonymeter's ``n_attacks`` for ``privgame anonymity``: records of D attacked by each evaluator (and
+as many records of the control set); its intervals are about +/-3 points at this many."""

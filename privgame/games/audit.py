@@ -15,6 +15,7 @@ conservative bracket, since that sample is no longer uniform over the new D.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ import pandas as pd
 
 from privgame.core import metrics
 from privgame.core.defaults import NOT_RUN
+from privgame.core.errors import RunError
 from privgame.core.parameters import check_threshold
 from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, Game, played
 from privgame.settings.run_spec import RunSpec
@@ -924,6 +926,10 @@ def run_summary(folder: RunFolder, threshold: float | None = None) -> dict[str, 
     if guarantee is not None:
         summary["guarantee"] = guarantee
         summary["answer"] = {**summary["answer"], "text": proven_answer(summary["answer"]["text"], guarantee)}
+    with contextlib.suppress(RunError):  # a damaged file is reported where it is measured again
+        anonymity = folder.read_anonymity()
+        if anonymity is not None:
+            summary["anonymity"] = anonymity
     summary["run_id"] = folder.run_id
     return summary
 

@@ -26,7 +26,14 @@ from privgame.generators.factory import create
 from privgame.settings.run_spec import RunSpec
 from privgame.store.folders import RunFolder
 
-__all__ = ["MAX_HOLDOUT_ROWS", "SIMILARITY_ALPHA", "holdout_rows", "measure_similarity", "similarity_of"]
+__all__ = [
+    "MAX_HOLDOUT_ROWS",
+    "SIMILARITY_ALPHA",
+    "holdout_rows",
+    "measure_similarity",
+    "release_sample",
+    "similarity_of",
+]
 
 MAX_HOLDOUT_ROWS = 20_000
 """At most this many non-members are compared with the release (a random subset beyond)."""
@@ -45,6 +52,17 @@ def holdout_rows(spec: RunSpec, n_rows: int, d: np.ndarray) -> np.ndarray:
     if len(rest) > MAX_HOLDOUT_ROWS:
         rest = np.sort(stream(spec.seed, 0, Role.SIMILARITY, 0).choice(rest, MAX_HOLDOUT_ROWS, replace=False))
     return rest
+
+
+def release_sample(X: np.ndarray, schema: Any, spec: RunSpec, d: np.ndarray) -> np.ndarray:
+    """The release the run audits, encoded: the run's generator fitted on D (record ids ``d`` of
+    ``X``) with the run's parameters and sampled as ``privgame release`` samples it by default
+    (``spec.setup.synthetic_rows`` or |D| rows, ``stream(seed, 0, Role.RELEASE)``)."""
+    n = spec.setup.synthetic_rows or len(d)
+    model = create(spec.generator, **spec.generator_params)
+    return model.fit_sample(
+        X[np.asarray(d, dtype=np.int64)], schema, n, rng=stream(spec.seed, 0, Role.RELEASE)
+    )
 
 
 def measure_similarity(
@@ -83,9 +101,8 @@ def measure_similarity(
     }
     if len(holdout) == 0:
         return out
-    n = spec.setup.synthetic_rows or len(d)
-    model = create(spec.generator, **spec.generator_params)
-    synthetic = model.fit_sample(X[d], schema, n, rng=stream(spec.seed, 0, Role.RELEASE))
+    synthetic = release_sample(X, schema, spec, d)
+    n = len(synthetic)
     train, nonmembers = X[d], X[holdout]
     encoding = GowerEncoding.for_arrays(np.asarray(schema.is_categorical), train, nonmembers, synthetic)
     positions = {int(r): i for i, r in enumerate(d)}

@@ -430,6 +430,8 @@ def release_card(
             "similarity": _similarity_of_release(summary.get("similarity"), rows=rows, seed=seed),
             # The per-record attribute-inference game (None: no secret column was named).
             "inference": _inference_of_release(summary.get("inference")),
+            # anonymeter's three risks of the release, once measured (None: not measured).
+            "anonymity": summary.get("anonymity"),
             # "model-seeded": the traditional game was not run, so its figures above are null.
             "games": spec.attack.games,
             # The records whose verdict is "at risk", as every output counts them.

@@ -27,7 +27,7 @@ import pandas as pd
 from privgame.core import metrics
 from privgame.core.csvsafe import csv_safe, neutralise_cell
 from privgame.core.defaults import EXPORT_FORMATS, NOT_RUN
-from privgame.core.errors import ParameterError
+from privgame.core.errors import ParameterError, RunError
 from privgame.core.numbers import number_text
 from privgame.core.parameters import check_threshold
 from privgame.core.records import normalise_records, value_columns, value_name
@@ -825,6 +825,25 @@ def _similarity_paragraph(similarity: Mapping[str, Any] | None) -> str:
     return f"<p class='verdict'><strong>Similarity checks.</strong> {_e(similarity['text'])}</p>"
 
 
+def _anonymity_section(folder: RunFolder) -> str:
+    """anonymeter's three risks of the release, once measured (``privgame anonymity``)."""
+    from privgame.analysis.anonymity import anonymity_lines
+
+    try:
+        lines = anonymity_lines(folder.read_anonymity())
+    except (RunError, KeyError, TypeError, ValueError):
+        return ""
+    if not lines:
+        return ""
+    items = "".join(f"<li>{_e(line)}</li>" for line in lines)
+    return (
+        "<h2>The three risks regulators name (anonymeter)</h2><p class='muted'>Singling out, "
+        "linkability and inference, the criteria of the Article 29 Working Party's Opinion 05/2014, "
+        "measured for the whole table by anonymeter; the per-record games above and below are "
+        f"privgame's.</p><ul>{items}</ul>"
+    )
+
+
 def _inference_section(inference: Mapping[str, Any] | None, records: pd.DataFrame) -> str:
     """The attribute-inference game's sentences and its records at risk (nothing when not played)."""
     from privgame.games.inference import inference_texts
@@ -984,6 +1003,7 @@ def html_report(folder: RunFolder, threshold: float | None = None) -> str:
         f"<p class='muted'>{_e(OUT_WORLD_TEXT)}</p>",
         _similarity_paragraph(similarity),
         _inference_section(stored.get("inference"), records),
+        _anonymity_section(folder),
         "<p class='muted'>Per-record membership-inference risk (ROC AUC of the TAPAS attack) "
         "in the model-seeded game, which measures the risk of releasing synthetic data made "
         "from this very dataset D, and in the traditional game, which averages over datasets.</p>",

@@ -16,6 +16,7 @@ Layout of a run folder::
     records.parquet/csv  one row per evaluated record: values, risks, bounds, difference
     summary.json         the Table-1 style summary at the spec's threshold
     utility.json         the utility figures (privgame.analysis.utility), once measured
+    anonymity.json       anonymeter's three risks (privgame.analysis.anonymity), once measured
     checksums.sha256     the SHA-256 of every file above except status.json, cancel and engine.lock
 
 Every file is written to a temporary name in the same folder, flushed, then renamed, so no
@@ -107,6 +108,7 @@ CHECKSUMS = "checksums.sha256"
 LOCK = "engine.lock"
 PLAN = "plan.json"
 UTILITY = "utility.json"
+ANONYMITY = "anonymity.json"
 SIMILARITY = "similarity.json"
 SCREEN = "screen.parquet"
 _CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
@@ -845,6 +847,8 @@ class RunFolder(CheckedFolder):
             )
         if relative == UTILITY:
             return f"measure it again: python -m privgame utility {self.path}"
+        if relative == ANONYMITY:
+            return f"measure it again: python -m privgame anonymity {self.path}"
         return super()._fix(relative)
 
     # -- spec and data -------------------------------------------------------------------
@@ -1203,6 +1207,32 @@ class RunFolder(CheckedFolder):
         if not isinstance(utility, dict):
             raise RunError(f"{UTILITY} of run {self.run_id} is unreadable; {self._fix(UTILITY)}")
         return utility
+
+    # -- the three risks (anonymeter) ---------------------------------------------------
+    def write_anonymity(self, anonymity: Mapping[str, Any]) -> None:
+        """Write anonymeter's three risks of the run's release (``anonymity.json``, checksummed;
+        see :mod:`privgame.analysis.anonymity`)."""
+        write_checked(self.path, ANONYMITY, json_bytes(dict(anonymity)))
+
+    def read_anonymity(self) -> dict[str, Any] | None:
+        """The stored three risks, or None when they were never measured.
+
+        Raises
+        ------
+        RunError
+            When ``anonymity.json`` does not match its checksum, has none, or is not a JSON object.
+        """
+        try:
+            data = self._read_checked(ANONYMITY)
+        except FileNotFoundError:
+            return None
+        try:
+            figures = json.loads(data)
+        except (ValueError, RecursionError):
+            figures = None
+        if not isinstance(figures, dict):
+            raise RunError(f"{ANONYMITY} of run {self.run_id} is unreadable; {self._fix(ANONYMITY)}")
+        return figures
 
     # -- the release's similarity checks -------------------------------------------------
     def write_similarity(self, similarity: Mapping[str, Any]) -> None:

@@ -177,10 +177,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     similarity = summary.get("similarity")
     if similarity:
         lines.append(f"similarity test     {similarity['text']}")
-    from privgame.service import inference_texts
+    from privgame.service import anonymity_lines, inference_texts
 
     for i, text in enumerate(inference_texts(summary.get("inference"))):
         lines.append(f"{'inference' if i == 0 else '':<20}{text}")
+    for i, text in enumerate(anonymity_lines(summary.get("anonymity"))):
+        lines.append(f"{'three risks' if i == 0 else '':<20}{text}")
     twins = summary.get("twins")
     if twins:
         lines.append(
