@@ -8,6 +8,7 @@ The Python API (:mod:`privgame.api`)::
     print(audit.verdict())
     audit.records()                      # the audited records, one row each
     audit.high_risk(screened=True)       # every record at risk, screened ones included
+    privgame.audit(df, secrets="income")  # + each record's attribute-inference gain
     audit.report("report.html")
     audit.release("release.csv")         # refused while records are at risk
     privgame.open("runs/20261207-...")   # a stored run, from any face

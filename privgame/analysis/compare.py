@@ -95,9 +95,10 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
         Columns ``run_id``, ``parent``, ``remedy``, ``attacker``, ``at_risk``, ``undecided``,
         ``not_at_risk``, ``attack_failed``, ``audited``, ``share_at_risk`` and ``share_at_risk_low``
         (the high and low ends of the share's bracket, None without a random sample), ``rmsd``
-        and ``miss_rate`` (:data:`NOT_RUN` where the traditional game was not played), and the
-        utility figures ``fidelity``, ``association``, ``downstream`` (:data:`NOT_MEASURED`
-        when absent).
+        and ``miss_rate`` (:data:`NOT_RUN` where the traditional game was not played),
+        ``inference_at_risk`` (the records at risk of inference on some secret column; None
+        when the run named none), and the utility figures ``fidelity``, ``association``,
+        ``downstream`` (:data:`NOT_MEASURED` when absent).
 
     Raises
     ------
@@ -136,10 +137,23 @@ def compare_runs(folders: Sequence[RunFolder], threshold: float | None = None) -
                 "miss_rate": (_number(miss) if not isinstance(miss, dict) else _number(miss.get("rate")))
                 if both
                 else NOT_RUN,
+                # Records at risk of inference, over every secret column (None: no secret named).
+                "inference_at_risk": _inference_at_risk(summary),
                 **utility_of(folder),
             }
         )
     return pd.DataFrame(rows)
+
+
+def _inference_at_risk(summary: dict[str, Any]) -> int | None:
+    """How many audited records are at risk of inference on some secret (None: not played)."""
+    inference = summary.get("inference")
+    if not inference:
+        return None
+    ids = {
+        int(r) for figures in inference.get("by_secret", {}).values() for r in figures.get("at_risk_ids", ())
+    }
+    return len(ids)
 
 
 def _highest(folder: RunFolder) -> float | None:

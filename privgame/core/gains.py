@@ -6,11 +6,13 @@ tables made with the record in D minus the rate over those made with it swapped 
 record (:mod:`privgame.games.inference`): what the record's own presence adds to what the
 release reveals about it, beyond what the rest of the population reveals.
 
-The 'in' and 'out' tables are independent draws, so the gain is a difference of two independent
-binomial proportions. Its interval is Newcombe's hybrid score interval (Newcombe 1998, method
-10: each rate's Wilson interval, combined by the square root of their squared half-widths), which
-keeps close to its level down to a few dozen runs and at rates of 0 or 1, where the Wald interval
-collapses to a point. Its one-sided error is checked by simulation in
+Several attacks run on every table, and the gain is that of the best attack with the record over
+the best without it (:func:`best_gain_interval`, with simultaneous Wilson bounds). A single
+attack's gain, a difference of two independent binomial proportions, has Newcombe's hybrid score
+interval (:func:`gain_interval`; Newcombe 1998, method 10: each rate's Wilson interval, combined by
+the square root of their squared half-widths), used for the table-wide member/non-member gap.
+Both keep close to their level down to a few dozen runs and at rates of 0 or 1, where the Wald
+interval collapses to a point. Their one-sided errors are checked by simulation in
 ``tests/core/test_gains.py``.
 """
 
@@ -26,8 +28,8 @@ from privgame.core.errors import ParameterError
 
 __all__ = [
     "GAIN_VERDICTS",
+    "best_gain_interval",
     "gain_interval",
-    "gain_level",
     "gain_verdicts",
 ]
 
@@ -85,17 +87,63 @@ def gain_interval(
     return (gain, max(-1.0, low), min(1.0, high))
 
 
-def gain_level(look_level: float, attacks: int) -> float:
-    """The level of each attack's interval when a record's gain is the largest of ``attacks``.
+def best_gain_interval(
+    hits_in: ArrayLike, runs_in: int, hits_out: ArrayLike, runs_out: int, *, level: float = 0.95
+) -> tuple[float, float, float, int, int]:
+    """The gain of the best of several attacks with the record over the best without it.
 
-    Splitting the error ``1 - look_level`` evenly over the attacks (Bonferroni) keeps the chance
-    that *any* attack's interval misses its gain at or below ``1 - look_level``: a record is
-    called *at risk* when some attack's low end clears the threshold, so its false *at risk*
-    is bounded by the sum of the attacks' one-sided errors, whatever their correlation.
+    ``gain = max_a p_in(a) - max_b p_out(b)``: how much better the strongest attack does with the
+    record in D than the strongest does without it (the 'out' side's best is the control: what
+    the attacker could infer anyway). Its interval is simultaneous: every attack's rate gets a
+    one-sided Wilson bound on each side at error ``(1 - level) / 2`` split over the ``2 A`` bounds
+    one side of the gain uses (Bonferroni), and ``low = max_a L_in(a) - max_b U_out(b)``,
+    ``high = max_a U_in(a) - max_b L_out(b)``. When every bound holds, the true gain lies between
+    them, so the low end exceeds the true gain with probability at most ``(1 - level) / 2``,
+    whatever the attacks' correlation (they run on the same synthetic tables) and whichever attack
+    is best: no attack is chosen on the runs it is scored on.
+
+    Parameters
+    ----------
+    hits_in, hits_out : array-like of int, shape (A,)
+        Each attack's successes over the 'in' runs and over the 'out' runs.
+    runs_in, runs_out : int
+        The numbers of 'in' and 'out' runs.
+    level : float
+        Two-sided confidence level of the gain's interval.
+
+    Returns
+    -------
+    (gain, low, high, best_in, best_out) : tuple
+        The gain and its bounds in [-1, 1] (``nan`` when a side has no run), the attack with the
+        highest rate in and the one with the highest rate out (indices).
+
+    Raises
+    ------
+    ParameterError
+        For counts that are negative, above the runs, of different lengths, or empty.
     """
-    if attacks < 1:
-        raise ParameterError(f"attacks must be >= 1, got {attacks!r}.")
-    return 1.0 - (1.0 - look_level) / attacks
+    k1 = np.asarray(hits_in)
+    k0 = np.asarray(hits_out)
+    if k1.shape != k0.shape or k1.ndim != 1 or k1.size == 0:
+        raise ParameterError(
+            f"hits_in and hits_out must be two non-empty vectors of one length; got {k1.shape}, {k0.shape}."
+        )
+    if (k1 < 0).any() or (k0 < 0).any() or (k1 > runs_in).any() or (k0 > runs_out).any():
+        raise ParameterError("successes must be whole numbers from 0 to the number of runs.")
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level!r}.")
+    if runs_in == 0 or runs_out == 0:
+        return (math.nan, math.nan, math.nan, 0, 0)
+    attacks = k1.size
+    z = float(norm.ppf(1 - (1 - level) / 2 / (2 * attacks)))
+    # _wilson's two-sided interval at z has z's one-sided error on each side.
+    inside = np.array([_wilson(int(k), int(runs_in), z) for k in k1])
+    outside = np.array([_wilson(int(k), int(runs_out), z) for k in k0])
+    best_in, best_out = int(np.argmax(inside[:, 0])), int(np.argmax(outside[:, 0]))
+    gain = float(inside[best_in, 0] - outside[best_out, 0])
+    low = float(inside[:, 1].max() - outside[:, 2].max())
+    high = float(inside[:, 2].max() - outside[:, 1].max())
+    return (gain, max(-1.0, low), min(1.0, high), best_in, best_out)
 
 
 def gain_verdicts(low: ArrayLike, high: ArrayLike, threshold: float) -> NDArray[np.str_]:

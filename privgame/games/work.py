@@ -185,11 +185,7 @@ class Context:
         :meth:`SecretAttack.classes`) in ``synthetic``: int16 array (secrets, attacks)."""
         x = self.X[record_id][None, :]
         return np.array(
-            [
-                [a.predict_nearest(synthetic, x)[0], a.predict_bayes(synthetic, x)[0]]
-                for a in self.secret_attacks()
-            ],
-            dtype=np.int16,
+            [a.predict(synthetic, x)[:, 0] for a in self.secret_attacks()], dtype=np.int16
         ).reshape(len(self.secrets), len(INFERENCE_ATTACKS))
 
 

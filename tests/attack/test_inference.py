@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from privgame.attack.inference import SecretAttack, secret_problems
+from privgame.attack.inference import BAYES_PRIOR_WEIGHT, SecretAttack, secret_problems
 from privgame.core.errors import ParameterError
 from privgame.core.seeding import Role, stream
 from privgame.data.encoding import encode
@@ -49,14 +49,16 @@ def _bayes_reference(attack: SecretAttack, synthetic: np.ndarray, x: np.ndarray)
     labels = attack.classes(synthetic[:, attack.secret])
     levels = attack._levels(synthetic)
     target = attack._levels(x[None, :])[0]
-    n, k = len(synthetic), attack.n_classes
+    n, k, m = len(synthetic), attack.n_classes, BAYES_PRIOR_WEIGHT
     best, chosen = -np.inf, -1
     for c in range(k):
         in_class = labels == c
         score = np.log((in_class.sum() + 1) / (n + k))
         for col in range(len(attack.known)):
             v = attack.known_levels[col]
-            score += np.log(((levels[in_class, col] == target[col]).sum() + 1) / (in_class.sum() + v))
+            share = ((levels[:, col] == target[col]).sum() + 1) / (n + v)
+            hits = (levels[in_class, col] == target[col]).sum()
+            score += np.log((hits + m * share) / (in_class.sum() + m))
         if score > best + 1e-12:
             best, chosen = score, c
     return chosen
@@ -85,11 +87,13 @@ def test_a_record_copied_into_the_release_has_its_secret_named_by_the_nearest_ma
     attack = SecretAttack.prepare(schema, "secret", X[:200])
     members = X[200:300]
     correct = attack.correct(members, members)
-    assert correct.shape == (2, 100)
+    assert correct.shape == (3, 100)
     assert correct[0].all()  # every row's nearest match is itself (continuous ages make them unique)
     # The secret is independent of the other columns: the population's statistics name it about
-    # a quarter of the time, never much more.
+    # a quarter of the time, never much more; the prior names the release's most frequent value.
     assert correct[1].mean() < 0.6
+    labels = attack.classes(members[:, attack.secret])
+    assert correct[2].mean() == pytest.approx(np.bincount(labels).max() / len(labels))
 
 
 def test_a_continuous_secret_is_named_by_its_bin() -> None:

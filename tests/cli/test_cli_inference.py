@@ -47,14 +47,16 @@ def test_the_secrets_reach_the_spec_the_records_and_the_report(inferred: RunFold
 
 
 def test_the_identity_release_puts_records_with_a_rare_secret_at_risk(inferred: RunFolder) -> None:
-    """The identity generator copies every record: where the rest of D would not name a record's
-    income, its own copy does, and the record is at risk of inference."""
+    """The identity generator copies every record: where no attack names a record's race without
+    it (its neighbours and the population's usual value say another), its own copy does, and the
+    record is at risk of inference; where one does, the record's presence adds nothing."""
     records = inferred.records()
-    named_out = records["inference_out_income"]
-    rare = records.loc[named_out <= 0.05]
+    rare = records.loc[records["inference_out_race"] <= 0.05]
     assert len(rare) >= 1
-    assert (rare["inference_in_income"] == 1.0).all()
-    assert (rare["verdict_inference_income"] == "at risk").all()
+    assert (rare["inference_in_race"] == 1.0).all()
+    assert (rare["verdict_inference_race"] == "at risk").all()
+    common = records.loc[records["inference_out_race"] == 1.0]
+    assert (common["inference_gain_race"] == 0.0).all()
 
 
 def test_the_exports_carry_the_inference_verdicts(inferred: RunFolder, tmp_path: Path) -> None:

@@ -719,3 +719,55 @@ def test_check_a_file_never_shows_the_result_of_another_file_of_the_same_name_an
         page.get_by_role("heading", name="Each record of D").wait_for(timeout=RUN_TIMEOUT_MS)
         _shot(page, "c2-check-file-same-size")
         assert page.get_by_text("400 records of D appear in the synthetic file exactly").count() == 0
+
+
+def test_inference_walk_through(browser, server: str, runs_root: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Choose a secret column on Evaluate -> the audit -> Results shows each record's inference
+    gain -> the Record page shows what the attack named in each world."""
+    before = {info.run_id for info in list_runs(runs_root)}
+    csv = tmp_path / "adult300.csv"
+    pd.read_csv(BUNDLED_ADULT, na_values=["?"]).dropna().head(300).to_csv(csv, index=False)
+    with _browser_tab(browser, server) as page:
+        page.get_by_role("heading", name="privgame").wait_for()
+        _go(page, "Data")
+        page.locator('input[type="file"]').first.set_input_files(str(csv))
+        page.get_by_text("300 rows").first.wait_for()
+        _settle(page)
+
+        _go(page, "Evaluate")
+        _choose(page, "Synthetic data generator", "Independent marginals (baseline)")
+        _number(page, "Shadow datasets", 8)
+        _number(page, "Evaluation runs per game", 20)
+        _number(page, "Most outlying records K", 1)
+        _number(page, "Random records M", 2)
+        _number(page, "Worker processes", 1)
+        # The columns whose names look sensitive are proposed, none chosen for the owner.
+        page.get_by_text("Columns whose names look sensitive: ", exact=False).wait_for()
+        page.get_by_label("Screen every record of D", exact=True).uncheck()
+        _settle(page)
+        page.get_by_label("Secret columns (attribute inference)", exact=True).click()
+        page.get_by_role("option", name="income").click()
+        page.keyboard.press("Escape")
+        _settle(page)
+        _shot(page, "i1-evaluate-secret")
+        page.get_by_role("button", name="Launch the audit").click()
+        page.get_by_text("Done in").wait_for(timeout=RUN_TIMEOUT_MS)
+        (run,) = [info for info in list_runs(runs_root) if info.run_id not in before]
+        folder = RunFolder(runs_root / run.run_id)
+        assert folder.spec().inference.secrets == ("income",)
+
+        page.get_by_role("button", name="Open the results").click()
+        page.get_by_role("heading", name="Attribute inference", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text("'income': ", exact=False).first.wait_for()
+        chart = page.locator(".js-plotly-plot", has_text="Inference gain on 'income'")
+        chart.locator(".scatterlayer path.point").first.wait_for(state="attached")
+        assert chart.locator(".scatterlayer path.point").count() == 3
+        page.get_by_role("heading", name="The three risks regulators name", exact=True).wait_for()
+        _shot(page, "i2-results-inference")
+
+        record_id = int(folder.records()["record_id"].iloc[0])
+        page.goto(f"{server}/Record?run={run.run_id}&record={record_id}")
+        page.get_by_role("heading", name="Attribute inference", exact=True).wait_for(timeout=RUN_TIMEOUT_MS)
+        page.get_by_text("with the record in D, the", exact=False).first.wait_for()
+        page.get_by_text("with the record swapped out", exact=False).first.wait_for()
+        _shot(page, "i3-record-inference")

@@ -1,0 +1,201 @@
+"""Attribute inference, per record and for the table: issue 46's goals, measured.
+
+On 1,000 Adult rows (D) with 1,000 others as the population (the set-up of the SoK on
+reconstruction attacks: secret ``income``, every other column known), prints:
+
+1. Synthpop: the per-record inference verdicts, and the aggregate gap (the attack's accuracy on
+   the records of D minus on the population's records, one release) beside the SoK's Synthpop gap,
+   +1.65 points [-2.36, +5.65];
+2. the cost of the inference game: the same Synthpop audit with and without ``--secret`` (the
+   membership results are identical, same seed), paired wall times;
+3. the identity generator (a positive control): the gain of every record whose secret the rest of
+   D does not already reveal (no attack names it from the other records of D), against 0.9;
+4. the independent-marginals generator (a negative control): the share of records whose gain is
+   within +/-0.05 of 0, against 95%, at N_eval = 2,000;
+5. with ``--anonymeter``, anonymeter's three risks on a Synthpop release of all of Adult
+   (|D| = 31,655, the release set-up's holdout as control), timed against 2 minutes.
+
+About 15 minutes on 2 cores (25 with ``--anonymeter``)::
+
+    python benchmarks/inference.py [--out DIR] [--anonymeter] [--records 10,10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from privgame.data import BUNDLED_ADULT
+
+SOK_SYNTHPOP_GAP = (1.65, -2.36, 5.65)
+"""The SoK's Synthpop memorisation gap on 1,000 Adult rows, in points: value, 95% interval."""
+
+
+def privgame(*args: str) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "privgame", *args], check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def only_run(root: Path) -> Path:
+    (folder,) = [p for p in root.iterdir() if p.is_dir()]
+    return folder
+
+
+def audit(data: Path, population: Path, root: Path, generator: str, *extra: str) -> tuple[Path, float]:
+    args = ["run", "--data", str(data), "--population", str(population), "--generator", generator]
+    args += ["--screen", "none", "--workers", "2", "--quiet", "--out", str(root), *extra]
+    wall = privgame(*args)
+    return only_run(root), wall
+
+
+def records_of(folder: Path) -> pd.DataFrame:
+    from privgame.store.folders import RunFolder
+
+    return RunFolder(folder).records()
+
+
+def summary_of(folder: Path) -> dict:
+    return json.loads((folder / "summary.json").read_text())
+
+
+def hidden_by_the_rest(folder: Path) -> pd.Series:
+    """Whether no attack names each audited record's secret from the *other* records of D (the
+    identity release without the record): the records whose secret the rest of D does not reveal."""
+    from privgame.attack.inference import SecretAttack
+    from privgame.games.context import build_audit
+    from privgame.store.folders import RunFolder
+
+    run = RunFolder(folder)
+    ctx, _ = build_audit(run.spec(), run.load_table())
+    attack = SecretAttack.prepare(ctx.schema, "income", ctx.X[ctx.aux])
+    out = {}
+    for record_id in records_of(folder)["record_id"]:
+        others = ctx.X[ctx.target[ctx.target != record_id]]
+        x = ctx.X[int(record_id)][None, :]
+        named = attack.predict(others, x)[:, 0]
+        out[int(record_id)] = bool((named != attack.classes(x[:, attack.secret])[0]).all())
+    return pd.Series(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", default=None, help="folder for the data and runs (default: a temporary one)")
+    parser.add_argument("--records", default="10,10", help="the audit plan: outliers,random (default 10,10)")
+    parser.add_argument("--n-shadow", default="200", help="Synthpop's N_shadow (default 200)")
+    parser.add_argument("--n-eval", default="200", help="Synthpop's N_eval (default 200)")
+    parser.add_argument("--anonymeter", action="store_true", help="also time anonymeter on all of Adult")
+    args = parser.parse_args()
+    out = Path(args.out or tempfile.mkdtemp(prefix="privgame-inference-"))
+    out.mkdir(parents=True, exist_ok=True)
+    adult = pd.read_csv(BUNDLED_ADULT).dropna()
+    rows = adult.iloc[np.random.default_rng(0).permutation(len(adult))[:2000]]
+    data, population = out / "adult1000.csv", out / "population1000.csv"
+    rows.iloc[:1000].to_csv(data, index=False)
+    rows.iloc[1000:].to_csv(population, index=False)
+    outliers, random = args.records.split(",")
+    plan = ["--outliers", outliers, "--random", random]
+    secret = ["--secret", "income"]
+
+    # 1-2. Synthpop, with and without the inference game (paired: same seed, same records).
+    sizes = ["--n-shadow", args.n_shadow, "--n-eval", args.n_eval]
+    without, wall_without = audit(data, population, out / "synthpop-membership", "synthpop", *plan, *sizes)
+    with_, wall_with = audit(data, population, out / "synthpop-inference", "synthpop", *plan, *sizes, *secret)
+    same = records_of(without)["risk_model_seeded"].equals(records_of(with_)["risk_model_seeded"])
+    inference = summary_of(with_)["inference"]
+    counts = inference["by_secret"]["income"]["verdicts"]
+    print(f"Adult, |D| = 1,000, population 1,000, secret income, plan {outliers} + {random}")
+    print(
+        f"synthpop   per record: {counts['at risk']} at risk, {counts['undecided']} undecided, "
+        f"{counts['not at risk']} not at risk; gains {inference['by_secret']['income']['mean_gain']:+.3f} "
+        f"on average, {inference['by_secret']['income']['max_gain']:+.3f} at most"
+    )
+    value, low, high = SOK_SYNTHPOP_GAP
+    for name, gap in inference["aggregate"]["income"].items():
+        inside = low <= 100 * gap["gap"] <= high
+        print(
+            f"synthpop   aggregate gap ({name}): {100 * gap['gap']:+.2f} points "
+            f"[{100 * gap['low']:+.2f}, {100 * gap['high']:+.2f}] (members {gap['members']:.1%}, "
+            f"non-members {gap['nonmembers']:.1%}); the SoK's {value:+.2f} [{low:+.2f}, {high:+.2f}]: "
+            f"{'inside' if inside else 'OUTSIDE'}"
+        )
+    extra = wall_with / wall_without - 1
+    print(
+        f"cost       the audit without the inference game {wall_without:.0f} s, with it {wall_with:.0f} s: "
+        f"{100 * extra:+.1f}% (goal <= +50%); membership risks identical: {same}"
+    )
+
+    # 3. The identity generator: every record whose secret the rest of D hides has a gain >= 0.9.
+    identity, _ = audit(
+        data, population, out / "identity", "identity", *plan, "--n-shadow", "8", "--n-eval", "200", *secret
+    )
+    records = records_of(identity).set_index("record_id")
+    hidden = hidden_by_the_rest(identity)
+    gains = records.loc[hidden[hidden].index, "inference_gain"]
+    print(
+        f"identity   {len(gains)} of {len(records)} records have a secret no attack names from the other "
+        f"records of D; gain >= 0.9 on {int((gains >= 0.9).sum())} of them (goal: all), "
+        f"lowest {gains.min():+.3f}; at risk: {int((records['verdict_inference'] == 'at risk').sum())}"
+    )
+
+    # 4. Independent marginals: gains within +/-0.05 of 0.
+    marginals, _ = audit(
+        data,
+        population,
+        out / "marginals",
+        "marginals",
+        *plan,
+        "--n-shadow",
+        "8",
+        "--n-eval",
+        "2000",
+        *secret,
+    )
+    records = records_of(marginals)
+    gain = records["inference_gain"].abs()
+    covers = (records["inference_low"] <= 0) & (records["inference_high"] >= 0)
+    print(
+        f"marginals  |gain| <= 0.05 on {int((gain <= 0.05).sum())} of {len(records)} records "
+        f"({(gain <= 0.05).mean():.0%}; goal >= 95%), largest {gain.max():.3f}; the interval holds 0 "
+        f"for {int(covers.sum())}; at risk: {int((records['verdict_inference'] == 'at risk').sum())}"
+    )
+
+    # 5. anonymeter's three risks on all of Adult.
+    if args.anonymeter:
+        full = out / "adult-all"
+        args_run = ["run", "--data", str(BUNDLED_ADULT), "--generator", "synthpop", "--outliers", "1"]
+        args_run += [
+            "--random",
+            "1",
+            "--n-shadow",
+            "4",
+            "--n-eval",
+            "4",
+            "--screen",
+            "none",
+            "--workers",
+            "2",
+        ]
+        privgame(*args_run, "--quiet", "--out", str(full))
+        run = only_run(full)
+        wall = privgame("anonymity", str(run), "--workers", "2", "--secret", "income")
+        figures = json.loads((run / "anonymity.json").read_text())
+        print(
+            f"anonymeter all of Adult (|D| = 31,655, control {figures['control_rows']:,}): {wall:.0f} s wall "
+            f"(goal <= 120 s); singling out {figures['singling_out']['value']:.3f}, linkability "
+            f"{figures['linkability']['value']:.3f}, inference of income "
+            f"{figures['inference']['income']['value']:.3f}"
+        )
+    print(f"runs: {out}")
+
+
+if __name__ == "__main__":
+    main()
