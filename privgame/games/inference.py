@@ -45,6 +45,7 @@ from privgame.core.gains import best_gain_interval, gain_interval, gain_verdicts
 from privgame.data.schema import CATEGORICAL, Schema
 
 __all__ = [
+    "AGGREGATE_ATTACKS",
     "AGGREGATE_RECORDS",
     "add_verdicts",
     "aggregate_gap",
@@ -58,6 +59,9 @@ __all__ = [
     "suffix",
 ]
 
+AGGREGATE_ATTACKS: tuple[str, ...] = ("nearest", "bayes")
+"""The attacks of the aggregate view: ``prior`` names the same value for every record, so its
+member/non-member gap is the difference of the two samples' base rates, not memorisation."""
 AGGREGATE_RECORDS = 1_000
 """The aggregate view compares the attack's accuracy on at most this many records of D and as
 many records outside it."""
@@ -278,6 +282,8 @@ def aggregate_gap(
     hit_in = attack.correct(synthetic, members)
     hit_out = attack.correct(synthetic, nonmembers)
     for a, name in enumerate(INFERENCE_ATTACKS):
+        if name not in AGGREGATE_ATTACKS:
+            continue
         k1, k0 = int(hit_in[a].sum()), int(hit_out[a].sum())
         gap, low, high = gain_interval(k1, len(members), k0, len(nonmembers))
         out[name] = {
