@@ -9,21 +9,26 @@ reconstruction attacks: secret ``income``, every other column known), prints:
 2. the cost of the inference game: the same Synthpop audit with and without ``--secret`` (the
    membership results are identical, same seed), paired wall times;
 3. the identity generator (a positive control): the gain of every record whose secret the rest of
-   D does not already reveal (no attack names it from the other records of D), against 0.9;
+   D does not already reveal (neither its nearest other records nor the usual value name it),
+   against 0.9;
 4. the independent-marginals generator (a negative control): the share of records whose gain is
    within +/-0.05 of 0, against 95%, at N_eval = 2,000;
-5. with ``--anonymeter``, anonymeter's three risks on a Synthpop release of all of Adult
-   (|D| = 31,655, the release set-up's holdout as control), timed against 2 minutes.
+5. with ``--parts ...,anonymeter``, anonymeter's three risks on a Synthpop release of all of Adult
+   (|D| = 31,655, the release set-up's holdout as control), timed against 2 minutes;
+6. with ``--parts ...,suppression``, cell suppression (``benchmarks/plugins/cell_suppression.py``,
+   a plug-in): the second positive control, beside the SoK's +20.0 points for it.
 
-About 15 minutes on 2 cores (25 with ``--anonymeter``)::
+About 5 minutes on 2 cores for the main part (``--parts main``, the default), a minute for each
+other::
 
-    python benchmarks/inference.py [--out DIR] [--anonymeter] [--records 10,10]
+    python benchmarks/inference.py [--out DIR] [--parts main,anonymeter,suppression] [--records 10,10]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,9 +44,17 @@ SOK_SYNTHPOP_GAP = (1.65, -2.36, 5.65)
 """The SoK's Synthpop memorisation gap on 1,000 Adult rows, in points: value, 95% interval."""
 
 
-def privgame(*args: str) -> float:
+PLUGINS = Path(__file__).resolve().parent / "plugins"
+
+
+def privgame(*args: str, plugins: bool = False) -> float:
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "privgame", *args], check=True, stdout=subprocess.DEVNULL)
+    env = None
+    if plugins:  # the plug-in module must import in the engine's worker processes too
+        env = dict(
+            os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(PLUGINS), os.environ.get("PYTHONPATH")]))
+        )
+    subprocess.run([sys.executable, "-m", "privgame", *args], check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - started
 
 
@@ -50,10 +63,12 @@ def only_run(root: Path) -> Path:
     return folder
 
 
-def audit(data: Path, population: Path, root: Path, generator: str, *extra: str) -> tuple[Path, float]:
+def audit(
+    data: Path, population: Path, root: Path, generator: str, *extra: str, plugins: bool = False
+) -> tuple[Path, float]:
     args = ["run", "--data", str(data), "--population", str(population), "--generator", generator]
     args += ["--screen", "none", "--workers", "2", "--quiet", "--out", str(root), *extra]
-    wall = privgame(*args)
+    wall = privgame(*args, plugins=plugins)
     return only_run(root), wall
 
 
@@ -68,8 +83,9 @@ def summary_of(folder: Path) -> dict:
 
 
 def hidden_by_the_rest(folder: Path) -> pd.Series:
-    """Whether no attack names each audited record's secret from the *other* records of D (the
-    identity release without the record): the records whose secret the rest of D does not reveal."""
+    """Whether neither the nearest other records of D nor the usual value name each audited record's
+    secret (the identity release without the record): the records whose secret is not the usual
+    value for their known columns."""
     from privgame.attack.inference import SecretAttack
     from privgame.games.context import build_audit
     from privgame.store.folders import RunFolder
@@ -81,8 +97,8 @@ def hidden_by_the_rest(folder: Path) -> pd.Series:
     for record_id in records_of(folder)["record_id"]:
         others = ctx.X[ctx.target[ctx.target != record_id]]
         x = ctx.X[int(record_id)][None, :]
-        named = attack.predict(others, x)[:, 0]
-        out[int(record_id)] = bool((named != attack.classes(x[:, attack.secret])[0]).all())
+        named = [attack.predict_nearest(others, x)[0], attack.predict_prior(others, x)[0]]
+        out[int(record_id)] = bool(attack.classes(x[:, attack.secret])[0] not in named)
     return pd.Series(out)
 
 
@@ -92,7 +108,9 @@ def main() -> None:
     parser.add_argument("--records", default="10,10", help="the audit plan: outliers,random (default 10,10)")
     parser.add_argument("--n-shadow", default="200", help="Synthpop's N_shadow (default 200)")
     parser.add_argument("--n-eval", default="200", help="Synthpop's N_eval (default 200)")
-    parser.add_argument("--anonymeter", action="store_true", help="also time anonymeter on all of Adult")
+    parser.add_argument(
+        "--parts", default="main", help="what to measure, of main, anonymeter, suppression (default main)"
+    )
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="privgame-inference-"))
     out.mkdir(parents=True, exist_ok=True)
@@ -105,6 +123,22 @@ def main() -> None:
     plan = ["--outliers", outliers, "--random", random]
     secret = ["--secret", "income"]
 
+    parts = set(args.parts.split(","))
+    print(f"Adult, |D| = 1,000, population 1,000, secret income, plan {outliers} + {random}")
+    if "main" in parts:
+        main_part(out, data, population, plan, secret, args)
+    if "suppression" in parts:
+        suppression(out, data, population, plan, secret)
+    if "anonymeter" in parts:
+        anonymeter(out)
+    print(f"runs: {out}")
+
+
+def main_part(
+    out: Path, data: Path, population: Path, plan: list[str], secret: list[str], args: argparse.Namespace
+) -> None:
+    """Synthpop with and without the game, the identity and the independent-marginals controls."""
+    outliers = plan[1]
     # 1-2. Synthpop, with and without the inference game (paired: same seed, same records).
     sizes = ["--n-shadow", args.n_shadow, "--n-eval", args.n_eval]
     without, wall_without = audit(data, population, out / "synthpop-membership", "synthpop", *plan, *sizes)
@@ -112,7 +146,6 @@ def main() -> None:
     same = records_of(without)["risk_model_seeded"].equals(records_of(with_)["risk_model_seeded"])
     inference = summary_of(with_)["inference"]
     counts = inference["by_secret"]["income"]["verdicts"]
-    print(f"Adult, |D| = 1,000, population 1,000, secret income, plan {outliers} + {random}")
     print(
         f"synthpop   per record: {counts['at risk']} at risk, {counts['undecided']} undecided, "
         f"{counts['not at risk']} not at risk; gains {inference['by_secret']['income']['mean_gain']:+.3f} "
@@ -143,8 +176,9 @@ def main() -> None:
     hidden = hidden_by_the_rest(identity)
     gains = records.loc[hidden[hidden].index, "inference_gain"]
     print(
-        f"identity   {len(gains)} of {len(records)} records have a secret no attack names from the other "
-        f"records of D; gain >= 0.9 on {int((gains >= 0.9).sum())} of them (goal: all), "
+        f"identity   {len(gains)} of {len(records)} records have a secret neither their nearest other "
+        f"records of D nor the usual value name; gain >= 0.9 on {int((gains >= 0.9).sum())} of them "
+        f"(goal: all), "
         f"lowest {gains.min():+.3f}; at risk: {int((records['verdict_inference'] == 'at risk').sum())}"
     )
 
@@ -172,33 +206,43 @@ def main() -> None:
         f"{int((records['verdict_inference'] == 'at risk').sum())}"
     )
 
-    # 5. anonymeter's three risks on all of Adult.
-    if args.anonymeter:
-        full = out / "adult-all"
-        args_run = ["run", "--data", str(BUNDLED_ADULT), "--generator", "synthpop", "--outliers", "1"]
-        args_run += [
-            "--random",
-            "1",
-            "--n-shadow",
-            "4",
-            "--n-eval",
-            "4",
-            "--screen",
-            "none",
-            "--workers",
-            "2",
-        ]
-        privgame(*args_run, "--quiet", "--out", str(full))
-        run = only_run(full)
-        wall = privgame("anonymity", str(run), "--workers", "2", "--secret", "income")
-        figures = json.loads((run / "anonymity.json").read_text())
+
+def suppression(out: Path, data: Path, population: Path, plan: list[str], secret: list[str]) -> None:
+    """Cell suppression, a plug-in: the table-wide gap beside the SoK's, and the records at risk."""
+    folder, _ = audit(
+        data, population, out / "suppression", "cell_suppression:CellSuppression", *plan,
+        "--n-shadow", "8", "--n-eval", "200", *secret, plugins=True,
+    )  # fmt: skip
+    inference = summary_of(folder)["inference"]
+    counts = inference["by_secret"]["income"]["verdicts"]
+    for name, gap in inference["aggregate"]["income"].items():
         print(
-            f"anonymeter all of Adult (|D| = 31,655, control {figures['control_rows']:,}): {wall:.0f} s wall "
-            f"(goal <= 120 s); singling out {figures['singling_out']['value']:.3f}, linkability "
-            f"{figures['linkability']['value']:.3f}, inference of income "
-            f"{figures['inference']['income']['value']:.3f}"
+            f"suppression aggregate gap ({name}): {100 * gap['gap']:+.2f} points "
+            f"[{100 * gap['low']:+.2f}, {100 * gap['high']:+.2f}] (members {gap['members']:.1%}, "
+            f"non-members {gap['nonmembers']:.1%}); the SoK's cell suppression: +20.0"
         )
-    print(f"runs: {out}")
+    print(
+        f"suppression per record: {counts['at risk']} at risk, {counts['undecided']} undecided, "
+        f"{counts['not at risk']} not at risk; the largest gain "
+        f"{inference['by_secret']['income']['max_gain']:+.3f}"
+    )
+
+
+def anonymeter(out: Path) -> None:
+    """anonymeter's three risks on a Synthpop release of all of Adult, timed."""
+    full = out / "adult-all"
+    args_run = ["run", "--data", str(BUNDLED_ADULT), "--generator", "synthpop", "--outliers", "1"]
+    args_run += ["--random", "1", "--n-shadow", "4", "--n-eval", "4", "--screen", "none", "--workers", "2"]
+    privgame(*args_run, "--quiet", "--out", str(full))
+    run = only_run(full)
+    wall = privgame("anonymity", str(run), "--workers", "2", "--secret", "income")
+    figures = json.loads((run / "anonymity.json").read_text())
+    print(
+        f"anonymeter all of Adult (|D| = 31,655, control {figures['control_rows']:,}): {wall:.0f} s wall "
+        f"(goal <= 120 s); singling out {figures['singling_out']['value']:.3f}, linkability "
+        f"{figures['linkability']['value']:.3f}, inference of income "
+        f"{figures['inference']['income']['value']:.3f}"
+    )
 
 
 if __name__ == "__main__":

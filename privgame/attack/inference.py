@@ -1,7 +1,7 @@
 """Attribute inference: predict a record's secret column from a synthetic table and its other columns.
 
 The attacker knows every column of the target but one, the *secret*, and the synthetic table.
-Three attacks, each vectorised over many targets at once:
+Four attacks, the first three vectorised over many targets at once:
 
 ``nearest``
     The synthetic rows closest to the target on its known columns (categorical columns count a
@@ -24,6 +24,17 @@ Three attacks, each vectorised over many targets at once:
     measured from, so a record whose secret is the population's usual value is not at risk
     because an attack names it (:mod:`privgame.games.inference`).
 
+``reconstruction``
+    Linear reconstruction (after Annamalai, Gadotti and Rocher, USENIX Security 2024) by an
+    attacker who knows every other record of D, secrets included (the leave-one-out attacker):
+    for every known column and pair of known columns, the release's count of rows holding the
+    target's values there *and* each secret value, scaled to |D|, minus the same count in the
+    rest of D, is what the target adds to that count if it holds that secret; the secret whose
+    excess is largest (each query weighted by one over the rest of D's rows holding the target's
+    values there, so that rare combinations, where one record shows, count most) is predicted.
+    It is the least-squares solution of the reconstruction's linear system for one unknown
+    record.
+
 A continuous secret is predicted as its bin (one of :data:`SECRET_BINS` equal-count bins of the
 reference data): the attack succeeds when it names the bin the record's value lies in.
 
@@ -43,13 +54,26 @@ from privgame.data.schema import CATEGORICAL, EXCLUDED, Schema
 __all__ = [
     "BAYES_PRIOR_WEIGHT",
     "INFERENCE_ATTACKS",
+    "RECONSTRUCTION",
     "SECRET_BINS",
     "SecretAttack",
+    "inference_attacks",
     "secret_problems",
 ]
 
 INFERENCE_ATTACKS: tuple[str, ...] = ("nearest", "bayes", "prior")
-"""The attribute-inference attacks, in the order their results are stored."""
+"""The attribute-inference attacks every attacker runs, in the order their results are stored."""
+RECONSTRUCTION = "reconstruction"
+"""The attack only an attacker who knows the rest of D runs (the leave-one-out attacker), stored
+after :data:`INFERENCE_ATTACKS`."""
+
+
+def inference_attacks(attacker: str) -> tuple[str, ...]:
+    """The inference attacks of a threat model: :data:`INFERENCE_ATTACKS`, and
+    :data:`RECONSTRUCTION` for the leave-one-out attacker, who knows every other record of D."""
+    return (*INFERENCE_ATTACKS, RECONSTRUCTION) if attacker == "leave-one-out" else INFERENCE_ATTACKS
+
+
 SECRET_BINS = 10
 """A continuous secret (or known column, for ``bayes``) is cut into this many equal-count bins."""
 BAYES_PRIOR_WEIGHT = 20.0
@@ -247,6 +271,44 @@ class SecretAttack:
         labels = self.classes(np.asarray(synthetic, dtype=np.float64)[:, self.secret])
         most = int(np.bincount(labels, minlength=self.n_classes).argmax())
         return np.full(len(np.atleast_2d(targets)), most, dtype=np.int64)
+
+    def _query_counts(self, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """Rows holding ``x``'s exact values on each known column and pair of known columns, by
+        secret class: shape (Q, n_classes), the Q = d (d + 1) / 2 queries of the upper triangle."""
+        rows = np.asarray(rows, dtype=np.float64)
+        match = (rows[:, self.known] == np.asarray(x, dtype=np.float64)[self.known][None, :]).astype(
+            np.float64
+        )
+        onehot = np.zeros((len(rows), self.n_classes))
+        onehot[np.arange(len(rows)), self.classes(rows[:, self.secret])] = 1.0
+        counts = np.einsum("ij,ik,ic->jkc", match, match, onehot, optimize=True)
+        upper = np.triu_indices(len(self.known))
+        return counts[upper[0], upper[1], :]
+
+    def reconstruction_counts(self, others: np.ndarray, x: np.ndarray) -> np.ndarray:
+        """What the ``reconstruction`` attack knows of the rest of D for target ``x``: the counts of
+        :meth:`_query_counts` on ``others`` (every record of D but the target), shape (Q, k)."""
+        return self._query_counts(others, x)
+
+    def predict_reconstruction(self, synthetic: np.ndarray, x: np.ndarray, rest: np.ndarray, n: int) -> int:
+        """The ``reconstruction`` attack's predicted class for target ``x``.
+
+        Parameters
+        ----------
+        synthetic : ndarray
+            The release.
+        x : ndarray
+            The target's encoded row (its secret is not read).
+        rest : ndarray of shape (Q, k)
+            :meth:`reconstruction_counts` of the rest of D.
+        n : int
+            |D|, to which the release's counts are scaled.
+        """
+        synthetic = np.asarray(synthetic, dtype=np.float64)
+        released = self._query_counts(synthetic, x) * (n / max(len(synthetic), 1))
+        weights = 1.0 / (rest.sum(axis=1) + 1.0)
+        excess = (weights[:, None] * (released - rest)).sum(axis=0)
+        return int(excess.argmax())
 
     def predict(self, synthetic: np.ndarray, targets: np.ndarray) -> np.ndarray:
         """Every attack's predicted class for each target: int array (len(INFERENCE_ATTACKS), R)."""

@@ -6,8 +6,9 @@ tables made with the record in D minus the rate over those made with it swapped 
 record (:mod:`privgame.games.inference`): what the record's own presence adds to what the
 release reveals about it, beyond what the rest of the population reveals.
 
-Several attacks run on every table, and the gain is that of the best attack with the record over
-the best without it (:func:`best_gain_interval`, with simultaneous Wilson bounds). A single
+Several attacks run on every table, and the gain is the largest of theirs, each attack against
+itself without the record or against the usual value's success where that is higher
+(:func:`best_gain_interval`, with simultaneous Wilson bounds). A single
 attack's gain, a difference of two independent binomial proportions, has Newcombe's hybrid score
 interval (:func:`gain_interval`; Newcombe 1998, method 10: each rate's Wilson interval, combined by
 the square root of their squared half-widths), used for the table-wide member/non-member gap.
@@ -88,19 +89,31 @@ def gain_interval(
 
 
 def best_gain_interval(
-    hits_in: ArrayLike, runs_in: int, hits_out: ArrayLike, runs_out: int, *, level: float = 0.95
+    hits_in: ArrayLike,
+    runs_in: int,
+    hits_out: ArrayLike,
+    runs_out: int,
+    *,
+    floor: int | None = None,
+    level: float = 0.95,
 ) -> tuple[float, float, float, int, int]:
-    """The gain of the best of several attacks with the record over the best without it.
+    """The largest gain of several attacks, each over its own rate without the record, or over the
+    floor attack's rate without it where that is higher.
 
-    ``gain = max_a p_in(a) - max_b p_out(b)``: how much better the strongest attack does with the
-    record in D than the strongest does without it (the 'out' side's best is the control: what
-    the attacker could infer anyway). Its interval is simultaneous: every attack's rate gets a
-    one-sided Wilson bound on each side at error ``(1 - level) / 2`` split over the ``2 A`` bounds
-    one side of the gain uses (Bonferroni), and ``low = max_a L_in(a) - max_b U_out(b)``,
-    ``high = max_a U_in(a) - max_b L_out(b)``. When every bound holds, the true gain lies between
-    them, so the low end exceeds the true gain with probability at most ``(1 - level) / 2``,
-    whatever the attacks' correlation (they run on the same synthetic tables) and whichever attack
-    is best: no attack is chosen on the runs it is scored on.
+    ``gain = max_a (p_in(a) - max(p_out(a), p_out(floor)))``: each attack is compared with itself
+    across the two worlds, as the membership game compares them, and no attack is credited with
+    a success that guessing the population's usual value (the ``floor`` attack) has without the
+    record. Another attack's success without the record is not a floor: one that names a record's
+    secret there by chance (a deterministic guess right for a quarter of the records of a
+    four-valued secret) would hide the records a copying release leaks.
+
+    The interval is simultaneous: every attack's rate gets a one-sided Wilson bound on each side at
+    error ``(1 - level) / 2`` split over the ``2 A`` bounds one side of the gain uses (Bonferroni);
+    ``low = max_a (L_in(a) - max(U_out(a), U_out(floor)))`` and ``high`` likewise with the other
+    bounds. When every bound holds the true gain lies between them, so the low end exceeds the
+    true gain with probability at most ``(1 - level) / 2``, whatever the attacks' correlation (they
+    run on the same synthetic tables) and whichever attack is best: no attack is chosen on the
+    runs it is scored on.
 
     Parameters
     ----------
@@ -108,14 +121,17 @@ def best_gain_interval(
         Each attack's successes over the 'in' runs and over the 'out' runs.
     runs_in, runs_out : int
         The numbers of 'in' and 'out' runs.
+    floor : int, optional
+        The index of the floor attack (none: each attack against itself alone).
     level : float
         Two-sided confidence level of the gain's interval.
 
     Returns
     -------
-    (gain, low, high, best_in, best_out) : tuple
+    (gain, low, high, best, out) : tuple
         The gain and its bounds in [-1, 1] (``nan`` when a side has no run), the attack with the
-        highest rate in and the one with the highest rate out (indices).
+        largest gain, and the attack whose rate without the record it is measured from (itself or
+        the floor).
 
     Raises
     ------
@@ -132,18 +148,25 @@ def best_gain_interval(
         raise ParameterError("successes must be whole numbers from 0 to the number of runs.")
     if not 0 < level < 1:
         raise ParameterError(f"level must be in (0, 1), got {level!r}.")
+    if floor is not None and not 0 <= floor < k1.size:
+        raise ParameterError(f"floor must index one of the {k1.size} attacks, got {floor!r}.")
     if runs_in == 0 or runs_out == 0:
         return (math.nan, math.nan, math.nan, 0, 0)
     attacks = k1.size
     z = float(norm.ppf(1 - (1 - level) / 2 / (2 * attacks)))
-    # _wilson's two-sided interval at z has z's one-sided error on each side.
+    # _wilson's two-sided interval at z has z's one-sided error on each side: (rate, low, high).
     inside = np.array([_wilson(int(k), int(runs_in), z) for k in k1])
     outside = np.array([_wilson(int(k), int(runs_out), z) for k in k0])
-    best_in, best_out = int(np.argmax(inside[:, 0])), int(np.argmax(outside[:, 0]))
-    gain = float(inside[best_in, 0] - outside[best_out, 0])
-    low = float(inside[:, 1].max() - outside[:, 2].max())
-    high = float(inside[:, 2].max() - outside[:, 1].max())
-    return (gain, max(-1.0, low), min(1.0, high), best_in, best_out)
+    if floor is not None:
+        floored = np.maximum(outside, outside[floor])
+        source = np.where(outside[:, 0] >= outside[floor, 0], np.arange(attacks), floor)
+    else:
+        floored, source = outside, np.arange(attacks)
+    gains = inside[:, 0] - floored[:, 0]
+    best = int(np.argmax(gains))
+    low = float((inside[:, 1] - floored[:, 2]).max())
+    high = float((inside[:, 2] - floored[:, 1]).max())
+    return (float(gains[best]), max(-1.0, low), min(1.0, high), best, int(source[best]))
 
 
 def gain_verdicts(low: ArrayLike, high: ArrayLike, threshold: float) -> NDArray[np.str_]:

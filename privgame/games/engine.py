@@ -1228,8 +1228,11 @@ def _record_inference(ctx: Context, record_id: int, inferred: np.ndarray, looks:
     """A record's inference columns (:func:`privgame.games.inference.record_inference`)."""
     attacks = ctx.secret_attacks()
     truth = [int(a.classes(ctx.X[record_id : record_id + 1, a.secret])[0]) for a in attacks]
+    names = ctx.inference_attacks
+    if inferred.shape[-1] != len(names):  # stored by an earlier version with fewer attacks
+        names = names[: inferred.shape[-1]]
     return record_inference(
-        inferred, truth, secrets=ctx.secrets, attacks=attacks, schema=ctx.schema, looks=looks
+        inferred, truth, secrets=ctx.secrets, attacks=attacks, schema=ctx.schema, looks=looks, names=names
     )
 
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from privgame.attack import AttackContext, ChosenAttack, MetaClassifier, Portfolio, QuerySet
 from privgame.attack import create as create_attack
-from privgame.attack.inference import INFERENCE_ATTACKS, SecretAttack
+from privgame.attack.inference import INFERENCE_ATTACKS, RECONSTRUCTION, SecretAttack, inference_attacks
 from privgame.core.seeding import Role, stream
 from privgame.data.schema import Schema
 from privgame.games import live, plan, threat
@@ -180,16 +180,43 @@ class Context:
             _SECRET_ATTACKS["key"] = known = (key, self.X, prepared)
         return known[2]
 
+    @property
+    def inference_attacks(self) -> tuple[str, ...]:
+        """The inference attacks of the run's threat model (:func:`inference_attacks`)."""
+        return inference_attacks(self.attacker)
+
     def inferred(self, synthetic: np.ndarray, record_id: int) -> np.ndarray:
         """What each inference attack names as the record's secret (a class, see
-        :meth:`SecretAttack.classes`) in ``synthetic``: int16 array (secrets, attacks)."""
+        :meth:`SecretAttack.classes`) in ``synthetic``: int16 array (secrets, attacks), the
+        attacks in the order of :attr:`inference_attacks`."""
         x = self.X[record_id][None, :]
-        return np.array(
-            [a.predict(synthetic, x)[:, 0] for a in self.secret_attacks()], dtype=np.int16
-        ).reshape(len(self.secrets), len(INFERENCE_ATTACKS))
+        out = np.empty((len(self.secrets), len(self.inference_attacks)), dtype=np.int16)
+        for s, attack in enumerate(self.secret_attacks()):
+            out[s, : len(INFERENCE_ATTACKS)] = attack.predict(synthetic, x)[:, 0]
+            if RECONSTRUCTION in self.inference_attacks:
+                rest = self._rest_of_d(s, attack, record_id)
+                out[s, len(INFERENCE_ATTACKS)] = attack.predict_reconstruction(synthetic, x[0], rest, self.n)
+        return out
+
+    def _rest_of_d(self, s: int, attack: SecretAttack, record_id: int) -> np.ndarray:
+        """The reconstruction attack's counts of D without the record (kept for the last few
+        records a process worked on: every run of a record uses them)."""
+        key = ("rest", d_key(self), self.secrets[s], int(record_id))
+        with _REST_LOCK:
+            cached = _REST_OF_D.get(key)
+        if cached is None:
+            others = self.X[self.target[self.target != record_id]]
+            cached = attack.reconstruction_counts(others, self.X[record_id])
+            with _REST_LOCK:
+                _REST_OF_D[key] = cached
+                while len(_REST_OF_D) > 16:
+                    _REST_OF_D.pop(next(iter(_REST_OF_D)))
+        return cached
 
 
 _SECRET_ATTACKS: dict[str, tuple[Any, np.ndarray, tuple[SecretAttack, ...]]] = {}
+_REST_OF_D: dict[tuple[Any, ...], np.ndarray] = {}
+_REST_LOCK = threading.Lock()
 _PORTFOLIOS: dict[str, Portfolio] = {}
 
 

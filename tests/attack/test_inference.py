@@ -127,3 +127,56 @@ def test_columns_that_cannot_be_secrets_are_refused_each_by_name() -> None:
     assert "constant" in text
     with pytest.raises(ParameterError, match="cannot be attacked"):
         SecretAttack.prepare(schema, "id", encode(table, schema))
+
+
+def _reconstruction_reference(attack: SecretAttack, rows: np.ndarray, x: np.ndarray) -> np.ndarray:
+    known = list(attack.known)
+    queries = [(a, b) for i, a in enumerate(known) for b in known[i:]]
+    out = np.zeros((len(queries), attack.n_classes))
+    for row in rows:
+        c = attack.classes(np.array([row[attack.secret]]))[0]
+        for q, (a, b) in enumerate(queries):
+            if row[a] == x[a] and row[b] == x[b]:
+                out[q, c] += 1
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_reconstruction_counts_match_a_slow_reference(seed: int) -> None:
+    rng = stream(seed, 1, Role.QUERIES, 46)
+    table = _table(rng, 200)
+    table["age"] = table["age"].round()  # shared values, so that pairs match more than once
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    attack = SecretAttack.prepare(schema, "secret", X)
+    for x in X[:5]:
+        assert np.array_equal(
+            attack.reconstruction_counts(X[5:], x), _reconstruction_reference(attack, X[5:], x)
+        )
+
+
+def test_reconstruction_names_every_secret_from_a_release_that_is_d() -> None:
+    """A release equal to D holds each record's values with its secret once more than the rest of
+    D does: the attacker who knows the rest names every secret."""
+    rng = stream(5, 1, Role.QUERIES, 46)
+    table = _table(rng, 150)
+    schema = infer_schema(table)
+    X = encode(table, schema)
+    attack = SecretAttack.prepare(schema, "secret", X)
+    truth = attack.classes(X[:, attack.secret])
+    named = [
+        attack.predict_reconstruction(
+            X, X[i], attack.reconstruction_counts(np.delete(X, i, axis=0), X[i]), len(X)
+        )
+        for i in range(len(X))
+    ]
+    assert np.array_equal(np.array(named), truth)
+    # A release of other people's rows names them no better than the usual value does.
+    others = encode(_table(stream(6, 1, Role.QUERIES, 46), 150), schema)
+    blind = [
+        attack.predict_reconstruction(
+            others, X[i], attack.reconstruction_counts(np.delete(X, i, axis=0), X[i]), len(X)
+        )
+        for i in range(len(X))
+    ]
+    assert np.mean(np.array(blind) == truth) < 0.5
