@@ -168,7 +168,13 @@ def body() -> None:
             f"**{len(at_risk):,} {'' if unsafe.get('screened at risk') else 'audited '}"
             f"record{'s are' if len(at_risk) > 1 else ' is'} not shown safe "
             f"at t = {t:g}** ({counted}). Released as it is, this data may let the audit's attacker "
-            f"single {'them' if len(at_risk) > 1 else 'it'} out. Fix them first on the Remedies page "
+            f"single {'them' if len(at_risk) > 1 else 'it'} out"
+            + (
+                " or infer a secret"
+                if unsafe.get("at risk of inference") or unsafe.get("undecided for inference")
+                else ""
+            )
+            + ". Fix them first on the Remedies page "
             "(or decide the undecided ones with more runs on the Results page), or confirm below that "
             "you release knowingly; the release card records it."
         )

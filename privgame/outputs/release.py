@@ -239,15 +239,27 @@ def make_release(
             if undecided
             else ""
         )
+        inferred = bool(unsafe.get(INFERENCE_AT_RISK) or unsafe.get(INFERENCE_UNDECIDED))
         raise ReleaseError(
             f"{len(at_risk):,} {'' if unsafe.get(SCREENED_AT_RISK) else 'audited '}"
             f"record{'s are' if len(at_risk) > 1 else ' is'} not shown safe at "
             f"t = {t:g} ({_counted(unsafe)}): this release may let the audit's attacker single "
-            f"{'them' if len(at_risk) > 1 else 'it'} out. Nothing was written.",
+            f"{'them' if len(at_risk) > 1 else 'it'} out"
+            + (" or infer a secret" if inferred else "")
+            + ". Nothing was written.",
             [
                 *(f"{verdict}: {_ids(ids)}." for verdict, ids in unsafe.items() if ids),
                 f"fix them first: python -m privgame remedy {folder.path} --leave-out {leave_out} (or "
                 f"generalise), then release the remedy's run{decide}.",
+                *(
+                    [
+                        "for a secret: generalise it (remedy --merge-rare COLUMN:N, or --bin COLUMN:K), or "
+                        "train the release privately (remedy --private EPSILON); or decide the undecided "
+                        "ones with more runs (extend --n-eval N)."
+                    ]
+                    if inferred
+                    else []
+                ),
                 "or release anyway, knowingly: --accept-risk (the Release page's confirmation); the "
                 "release card records that you did.",
             ],
@@ -280,12 +292,23 @@ NOT_SAFE: tuple[str, ...] = ("at risk", "undecided", "attack failed")
 
 def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
     """The ids of a finished run's records at ``threshold`` by verdict, for each verdict that does
-    not show a record safe (:data:`NOT_SAFE`); in a run that screened every record, also
-    ``screened at risk``: the other records the screen puts at risk."""
+    not show a record safe (:data:`NOT_SAFE`); in a run that played the inference game, also the
+    other records at risk of inference or undecided for it on some secret
+    (:data:`INFERENCE_AT_RISK`, :data:`INFERENCE_UNDECIDED`); in a run that screened every record,
+    also ``screened at risk``: the other records the screen puts at risk."""
     raw = folder.records()
     records = records_at(raw, threshold)
     verdict = records["verdict_model_seeded"].astype(str)
     out = {v: sorted(int(r) for r in records.loc[verdict == v, "record_id"]) for v in NOT_SAFE}
+    # A run that played the inference game: the records not shown safe of having a secret
+    # inferred, among those membership shows safe.
+    counted = {r for ids in out.values() for r in ids}
+    inference = [c for c in records.columns if c == "verdict_inference" or c.startswith("verdict_inference_")]
+    for key, verdicts in ((INFERENCE_AT_RISK, ("at risk",)), (INFERENCE_UNDECIDED, ("undecided",))):
+        if inference:
+            flagged = records[inference].astype(str).isin(verdicts).any(axis=1)
+            out[key] = sorted(int(r) for r in records.loc[flagged, "record_id"] if int(r) not in counted)
+            counted |= set(out[key])
     if folder.has_screen():
         from privgame.games.audit import screen_verdicts
 
@@ -300,6 +323,10 @@ def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
 
 SCREENED_AT_RISK = "screened at risk"
 """The key of :func:`not_safe_ids` for the records only the screen judged, and put at risk."""
+INFERENCE_AT_RISK = "at risk of inference"
+"""The key of :func:`not_safe_ids` for the records membership shows safe, at risk of inference."""
+INFERENCE_UNDECIDED = "undecided for inference"
+"""The key of :func:`not_safe_ids` for the records membership shows safe, undecided for inference."""
 
 
 def _ids(ids: list[int]) -> str:

@@ -75,6 +75,42 @@ def test_the_exports_carry_the_inference_verdicts(inferred: RunFolder, tmp_path:
     assert "Attribute inference (per record)" in html.read_text()
 
 
+def test_records_not_shown_safe_of_inference_hold_the_release_back(inferred: RunFolder) -> None:
+    from privgame.outputs.release import INFERENCE_AT_RISK, INFERENCE_UNDECIDED, not_safe_ids
+
+    unsafe = not_safe_ids(inferred, 0.8)
+    assert INFERENCE_AT_RISK in unsafe and INFERENCE_UNDECIDED in unsafe
+    records = inferred.records()
+    flagged = records.loc[
+        records[["verdict_inference_income", "verdict_inference_race"]]
+        .isin(["at risk", "undecided"])
+        .any(axis=1),
+        "record_id",
+    ]
+    held = {r for ids in unsafe.values() for r in ids}
+    assert set(flagged) <= held  # each one held back, under membership or inference
+
+
+def test_a_record_safe_of_membership_but_at_risk_of_inference_is_held_back(
+    inferred: RunFolder, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from privgame.core.errors import ReleaseError
+    from privgame.outputs.release import INFERENCE_AT_RISK, make_release, not_safe_ids
+
+    records = inferred.records()
+    records["risk_model_seeded_low"], records["risk_model_seeded_high"] = 0.5, 0.6  # not at risk at 0.8
+    for secret in ("income", "race"):
+        records[f"verdict_inference_{secret}"] = "not at risk"
+    chosen = int(records["record_id"].iloc[0])
+    records.loc[records["record_id"] == chosen, "verdict_inference_race"] = "at risk"
+    monkeypatch.setattr(RunFolder, "records", lambda self: records)
+    unsafe = not_safe_ids(inferred, 0.8)
+    assert unsafe[INFERENCE_AT_RISK] == [chosen]
+    assert sum(len(ids) for ids in unsafe.values()) == 1
+    with pytest.raises(ReleaseError, match="or infer a secret"):
+        make_release(inferred)
+
+
 def test_the_release_card_records_the_inference_game(inferred: RunFolder, tmp_path: Path) -> None:
     out = tmp_path / "release.csv"
     assert main(["release", str(inferred.path), "-o", str(out), "--accept-risk"]) == 0
