@@ -121,10 +121,26 @@ COLUMN_LABELS = {
     "outlier_score": "outlier score",
     "dcr": "distance to the closest synthetic record",
     "dcr_p_value": "DCR p-value",
+    "at_risk_of": "at risk of",
+}
+# The inference game's columns, suffixed _<secret> when a run names several secrets.
+INFERENCE_LABELS = {
+    "inference_gain": "inference gain",
+    "inference_low": "inference gain 95% low",
+    "inference_high": "inference gain 95% high",
+    "verdict_inference": "verdict, inference",
+    "inference_attack": "inference attack",
+    "inference_attack_out": "inference attack, without the record",
+    "inference_in": "secret named, with the record",
+    "inference_out": "secret named, without the record",
+    "inferred_in": "named most often, with the record",
+    "inferred_out": "named most often, without the record",
+    "secret_value": "its secret",
+    "inference_secret": "secret column",
 }
 SHOW = {
     "all": "every evaluated record",
-    "at_risk": "records at risk (their interval lies above t)",
+    "at_risk": "records at risk (their interval lies above t, or their inference gain's above its threshold)",
     "missed": "records at risk that the traditional game misses",
 }
 GROUPS = {
@@ -712,6 +728,17 @@ def _group_filter(records: pd.DataFrame, spec: RunSpec) -> pd.DataFrame:
     return records[masks[group]]
 
 
+def _inference_labels(columns: Any, secrets: tuple[str, ...]) -> dict[str, str]:
+    """Readable names of the inference game's columns, with the secret's name where there are several."""
+    out = {}
+    for name, label in INFERENCE_LABELS.items():
+        for secret in secrets:
+            column = name if len(secrets) == 1 else f"{name}_{secret}"
+            if column in columns:
+                out[column] = label if len(secrets) == 1 else f"{label} ({secret})"
+    return out
+
+
 def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
     st.subheader("Records")
     both = TRADITIONAL in played(folder.spec().attack.games)
@@ -726,6 +753,7 @@ def _table(folder: RunFolder, records: pd.DataFrame, t: float) -> None:
         view = view.assign(audit_group=view["audit_group"].map(lambda g: GROUP_LABELS.get(str(g), str(g))))
     risk_cols = [c for c in view.columns if c.startswith(("risk_", "difference", "outlier_score"))]
     labels = {c: COLUMN_LABELS[c] for c in view.columns if c in COLUMN_LABELS and c not in risk_cols}
+    labels |= _inference_labels(view.columns, folder.spec().inference.secrets)
     # The record's own values are stored as value:<column>; the table shows the column's name.
     labels |= {c: value_name(c) for c in value_columns(view.columns)}
     # Who the record is (its identifiers, excluded from the generator) comes right after its id.
