@@ -4,55 +4,24 @@ any record, the records table's columns, and the refusal of a secret that cannot
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import pandas as pd
 import pytest
 from blind_generator import blind_generator
 from builders import release_spec
+from copying_generator import copies_chosen
 
 from privgame.attack.inference import SecretAttack
 from privgame.core.errors import ParameterError
 from privgame.core.seeding import Role, stream
-from privgame.data.schema import Schema
 from privgame.games.context import build_audit
 from privgame.games.engine import start_run
 from privgame.games.inference import inference_columns
-from privgame.generators import GENERATORS, SyntheticGenerator, register
 from privgame.outputs.run_report import high_risk
 from privgame.settings.run_spec import AttackSettings, InferenceSettings, RunSpec, TargetSelection
-
-
-class CopiesSecrets(SyntheticGenerator):
-    """Releases rows of a public table, plus an exact copy of each chosen record it was trained on."""
-
-    name = "test_copies_secrets"
-    leaked: np.ndarray = np.empty((0, 0))
-    public: np.ndarray = np.empty((0, 0))
-
-    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        hit = (X[:, None, :] == self.leaked[None, :, :]).all(axis=2).any(axis=1)
-        self.copied_ = X[hit]
-        return self
-
-    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
-        rest = self.public[rng.integers(0, len(self.public), size=n - len(self.copied_))]
-        return np.concatenate([self.copied_, rest])[:n]
-
-
-@contextlib.contextmanager
-def copies_secrets(leaked: np.ndarray, public: np.ndarray) -> Iterator[str]:
-    CopiesSecrets.leaked, CopiesSecrets.public = leaked, public
-    register(CopiesSecrets)
-    try:
-        yield CopiesSecrets.name
-    finally:
-        GENERATORS.pop(CopiesSecrets.name)
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +67,7 @@ def test_a_generator_that_copies_ten_records_puts_those_ten_at_risk_of_inference
     spec = replace(
         spec, targets=TargetSelection(mode="ids", k=None, ids=tuple(int(r) for r in [*leaked, *others]))
     )
-    with copies_secrets(ctx.X[leaked], ctx.X[ctx.aux]) as name:
+    with copies_chosen(ctx.X[leaked], ctx.X[ctx.aux]) as name:
         spec = RunSpec.from_dict({**spec.to_dict(), "generator": name})
         records = start_run(tmp_path, spec, table, workers=1).records()
     by_id = records.set_index("record_id")

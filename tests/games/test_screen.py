@@ -3,26 +3,22 @@ determinism across workers and resumes, and its place in a run."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Self
 
 import numpy as np
 import pandas as pd
 import pytest
 from blind_generator import blind_generator
 from builders import release_spec
+from copying_generator import copies_chosen
 
 from privgame.attack.screening import STATISTICS
 from privgame.data import BUNDLED_ADULT
-from privgame.data.schema import Schema
 from privgame.games.context import build_audit
 from privgame.games.engine import execute, start_run
 from privgame.games.preflight import create_run
 from privgame.games.screen import confirm_top, screen_chunk, screen_records
-from privgame.generators import GENERATORS, SyntheticGenerator, register
 from privgame.settings.run_spec import AttackSettings, RunSpec, ScreenSettings, TargetSelection
 from privgame.store.folders import RunFolder
 
@@ -57,34 +53,6 @@ def _screen(spec: RunSpec, table: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarra
     ctx, _ = build_audit(spec, table)
     chunk = screen_chunk(ctx, spec.screen.swap, 0, spec.screen.shadows)
     return screen_records(chunk["stats"], chunk["out"], ctx.target, spec.threshold), ctx.target
-
-
-class CopiesChosenRecords(SyntheticGenerator):
-    """Copies every training row equal to one of ``leaked`` into its sample; the rest of the
-    sample is rows of ``public`` (none of D). A planted leak of exactly those records."""
-
-    name = "test_copies_chosen"
-    leaked: np.ndarray = np.empty((0, 0))
-    public: np.ndarray = np.empty((0, 0))
-
-    def fit(self, X: np.ndarray, schema: Schema, *, rng: np.random.Generator) -> Self:
-        hit = (X[:, None, :] == self.leaked[None, :, :]).all(axis=2).any(axis=1)
-        self.copied_ = X[hit]
-        return self
-
-    def sample(self, n: int, *, rng: np.random.Generator) -> np.ndarray:
-        rest = self.public[rng.integers(0, len(self.public), size=n - len(self.copied_))]
-        return np.concatenate([self.copied_, rest])[:n]
-
-
-@contextlib.contextmanager
-def copies_chosen(leaked: np.ndarray, public: np.ndarray) -> Iterator[str]:
-    CopiesChosenRecords.leaked, CopiesChosenRecords.public = leaked, public
-    register(CopiesChosenRecords)
-    try:
-        yield CopiesChosenRecords.name
-    finally:
-        GENERATORS.pop(CopiesChosenRecords.name)
 
 
 def test_the_identity_generator_puts_every_record_at_risk(tiny_adult: Path) -> None:
