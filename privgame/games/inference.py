@@ -61,6 +61,7 @@ __all__ = [
     "record_inference_texts",
     "sensitive_columns",
     "suffix",
+    "verdict_columns",
 ]
 
 AGGREGATE_ATTACKS: tuple[str, ...] = ("nearest", "bayes")
@@ -88,6 +89,11 @@ def sensitive_columns(schema: Schema) -> list[str]:
 def suffix(secrets: Sequence[str], secret: str) -> str:
     """The column suffix of ``secret``'s results: none for a single secret, ``_<name>`` for several."""
     return "" if len(secrets) == 1 else f"_{secret}"
+
+
+def verdict_columns(columns: Sequence[str]) -> list[str]:
+    """The inference verdict columns among a records table's ``columns`` (one per secret)."""
+    return [c for c in columns if c == "verdict_inference" or c.startswith("verdict_inference_")]
 
 
 def inference_columns(secrets: Sequence[str]) -> list[str]:

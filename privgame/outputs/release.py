@@ -303,7 +303,9 @@ def not_safe_ids(folder: RunFolder, threshold: float) -> dict[str, list[int]]:
     # A run that played the inference game: the records not shown safe of having a secret
     # inferred, among those membership shows safe.
     counted = {r for ids in out.values() for r in ids}
-    inference = [c for c in records.columns if c == "verdict_inference" or c.startswith("verdict_inference_")]
+    from privgame.games.inference import verdict_columns
+
+    inference = verdict_columns(list(records.columns))
     for key, verdicts in ((INFERENCE_AT_RISK, ("at risk",)), (INFERENCE_UNDECIDED, ("undecided",))):
         if inference:
             flagged = records[inference].astype(str).isin(verdicts).any(axis=1)

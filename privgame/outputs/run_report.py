@@ -41,6 +41,7 @@ from privgame.games.audit import (
     records_at,
 )
 from privgame.games.game import GAMES, TRADITIONAL, Game, played
+from privgame.games.inference import verdict_columns
 from privgame.games.plan import run_split
 from privgame.settings.targets import nearest_neighbours
 from privgame.store.folders import RunFolder
@@ -154,12 +155,11 @@ def high_risk(records: pd.DataFrame, threshold: float) -> pd.DataFrame:
 def _inference_at_risk(records: pd.DataFrame) -> dict[str, np.ndarray]:
     """Per secret column, which records the inference game puts at risk (none when not played)."""
     out: dict[str, np.ndarray] = {}
-    for column in records.columns:
-        if column == "verdict_inference" or column.startswith("verdict_inference_"):
-            tail = column.removeprefix("verdict_inference")
-            names = records.get(f"inference_secret{tail}")
-            secret = str(names.iloc[0]) if names is not None and len(names) else tail.lstrip("_") or "secret"
-            out[secret] = (records[column].astype(str) == "at risk").to_numpy()
+    for column in verdict_columns(list(records.columns)):
+        tail = column.removeprefix("verdict_inference")
+        names = records.get(f"inference_secret{tail}")
+        secret = str(names.iloc[0]) if names is not None and len(names) else tail.lstrip("_") or "secret"
+        out[secret] = (records[column].astype(str) == "at risk").to_numpy()
     return out
 
 
@@ -853,7 +853,7 @@ def _inference_section(inference: Mapping[str, Any] | None, records: pd.DataFram
         return ""
     items = "".join(f"<li>{_e(text)}</li>" for text in texts)
     rows = []
-    for column in [c for c in records.columns if c.startswith("verdict_inference")]:
+    for column in verdict_columns(list(records.columns)):
         tail = column.removeprefix("verdict_inference")
         at_risk = records.loc[records[column].astype(str) == "at risk"]
         for _, row in at_risk.iterrows():
