@@ -19,11 +19,8 @@ closing the browser does not stop it; the page follows every unfinished run thro
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import inspect
 import json
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
@@ -42,6 +39,7 @@ from pages import (
     guarded,
     keep,
     open_run_page,
+    option_input,
     plain,
     runs,
     runs_root,
@@ -52,10 +50,14 @@ from pages import (
 from privgame.core.errors import PrivgameError
 from privgame.service import (
     ATTACKERS,
-    CATEGORICAL_SPLITS,
+    CLASSIFIER,
     DEFAULT_ATTACKER,
     DEFAULT_INFERENCE_THRESHOLD,
     GENERATORS,
+    N_EVAL,
+    N_SHADOW,
+    SEED,
+    THRESHOLD,
     AttackSettings,
     AuditInputs,
     Calibration,
@@ -75,7 +77,8 @@ from privgame.service import (
     describe_setup,
     estimate_seconds,
     for_n_shadow,
-    generator_params,
+    generator_options,
+    given_generator_params,
     installed_plugins,
     launch,
     launch_once,
@@ -109,25 +112,6 @@ TARGET_MODES = {
 # (Comments, not docstrings: Streamlit's magic would show a bare string of a page.)
 # The generator picker's last option: a plug-in class named module.path:ClassName.
 OTHER_PLUGIN = ":plugin-class:"
-# Rows of D the contract check of a plug-in fits on.
-PARAM_HELP = {
-    "min_samples_leaf": (
-        "Fewest training records in a leaf of each CART tree; smaller leaves copy the data more closely."
-    ),
-    "categorical_splits": (
-        "How a tree splits a categorical column: ordinal (a threshold on its codes) or onehot "
-        "(one category against the others, as hazy's synthpop used in the paper)."
-    ),
-    "degree": "Most parents of each column in the Bayesian network (k).",
-    "bins": "Equal-width bins per continuous column.",
-    "epsilon": "Privacy budget ε of PrivBayes or MST; smaller is more private.",
-    "delta": "MST's δ: the chance the ε guarantee may fail; keep it far below 1 / (rows of D).",
-}
-
-
-def _default(name: str, param: str) -> Any:
-    """The generator's own default for a parameter (read from its constructor)."""
-    return inspect.signature(GENERATORS[name].__init__).parameters[param].default
 
 
 def _generator_label(name: str, plugins: Mapping[str, str]) -> str:
@@ -158,7 +142,7 @@ def _plugin(name: str) -> tuple[str, dict[str, Any]] | None:
         height=80,
     )
     pairs = [line.strip() for line in text.splitlines() if line.strip()]
-    params = generator_params(argparse.Namespace(generator=name, plugin_params=pairs))
+    params = given_generator_params(name, {}, pairs)
     if getattr(resolve(name), "leaks_training_data", False):
         st.warning("This plug-in says it releases its training data: every record is at maximal risk.")
     return name, params
@@ -184,75 +168,18 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
             "exists to test privgame itself; every record is at maximal risk."
         )
     params: dict[str, Any] = {}
-    signature = inspect.signature(GENERATORS[name].__init__).parameters
+    options = generator_options(name)
     cols = st.columns(3)
-    if "min_samples_leaf" in signature:
-        keep(f"{name}_min_samples_leaf", int(_default(name, "min_samples_leaf")), low=1)
-        params["min_samples_leaf"] = int(
-            cols[0].number_input(
-                "Records per leaf (min_samples_leaf)",
-                min_value=1,
-                key=f"{name}_min_samples_leaf",
-                help=PARAM_HELP["min_samples_leaf"],
-            )
+    for i, option in enumerate(options):
+        same = GENERATORS[name].without_noise
+        params[option.name] = option_input(
+            option,
+            f"{name}_{option.name}",
+            cols[i % 3],
+            infinite_key=f"{name}_inf",
+            infinite_label=f"ε = ∞ (no noise{': the same as ' + same if same else ''})",
         )
-    if "categorical_splits" in signature:
-        choices = list(CATEGORICAL_SPLITS)
-        keep(f"{name}_categorical_splits", _default(name, "categorical_splits"), options=choices)
-        params["categorical_splits"] = cols[1].selectbox(
-            "Categorical splits",
-            choices,
-            key=f"{name}_categorical_splits",
-            help=PARAM_HELP["categorical_splits"],
-        )
-    if "degree" in signature:
-        keep(f"{name}_degree", int(_default(name, "degree")), low=0, high=6)
-        params["degree"] = int(
-            cols[0].number_input(
-                "Parents per column (degree k)",
-                min_value=0,
-                max_value=6,
-                key=f"{name}_degree",
-                help=PARAM_HELP["degree"],
-            )
-        )
-    if "bins" in signature:
-        keep(f"{name}_bins", int(_default(name, "bins")), low=2)
-        params["bins"] = int(
-            cols[1].number_input(
-                "Bins per continuous column",
-                min_value=2,
-                key=f"{name}_bins",
-                help=PARAM_HELP["bins"],
-            )
-        )
-    if "epsilon" in signature:
-        with cols[2]:
-            keep(f"{name}_inf", False)
-            same = ": the same as Baynet" if name == "privbayes" else ""
-            no_noise = st.checkbox(f"ε = ∞ (no noise{same})", key=f"{name}_inf")
-            keep(f"{name}_epsilon", float(_default(name, "epsilon")), low=0.001)
-            epsilon = st.number_input(
-                "Privacy budget ε",
-                min_value=0.001,
-                format="%.3f",
-                disabled=no_noise,
-                key=f"{name}_epsilon",
-                help=PARAM_HELP["epsilon"],
-            )
-        params["epsilon"] = math.inf if no_noise else float(epsilon)
-        if "delta" in signature:
-            keep(f"{name}_delta", float(_default(name, "delta")), low=1e-15, high=0.5)
-            params["delta"] = float(
-                cols[0].number_input(
-                    "δ",
-                    min_value=1e-15,
-                    max_value=0.5,
-                    format="%.1e",
-                    key=f"{name}_delta",
-                    help=PARAM_HELP["delta"],
-                )
-            )
+    if any(option.kind == "epsilon" for option in options):
         dataset = st.session_state.get("dataset")
         public = bool(dataset is not None and dataset.schema.domain_public)
         st.info(
@@ -575,39 +502,18 @@ def _form() -> None:
     st.caption(threat.create(attacker).summary + " " + _GAMES_NOTE[attacker])
     attacks = _attacks(setup["kind"], generator, params)
     cols = st.columns(4)
-    keep("threshold", 0.8, low=T_LEAST, high=T_MOST)
+    keep("threshold", THRESHOLD.default, low=T_LEAST, high=T_MOST)
     threshold = cols[0].slider(
-        "High-risk threshold t",
+        THRESHOLD.label,
         min_value=T_LEAST,
         max_value=T_MOST,
         step=0.01,
         key="threshold",
-        help="A record is at risk when its risk (the attack's AUC) is above t.",
+        help=THRESHOLD.help,
     )
-    keep("n_shadow", AttackSettings.n_shadow, low=4)
-    n_shadow = cols[1].number_input(
-        "Shadow datasets",
-        min_value=4,
-        step=2,
-        key="n_shadow",
-        help="Synthetic datasets the attacker trains on, half with the target record (N_shadow in "
-        "the paper).",
-    )
-    keep("n_eval", AttackSettings.n_eval, low=4)
-    n_eval = cols[2].number_input(
-        "Evaluation runs per game",
-        min_value=4,
-        step=2,
-        key="n_eval",
-        help="Runs of each privacy game per record, half with the target record (N_eval in the paper).",
-    )
-    keep("classifier", "random_forest", options=["random_forest", "logistic"])
-    classifier = cols[3].selectbox(
-        "Meta-classifier",
-        ["random_forest", "logistic"],
-        key="classifier",
-        format_func=lambda c: c.replace("_", " "),
-    )
+    n_shadow = option_input(N_SHADOW, "n_shadow", cols[1])
+    n_eval = option_input(N_EVAL, "n_eval", cols[2])
+    classifier = option_input(CLASSIFIER, "classifier", cols[3])
     show_threshold_guide(float(threshold))
     keep("target_mode", next(iter(TARGET_MODES)), options=list(TARGET_MODES))
     mode = st.radio(
@@ -617,16 +523,7 @@ def _form() -> None:
         key="target_mode",
     )
     detail, seed_column = st.columns([3, 1])
-    keep("seed", 0, low=0)
-    seed = int(
-        seed_column.number_input(
-            "Seed",
-            min_value=0,
-            step=1,
-            key="seed",
-            help="The root of every random choice: the same seed gives the same results.",
-        )
-    )
+    seed = option_input(SEED, "seed", seed_column)
     try:
         inputs = audit_inputs(dataset, setup, seed)
     except PrivgameError as error:

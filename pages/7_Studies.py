@@ -1,7 +1,8 @@
 """Studies: the paper's studies (Figs. 3-6), each a set of runs that vary one setting.
 
 Studies are started here, on the Data page's table, or with ``python -m privgame study NAME``
-(see :mod:`privgame.cli.commands.study`; the page parses its options with the command's own parser)
+(see :mod:`privgame.cli.commands.study`; the page and the command ask for the same
+:class:`~privgame.studies.request.StudyRequest`)
 and live under ``<runs root>/studies/``. This page lists them and shows one: its settings, how far it
 is, its table and its figure (:mod:`privgame.outputs.study_figures`), with the numbers to download. A
 study that is still running shows the runs finished so far; it can be cancelled or resumed here.
@@ -9,31 +10,37 @@ study that is still running shows the runs finished so far; it can be cancelled 
 
 from __future__ import annotations
 
-import shlex
+from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from pages import duration, guarded, keep, plain, runs_root, when
+from pages import duration, guarded, keep, option_input, plain, runs_root, show_error, when
+from privgame.core.errors import PrivgameError
 from privgame.service import (
-    DEFAULT_DATASETS,
-    DEFAULT_EPSILONS,
-    DEFAULT_N_EVALS,
-    DEFAULT_SIZES,
+    ATTACKER,
     EPSILON_GENERATORS,
     GENERATORS,
+    N_EVAL,
+    N_SHADOW,
+    SEED,
     STUDIES,
+    STUDY_N_SHADOW,
+    STUDY_TARGETS,
     STUDY_TITLES,
+    VARIED,
     StudyFolder,
     StudyInfo,
-    build_study_spec,
+    StudyRequest,
     launch_study,
     launch_study_once,
     list_studies,
     offered,
     open_study,
-    study_arguments,
+    prepare_study,
+    read_varied,
     study_chart,
+    study_command,
     study_results,
     to_bytes,
 )
@@ -73,73 +80,39 @@ COMMANDS = {
 }
 
 
-VALUES = {
-    "size": ("--sizes", "Dataset sizes |D|", " ".join(map(str, DEFAULT_SIZES))),
-    "epsilon": (
-        "--epsilons",
-        "Privacy budgets ε (numbers, or inf for no noise)",
-        " ".join("inf" if e == float("inf") else f"{e:g}" for e in DEFAULT_EPSILONS),
-    ),
-    "datasets": ("--datasets", "Datasets drawn around the record", str(DEFAULT_DATASETS)),
-    "convergence": ("--n-evals", "Evaluation runs per game to compare", " ".join(map(str, DEFAULT_N_EVALS))),
-}  # per study: the option it varies, its label here, and the command line's default
-
-
 def _start() -> None:
-    """A form that starts a study on the Data page's table: the same options as the command."""
+    """A form that starts a study on the Data page's table: the study's own settings
+    (:class:`~privgame.studies.request.StudyRequest`), shown as the command that asks for the same."""
     dataset = st.session_state.get("dataset")
     with st.expander("Start a study", expanded=not list_studies(runs_root())):
         if dataset is None:
             st.info("Choose the table on the Data page first; a study runs on it.")
             return
         name = st.selectbox("Study", list(STUDIES), format_func=STUDY_TITLES.__getitem__, key="study-name")
-        option, label, default = VALUES[name]
-        argv = [name]
+        field, label, _, _ = VARIED[name]
+        chosen: dict[str, Any] = {"study": name}
         cols = st.columns(3)
-        if name == "epsilon":
-            keep("study-dp-generator", EPSILON_GENERATORS[0], options=list(EPSILON_GENERATORS))
-            argv += [
-                "--generator",
-                cols[0].selectbox(
-                    "Generator",
-                    list(EPSILON_GENERATORS),
-                    key="study-dp-generator",
-                    format_func=lambda n: GENERATORS[n].label or n,
-                ),
-            ]
-        else:
-            names = offered()
-            keep("study-generator", "synthpop" if "synthpop" in names else names[0], options=names)
-            argv += [
-                "--generator",
-                cols[0].selectbox(
-                    "Generator", names, key="study-generator", format_func=lambda n: GENERATORS[n].label or n
-                ),
-            ]
-        keep(f"study-values-{name}", default)
-        values = cols[1].text_input(label, key=f"study-values-{name}", help=f"The command's {option}.")
-        argv += [option, *values.split()]
+        generators = list(EPSILON_GENERATORS) if name == "epsilon" else offered()
+        key = "study-dp-generator" if name == "epsilon" else "study-generator"
+        keep(key, "synthpop" if "synthpop" in generators else generators[0], options=generators)
+        chosen["generator"] = cols[0].selectbox(
+            "Generator", generators, key=key, format_func=lambda n: GENERATORS[n].label or n
+        )
+        default = getattr(StudyRequest(study=name), field)
+        keep(f"study-values-{name}", " ".join(_words(default)))
+        values = cols[1].text_input(
+            label, key=f"study-values-{name}", help=f"The command's --{field.replace('_', '-')}."
+        )
         if name != "datasets":
-            keep("study-targets", 10 if name == "convergence" else 20, low=1)
-            argv += ["--targets", str(cols[2].number_input("Records K", min_value=1, key="study-targets"))]
+            keep("study-targets", STUDY_TARGETS[name], low=1)
+            chosen["targets"] = int(cols[2].number_input("Records K", min_value=1, key="study-targets"))
         cols = st.columns(3)
-        keep("study-n-shadow", 200, low=4)
-        argv += [
-            "--n-shadow",
-            str(cols[0].number_input("Shadow datasets", min_value=4, step=2, key="study-n-shadow")),
-        ]
+        chosen["n_shadow"] = option_input(N_SHADOW, "study-n-shadow", cols[0], default=STUDY_N_SHADOW)
         if name != "convergence":
-            keep("study-n-eval", 200, low=4)
-            argv += [
-                "--n-eval",
-                str(
-                    cols[1].number_input("Evaluation runs per game", min_value=4, step=2, key="study-n-eval")
-                ),
-            ]
-        keep("study-seed", 0, low=0)
-        argv += ["--seed", str(cols[2].number_input("Seed", min_value=0, key="study-seed"))]
-        keep("study-attacker", "population", options=["population", "leave-one-out"])
-        attacker = st.radio(
+            chosen["n_eval"] = option_input(N_EVAL, "study-n-eval", cols[1])
+        chosen["seed"] = option_input(SEED, "study-seed", cols[2])
+        keep("study-attacker", "population", options=list(ATTACKER.choices))
+        chosen["attacker"] = st.radio(
             "Attacker",
             ["population", "leave-one-out"],
             key="study-attacker",
@@ -149,25 +122,33 @@ def _start() -> None:
                 "leave-one-out": "Knows every other record (the worst case; the model-seeded game only)",
             }.__getitem__,
         )
-        if attacker != "population":
-            argv += ["--attacker", attacker]
+        try:
+            chosen[field] = read_varied(name, values)
+            request = StudyRequest(**chosen)
+        except PrivgameError as error:
+            show_error(error)
+            return
         st.caption(
             f"On {plain(dataset.source_name)}, the paper's set-up (D drawn from an evaluation pool). "
             "The same as the command:"
         )
-        st.code(
-            "python -m privgame study "
-            + " ".join(shlex.quote(a) for a in argv)
-            + f" --data {shlex.quote(dataset.source_name)} --out {shlex.quote(str(runs_root()))}",
-            language="bash",
-        )
+        st.code(study_command(request, data=dataset.source_name, out=str(runs_root())), language="bash")
         if st.button("Start the study", type="primary", key="study-start"):
-            spec, _ = build_study_spec(study_arguments(argv), dataset)
+            try:
+                spec = prepare_study(request, dataset)
+            except PrivgameError as error:
+                show_error(error)
+                return
             # Once, however often it is clicked: a second click runs on another thread at once.
             folder, _ = launch_study_once(runs_root(), spec, dataset.table)
             st.session_state[STUDY_KEY] = folder.study_id
             st.query_params["study"] = folder.study_id
             st.rerun()
+
+
+def _words(value: Any) -> list[str]:
+    values = value if isinstance(value, tuple | list) else [value]
+    return ["inf" if v == float("inf") else f"{v:g}" if isinstance(v, float) else str(v) for v in values]
 
 
 def _how_to() -> None:

@@ -12,6 +12,7 @@ import datetime as dt
 import hashlib
 import importlib
 import json
+import math
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +27,7 @@ from privgame.service import (
     DEFAULT_HOLDOUT,
     AuditInputs,
     Dataset,
+    Option,
     RunFolder,
     RunInfo,
     default_runs_root,
@@ -49,6 +51,7 @@ __all__ = [
     "keep",
     "open_record",
     "open_run_page",
+    "option_input",
     "plain",
     "run_label",
     "run_state",
@@ -130,6 +133,67 @@ def keep(
         and (high is None or (value is not None and value <= high))
     )
     st.session_state[key] = value if fits else default
+
+
+def option_input(
+    option: Option,
+    key: str,
+    where: Any = None,
+    *,
+    default: Any = None,
+    infinite_key: str | None = None,
+    infinite_label: str = "ε = ∞ (no noise)",
+) -> Any:
+    """The widget of a declared option (:mod:`privgame.core.options`), with its label, help, range
+    and default (``default`` replaces the declared one), kept across pages (:func:`keep`); its value.
+
+    ``where`` is the container (a column; None: the page). An ``epsilon`` option adds a checkbox
+    for infinity (no noise) under ``infinite_key`` (default: ``key`` + ``"_inf"``).
+    """
+    where = st if where is None else where
+    value = option.default if default is None else default
+    if option.kind == "choice":
+        keep(key, value, options=list(option.choices))
+        return where.selectbox(option.label, list(option.choices), key=key, help=option.help)
+    if option.kind == "epsilon":
+        inf_key = infinite_key or f"{key}_inf"
+        keep(inf_key, False)
+        no_noise = where.checkbox(infinite_label, key=inf_key)
+        keep(key, float(value), low=_EPSILON_LEAST)
+        number = where.number_input(
+            option.label,
+            min_value=_EPSILON_LEAST,
+            format="%.3f",
+            disabled=no_noise,
+            key=key,
+            help=option.help,
+        )
+        return math.inf if no_noise else float(number)
+    whole = option.kind == "int"
+    low = option.low
+    if low is not None and option.open_low:
+        low = low + 1 if whole else low + _OPEN_END
+    # A setting with a rule of its own (N_shadow's hard limit) says why a value is refused, so its
+    # widget takes any value and the rule's message shows; the others are bounded by their range.
+    high = option.page_high if option.page_high is not None else None if option.ruled_by else option.high
+    if high is not None and option.open_high and option.page_high is None:
+        high = high - 1 if whole else high - _OPEN_END
+    cast = int if whole else float
+    keep(key, cast(value), low=low, high=high)
+    number = where.number_input(
+        option.label,
+        min_value=None if low is None else cast(low),
+        max_value=None if high is None else cast(high),
+        step=cast(option.page_step or 1) if whole else None,
+        format=option.page_format,
+        key=key,
+        help=option.help,
+    )
+    return cast(number)
+
+
+_EPSILON_LEAST = 0.001
+_OPEN_END = 1e-15
 
 
 def runs_root() -> Path:

@@ -6,7 +6,8 @@ its plug-in check, its cost, launching and following it, its results at any t, r
 releases, studies and exports) is reached from here, so a page holds no engine logic of its own,
 and what the page and the command line share is written once: the plug-in check
 (:func:`check_plugin`), the tables they export (:func:`export_frame`), the options
-(:mod:`privgame.settings.generator_options` and :mod:`privgame.studies.options`).
+(:mod:`privgame.core.options`, declared once as data, and
+:mod:`privgame.settings.generator_options`).
 
 Below the command line and above every module it gathers (see the layers in ``pyproject.toml``).
 Each name is imported from its module when first used, so importing the service costs nothing
@@ -153,9 +154,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "create",
     ),
     "privgame.generators.plugins": ("CONTRACT_ROWS",),
-    "privgame.generators.synthpop": ("CATEGORICAL_SPLITS",),
     "privgame.generators.mst": ("risk_cap",),
-    "privgame.settings.generator_options": ("generator_params",),
+    "privgame.settings.generator_options": ("apply_domain", "given_generator_params"),
     "privgame.outputs.files": (
         "check_output_path",
         "write_output",
@@ -275,9 +275,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "study_cost",
     ),
     "privgame.outputs.study_figures": ("study_chart",),
-    "privgame.studies.options": (
-        "build_study_spec",
-        "study_arguments",
+    "privgame.studies.request": (
+        "STUDY_N_SHADOW",
+        "STUDY_TARGETS",
+        "VARIED",
+        "StudyRequest",
+        "prepare_study",
+        "read_varied",
+        "study_command",
+    ),
+    "privgame.core.options": (
+        "ATTACKER",
+        "CLASSIFIER",
+        "N_EVAL",
+        "N_SHADOW",
+        "SEED",
+        "THRESHOLD",
+        "Option",
+        "generator_options",
     ),
     "privgame.analysis.anonymity": (
         "ANONYMETER_INSTALL",

@@ -142,3 +142,28 @@ def test_an_unfinished_audit_says_how_to_finish_it(adult_csv: Path, tmp_path: Pa
     with pytest.raises(RunError, match=r"call \.resume\(\) to finish it"):
         audit.records()
     assert audit.resume(workers=1, progress=False).state == "done"
+
+
+def test_every_declared_generator_parameter_is_a_keyword_and_a_flag(adult_csv: Path, tmp_path: Path) -> None:
+    """The API's keywords and ``run``'s flags are the generators' declared options: each is
+    accepted by keyword and as its flag (``run --help`` lists it), and a value out of its range is
+    refused by both with the declaration's own words, before anything is written."""
+    from privgame.core.options import GENERATOR_OPTIONS
+
+    helped = subprocess.run(
+        [sys.executable, "-m", "privgame", "run", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    for name, options in GENERATOR_OPTIONS.items():
+        for option in options:
+            assert option.flag in helped, option.flag
+            bad = "neither" if option.kind == "choice" else 0 if option.kind == "epsilon" else -1
+            with pytest.raises(ParameterError) as caught:
+                privgame.audit(adult_csv, name, runs=tmp_path, progress=False, **{option.name: bad})
+            assert option.problem(bad) in caught.value.problems
+            argv = ["run", "--data", str(adult_csv), "--generator", name, option.flag, str(bad)]
+            try:
+                code = main([*argv, "--out", str(tmp_path)])
+            except SystemExit as stop:  # argparse's own refusal of a choice
+                code = stop.code
+            assert code == 2, (name, option.flag)
+    assert not any(tmp_path.iterdir())  # refused before anything was written

@@ -443,12 +443,22 @@ def test_evaluate_reports_bad_settings_and_the_privbayes_note(
     assert "releases its training data" in _texts(at.warning)
 
 
-def test_evaluate_offers_mst_with_its_budget_and_delta(runs_root: Path, dataset) -> None:
+def test_evaluate_offers_every_declared_generator_parameter(runs_root: Path, dataset) -> None:
+    """Each built-in generator's widgets are its declared options (:mod:`privgame.core.options`):
+    their labels, help and defaults; a value changed there reaches the estimate."""
+    from privgame.core.options import GENERATOR_OPTIONS
+
     at = _evaluate_with(dataset)
+    for name, options in GENERATOR_OPTIONS.items():
+        if name == "identity":
+            continue  # offered to developers only; it has no parameter
+        at.selectbox(key="generator").set_value(name).run()
+        _no_failures(at)
+        for option in options:
+            kind = "selectbox" if option.kind == "choice" else "number_input"
+            widget = getattr(at, kind)(key=f"{name}_{option.name}")
+            assert (widget.label, widget.help, widget.value) == (option.label, option.help, option.default)
     at.selectbox(key="generator").set_value("mst").run()
-    _no_failures(at)
-    assert at.number_input(key="mst_epsilon").value == 1.0
-    assert at.number_input(key="mst_delta").value == 1e-9
     assert "MST's differential-privacy guarantee holds only" in _texts(at.info)
     at.number_input(key="mst_delta").set_value(1e-6).run()
     _no_failures(at)

@@ -172,8 +172,9 @@ CLI_MODULES = FACE_MODULES | {
     "privgame._version",  # its version
     "privgame.core.defaults",
     "privgame.core.parameters",
+    "privgame.core.options",
     "privgame.settings.generator_options",
-    "privgame.studies.options",
+    "privgame.studies.request",
     "privgame.cli.terminal",
     "privgame.outputs.study_figures",
 }

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from privgame.core.errors import ParameterError
+from privgame.core.options import Option
 from privgame.data.schema import Schema
 
 __all__ = ["SyntheticGenerator"]
@@ -30,6 +31,13 @@ class SyntheticGenerator(ABC):
         A short human label shown in the dashboard and reports.
     leaks_training_data : bool
         True for generators that exist only for tests and sanity checks (identity).
+    parameters : tuple of Option
+        A built-in generator's parameters, as the faces offer them
+        (:data:`privgame.core.options.GENERATOR_OPTIONS`): each one's name, type, range, default
+        and help, declared once. A plug-in's parameters are its own (``--param KEY=VALUE``).
+    without_noise : str
+        A differentially private generator's label at ε = ∞, where it is another generator
+        (PrivBayes: Baynet); empty otherwise.
     deterministic_fit : bool
         True when ``fit`` does not depend on its ``rng`` (the model is a function of the training
         rows alone), so one fitted model sampled with different streams gives exactly what
@@ -40,6 +48,8 @@ class SyntheticGenerator(ABC):
     name: ClassVar[str] = ""
     label: ClassVar[str] = ""
     leaks_training_data: ClassVar[bool] = False
+    parameters: ClassVar[tuple[Option, ...]] = ()
+    without_noise: ClassVar[str] = ""
     deterministic_fit: ClassVar[bool] = False
 
     @abstractmethod

@@ -43,7 +43,7 @@ import functools
 import math
 from collections.abc import Callable
 from itertools import combinations
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar, Self
 
 import numpy as np
@@ -51,6 +51,7 @@ from numba import njit
 
 from privgame.core import privacy
 from privgame.core.errors import DataError, ParameterError, SchemaError
+from privgame.core.options import BINS, DEGREE, EPSILON, GENERATOR_OPTIONS
 from privgame.data.schema import CATEGORICAL, Schema
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
@@ -66,47 +67,6 @@ _DP_NOTE_INFERRED = (
     "bounds for it to hold: --domain FILE.json on the command line, or the Data page's "
     "'Public domain' section."
 )
-
-
-# --------------------------------------------------------------------------- parameters
-
-
-def _check_degree(degree: Any) -> int:
-    if not isinstance(degree, Integral) or isinstance(degree, bool):
-        raise ParameterError(
-            f"degree must be a whole number (the number of parents of each column), got "
-            f"{degree!r}; use e.g. degree=1 or degree=2."
-        )
-    if degree < 0:
-        raise ParameterError(
-            f"degree must be >= 0 (the number of parents of each column), got {degree}; "
-            "use e.g. degree=1 or degree=2."
-        )
-    return int(degree)
-
-
-def _check_bins(bins: Any) -> int:
-    if not isinstance(bins, Integral) or isinstance(bins, bool) or bins < 2:
-        raise ParameterError(
-            f"bins must be a whole number >= 2 (equal-width bins per continuous column), got "
-            f"{bins!r}; use e.g. bins=10."
-        )
-    return int(bins)
-
-
-def _check_epsilon(epsilon: Any) -> float:
-    if not isinstance(epsilon, Real) or isinstance(epsilon, bool):
-        raise ParameterError(
-            f"epsilon must be a positive number, got {epsilon!r}; use e.g. epsilon=1.0 "
-            "(or float('inf') for no noise)."
-        )
-    value = float(epsilon)
-    if math.isnan(value) or value <= 0:
-        raise ParameterError(
-            f"epsilon must be a positive number, got {epsilon!r}; use e.g. epsilon=1.0 "
-            "(or float('inf') for no noise)."
-        )
-    return value
 
 
 # --------------------------------------------------------------------------- domain
@@ -1089,8 +1049,8 @@ class _BayesNetBase(SyntheticGenerator):
     bins: int
 
     def _fit(self, X: np.ndarray, schema: Schema, rng: np.random.Generator, epsilon: float) -> None:
-        degree = _check_degree(self.degree)
-        bins = _check_bins(self.bins)
+        degree = DEGREE.check(self.degree)
+        bins = BINS.check(self.bins)
         X, domain = training_domain(self.name, X, schema, bins)
         d, n = X.shape[1], X.shape[0]
         k = min(degree, d - 1)
@@ -1212,7 +1172,7 @@ class _BayesNetBase(SyntheticGenerator):
         except SchemaError as exc:
             raise SchemaError("The row to swap in does not fit the schema.", exc.problems) from exc
         old_row = state.codes[:, int(position)].astype(np.int64)
-        degree, epsilon = _check_degree(self.degree), self._epsilon()
+        degree, epsilon = DEGREE.check(self.degree), self._epsilon()
         mi = _SwappedMutualInformation(state, int(position), old_row, new_row)
         new = type(self)(**params)
         new._learn(self.schema_, domain, None, mi, degree, epsilon, rng, mi.joint_counts)
@@ -1302,8 +1262,9 @@ class BaynetGenerator(_BayesNetBase):
 
     name: ClassVar[str] = "baynet"
     label: ClassVar[str] = "Baynet (Bayesian network)"
+    parameters = GENERATOR_OPTIONS["baynet"]
 
-    def __init__(self, degree: int = 1, bins: int = 10) -> None:
+    def __init__(self, degree: int = DEGREE.default, bins: int = BINS.default) -> None:
         self.degree = degree
         self.bins = bins
 
@@ -1343,8 +1304,12 @@ class PrivBayesGenerator(_BayesNetBase):
 
     name: ClassVar[str] = "privbayes"
     label: ClassVar[str] = "PrivBayes (differentially private Bayesian network)"
+    parameters = GENERATOR_OPTIONS["privbayes"]
+    without_noise: ClassVar[str] = "Baynet"
 
-    def __init__(self, degree: int = 1, epsilon: float = 1.0, bins: int = 10) -> None:
+    def __init__(
+        self, degree: int = DEGREE.default, epsilon: float = EPSILON.default, bins: int = BINS.default
+    ) -> None:
         self.degree = degree
         self.epsilon = epsilon
         self.bins = bins
@@ -1363,13 +1328,13 @@ class PrivBayesGenerator(_BayesNetBase):
         return self
 
     def _epsilon(self) -> float:
-        return _check_epsilon(self.epsilon)
+        return EPSILON.check(self.epsilon)
 
     @classmethod
     def risk_cap_for(cls, epsilon: float = 1.0, **_: Any) -> float | None:
         """The highest membership AUC any attack can reach on any record at ``epsilon`` (one row
         replaced: the swap the games play), given a public domain; None without noise."""
-        epsilon = _check_epsilon(epsilon)
+        epsilon = EPSILON.check(epsilon)
         return privacy.auc_bound(epsilon) if math.isfinite(epsilon) else None
 
     @property

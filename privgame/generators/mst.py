@@ -39,16 +39,17 @@ heaviest tree exactly.
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from privgame.core import privacy
 from privgame.core.errors import ParameterError
+from privgame.core.options import BINS, DELTA, EPSILON, GENERATOR_OPTIONS
 from privgame.data.schema import Schema
 from privgame.generators.base import SyntheticGenerator
-from privgame.generators.bayesnet import _DP_NOTE_INFERRED, _check_bins, _check_epsilon, training_domain
+from privgame.generators.bayesnet import _DP_NOTE_INFERRED, training_domain
 from privgame.generators.registry import register
 
 __all__ = ["MSTGenerator", "risk_cap", "swap_epsilon"]
@@ -60,14 +61,6 @@ _MAX_PAIR_CELLS = 4_000_000
 _RAKING_SWEEPS = 50
 # Dykstra's projection of a noisy edge table onto non-negative tables with given margins.
 _DYKSTRA_SWEEPS = 500
-
-
-def _check_delta(delta: Any) -> float:
-    if not isinstance(delta, Real) or isinstance(delta, bool) or not 0 < float(delta) < 1:
-        raise ParameterError(
-            f"delta must be a number strictly between 0 and 1, got {delta!r}; use e.g. delta=1e-9."
-        )
-    return float(delta)
 
 
 def _pair_counts(a: np.ndarray, b: np.ndarray, card_a: int, card_b: int) -> np.ndarray:
@@ -259,8 +252,11 @@ class MSTGenerator(SyntheticGenerator):
 
     name: ClassVar[str] = "mst"
     label: ClassVar[str] = "MST (differentially private maximum spanning tree)"
+    parameters = GENERATOR_OPTIONS["mst"]
 
-    def __init__(self, epsilon: float = 1.0, delta: float = 1e-9, bins: int = 10) -> None:
+    def __init__(
+        self, epsilon: float = EPSILON.default, delta: float = DELTA.default, bins: int = BINS.default
+    ) -> None:
         self.epsilon = epsilon
         self.delta = delta
         self.bins = bins
@@ -277,7 +273,7 @@ class MSTGenerator(SyntheticGenerator):
         SchemaError
             When ``X`` does not fit ``schema`` or a column has no usable domain.
         """
-        epsilon, delta, bins = _check_epsilon(self.epsilon), _check_delta(self.delta), _check_bins(self.bins)
+        epsilon, delta, bins = EPSILON.check(self.epsilon), DELTA.check(self.delta), BINS.check(self.bins)
         X, domain = training_domain(self.name, X, schema, bins)
         d = X.shape[1]
         cards = [int(c) for c in domain.cards]
@@ -411,7 +407,7 @@ class MSTGenerator(SyntheticGenerator):
     def risk_cap_for(cls, epsilon: float = 1.0, delta: float = 1e-9, **_: Any) -> float | None:
         """The highest membership AUC any attack can reach on any record at ``(epsilon, delta)``
         (:func:`risk_cap`), given a public domain; None without noise."""
-        epsilon, delta = _check_epsilon(epsilon), _check_delta(delta)
+        epsilon, delta = EPSILON.check(epsilon), DELTA.check(delta)
         return risk_cap(epsilon, delta) if math.isfinite(epsilon) else None
 
     # ------------------------------------------------------------------ what it keeps

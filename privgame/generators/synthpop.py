@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self
 import numpy as np
 
 from privgame.core.errors import DataError, ParameterError
+from privgame.core.options import CATEGORICAL_SPLITS, GENERATOR_OPTIONS, MIN_SAMPLES_LEAF
 from privgame.data.schema import Schema
 from privgame.generators.base import SyntheticGenerator
 from privgame.generators.registry import register
@@ -56,14 +57,15 @@ class SynthpopGenerator(SyntheticGenerator):
 
     name = "synthpop"
     label = "Synthpop (CART)"
+    parameters = GENERATOR_OPTIONS["synthpop"]
     deterministic_fit: ClassVar[bool] = True
     """``fit`` does not draw from ``rng``: the fitted trees depend on the training rows alone."""
 
     def __init__(
         self,
         visit_sequence: Sequence[str] | None = None,
-        min_samples_leaf: int = 5,
-        categorical_splits: str = "onehot",
+        min_samples_leaf: int = MIN_SAMPLES_LEAF.default,
+        categorical_splits: str = CATEGORICAL_SPLITS.default,
     ) -> None:
         self.visit_sequence = visit_sequence
         self.min_samples_leaf = min_samples_leaf
@@ -82,8 +84,8 @@ class SynthpopGenerator(SyntheticGenerator):
         """
         from privgame.generators._cart import grow_forest
 
-        min_leaf = _check_min_samples_leaf(self.min_samples_leaf)
-        onehot = _check_categorical_splits(self.categorical_splits) == "onehot"
+        min_leaf = MIN_SAMPLES_LEAF.check(self.min_samples_leaf)
+        onehot = CATEGORICAL_SPLITS.check(self.categorical_splits) == "onehot"
         order = _visit_order(self.visit_sequence, schema)
         X = _check_array(X, schema)
         categorical = schema.is_categorical[order]
@@ -147,8 +149,8 @@ class SynthpopGenerator(SyntheticGenerator):
         values = _check_row(row, self.schema_)
         new = values[self.order_]
         categorical = self.schema_.is_categorical[self.order_]
-        onehot = categorical & (_check_categorical_splits(self.categorical_splits) == "onehot")
-        min_leaf = _check_min_samples_leaf(self.min_samples_leaf)
+        onehot = categorical & (CATEGORICAL_SPLITS.check(self.categorical_splits) == "onehot")
+        min_leaf = MIN_SAMPLES_LEAF.check(self.min_samples_leaf)
         model = type(self)(**self.get_params())
         model.schema_ = self.schema_
         model.order_ = self.order_
@@ -212,26 +214,6 @@ class SynthpopGenerator(SyntheticGenerator):
             meta["visit_sequence"] = [names[j] for j in self.order_]
             meta["n_leaves"] = [int(v) for v in self.forest_.n_leaves]
         return meta
-
-
-def _check_min_samples_leaf(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise ParameterError(
-            f"min_samples_leaf must be a whole number >= 1, got {value!r}; synthpop's default is 5."
-        )
-    return int(value)
-
-
-CATEGORICAL_SPLITS = ("onehot", "ordinal")
-
-
-def _check_categorical_splits(value: object) -> str:
-    if not isinstance(value, str) or value not in CATEGORICAL_SPLITS:
-        raise ParameterError(
-            f"categorical_splits must be 'ordinal' (thresholds on the codes) or 'onehot' (one "
-            f"category against the others, as hazy's synthpop), got {value!r}."
-        )
-    return str(value)
 
 
 def _visit_order(visit_sequence: Sequence[str] | None, schema: Schema) -> np.ndarray:

@@ -1,171 +1,80 @@
-"""Command-line options shared by the commands and the pages (generator choice and its parameters,
-the domain file, the plug-in time limit): declared once, below both faces."""
+"""A generator's parameters as a face gives them (the command line's flags, the pages' widgets, the
+API's keywords), checked against the generator's declared options (:mod:`privgame.core.options`),
+and the public domain file; below every face, with no argparse (the flags are made in
+:mod:`privgame.cli.commands._arguments`)."""
 
 from __future__ import annotations
 
-import argparse
 import json
-import math
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from privgame.core.errors import ParameterError
-from privgame.core.parameters import argparse_type, read_epsilon
+from privgame.core.options import GENERATOR_OPTIONS, generator_options, option_problems
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
 
 __all__ = [
-    "add_domain_option",
-    "add_generator_options",
-    "add_plugin_time_limit",
     "apply_domain",
     "builtin_parameters",
     "check_generator_params",
-    "generator_params",
+    "given_generator_params",
 ]
-
-_PARAMS_BY_GENERATOR: dict[str, tuple[str, ...]] = {
-    "synthpop": ("min_samples_leaf", "categorical_splits"),
-    "baynet": ("degree", "bins"),
-    "privbayes": ("degree", "epsilon", "bins"),
-    "mst": ("epsilon", "delta", "bins"),
-    "marginals": (),
-    "identity": (),
-}
-_FLAGS = {
-    "degree": "--degree",
-    "epsilon": "--epsilon",
-    "delta": "--delta",
-    "bins": "--bins",
-    "min_samples_leaf": "--min-leaf",
-    "categorical_splits": "--categorical-splits",
-}
 
 
 def builtin_parameters(name: str) -> tuple[str, ...]:
     """The parameters the command line, the pages and the API offer for the built-in generator
-    ``name``; empty for a plug-in (or a built-in without any)."""
-    return _PARAMS_BY_GENERATOR.get(name, ())
+    ``name`` (its declared options' names); empty for a plug-in (or a built-in without any)."""
+    return tuple(option.name for option in generator_options(name))
 
 
-_epsilon = argparse_type(read_epsilon)  # its range is checked with the other settings
+def given_generator_params(name: str, given: Mapping[str, Any], pairs: Sequence[str] = ()) -> dict[str, Any]:
+    """The generator parameters a face gave, checked against the generator.
 
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"give a positive number of seconds, not {text!r}")
-    return value
-
-
-def add_plugin_time_limit(parser: argparse.ArgumentParser) -> None:
-    """Add ``--plugin-time-limit`` (read by :func:`privgame.cli.main.main` for the whole command)."""
-    from privgame.core.defaults import PLUGIN_TIME_LIMIT_SECONDS, PLUGIN_TIME_LIMIT_SETTING
-
-    parser.add_argument(
-        "--plugin-time-limit",
-        type=_seconds,
-        metavar="SECONDS",
-        help=(
-            "stop a plug-in generator's fit or sample that runs longer than this, and fail the run "
-            f"with a clear error (default ${PLUGIN_TIME_LIMIT_SETTING} when set, else "
-            f"{PLUGIN_TIME_LIMIT_SECONDS:.0f})"
-        ),
-    )
-
-
-def add_generator_options(parser: argparse.ArgumentParser) -> None:
-    """Add ``--generator`` and the generator parameters to ``parser``."""
-    group = parser.add_argument_group("generator")
-    group.add_argument(
-        "--generator",
-        required=True,
-        help=(
-            "synthpop, baynet, privbayes, mst, marginals, identity (leaks every record: tests only), "
-            "a plug-in class module.path:ClassName (importable from here), or the name of an "
-            "installed plug-in (entry point in the group privgame.generators)"
-        ),
-    )
-    group.add_argument("--degree", type=int, help="Baynet/PrivBayes: parents per column k (default 1)")
-    group.add_argument(
-        "--epsilon", type=_epsilon, help="PrivBayes/MST: privacy budget epsilon > 0, or inf (default 1.0)"
-    )
-    group.add_argument(
-        "--delta", type=float, help="MST: delta of its (epsilon, delta) guarantee, in (0, 1) (default 1e-9)"
-    )
-    group.add_argument(
-        "--bins", type=int, help="Baynet/PrivBayes/MST: bins per continuous column (default 10)"
-    )
-    group.add_argument(
-        "--min-leaf",
-        dest="min_samples_leaf",
-        type=int,
-        help="Synthpop: records per tree leaf (default 5)",
-    )
-    group.add_argument(
-        "--categorical-splits",
-        dest="categorical_splits",
-        choices=("onehot", "ordinal"),
-        help="Synthpop: split categorical predictors one category against the others (onehot, as "
-        "hazy's synthpop in the paper; the default) or by thresholds on their codes (ordinal)",
-    )
-    group.add_argument(
-        "--param",
-        dest="plugin_params",
-        action="append",
-        metavar="KEY=VALUE",
-        help="plug-in generators: a constructor parameter, VALUE read as JSON when it parses (repeatable)",
-    )
-
-
-def generator_params(args: argparse.Namespace) -> dict[str, Any]:
-    """The generator parameters given on the command line, checked against the generator.
-
-    Built-in generators take their own options (``--degree``, ``--epsilon``, ``--bins``,
-    ``--min-leaf``, ``--categorical-splits``); plug-in generators take ``--param KEY=VALUE``
-    only, VALUE parsed as JSON when it parses (``3``, ``0.5``, ``true``, ``[1, 2]``) and kept as
-    a string otherwise.
+    ``given`` holds the built-in options by name (None: not given), as the command line's flags
+    (``--degree``, ``--epsilon``, ``--bins``, ``--min-leaf``, ...) read them; ``pairs`` the
+    plug-in's ``KEY=VALUE`` texts, VALUE parsed as JSON when it parses (``3``, ``0.5``, ``true``,
+    ``[1, 2]``) and kept as a string otherwise. A built-in generator takes only its own options,
+    each within its declared range; a plug-in takes pairs only.
 
     Raises
     ------
     ParameterError
         For an unknown generator or a plug-in that cannot be loaded, or listing every option that
-        does not fit the generator and every malformed ``--param``.
+        does not fit the generator, every value out of its range and every malformed pair.
     """
-    name = args.generator
-    allowed = _PARAMS_BY_GENERATOR.get(name)
-    pairs: list[str] = getattr(args, "plugin_params", None) or []
+    allowed = GENERATOR_OPTIONS.get(name)
     if allowed is None:
         from privgame.generators import resolve
 
         resolve(name)  # an unknown name or a broken plug-in fails here, with its own message
+    flags = {option.name: option.flag for options in GENERATOR_OPTIONS.values() for option in options}
     params: dict[str, Any] = {}
     problems = []
-    for key, flag in _FLAGS.items():
-        value = getattr(args, key, None)
+    for key, value in given.items():
         if value is None:
             continue
         if allowed is None:
             problems.append(
-                f"{flag} applies to built-in generators only; pass plug-in parameters as --param KEY=VALUE."
+                f"{flags[key]} applies to built-in generators only; pass plug-in parameters as "
+                "--param KEY=VALUE."
             )
-        elif key not in allowed:
-            problems.append(f"{flag} does not apply to the {name} generator; remove it.")
+        elif key not in (option.name for option in allowed):
+            problems.append(f"{flags[key]} does not apply to the {name} generator; remove it.")
         else:
             params[key] = value
     if pairs and allowed is not None:
         problems.append(
             f"--param applies to plug-in generators only; the {name} generator takes "
-            f"{', '.join(_FLAGS[key] for key in allowed) or 'no options'}."
+            f"{', '.join(option.flag for option in allowed) or 'no options'}."
         )
     elif pairs:
-        params = _plugin_params(pairs, problems)
+        params = _plugin_params(list(pairs), problems)
+    if allowed is not None:
+        problems += option_problems({option.name: option for option in allowed}, params)
     if problems:
         raise ParameterError("Some generator options do not fit the generator.", problems)
     return params
@@ -173,29 +82,32 @@ def generator_params(args: argparse.Namespace) -> dict[str, Any]:
 
 def check_generator_params(name: str, params: Mapping[str, Any]) -> dict[str, Any]:
     """Parameters given by keyword (the Python API), checked against the generator: a built-in
-    generator takes only its own (their values are checked with the run spec); a plug-in takes
-    any, which its constructor checks.
+    generator takes only its own options, each within its declared range; a plug-in takes any,
+    which its constructor checks.
 
     Raises
     ------
     ParameterError
         For an unknown generator or a plug-in that cannot be loaded, or listing every parameter
-        the built-in generator does not take.
+        the built-in generator does not take and every value out of its range.
     """
-    allowed = _PARAMS_BY_GENERATOR.get(name)
+    allowed = GENERATOR_OPTIONS.get(name)
     if allowed is None:
         from privgame.generators import resolve
 
         resolve(name)  # an unknown name or a broken plug-in fails here, with its own message
         return dict(params)
+    names = [option.name for option in allowed]
     problems = [
-        f"{key!r} is not a parameter of the {name} generator; it takes {', '.join(allowed) or 'none'}."
+        f"{key!r} is not a parameter of the {name} generator; it takes {', '.join(names) or 'none'}."
         for key in params
-        if key not in allowed
+        if key not in names
     ]
+    given = {key: value for key, value in params.items() if value is not None}
+    problems += option_problems({option.name: option for option in allowed}, given)
     if problems:
         raise ParameterError("Some generator parameters do not fit the generator.", problems)
-    return {key: value for key, value in params.items() if value is not None}
+    return given
 
 
 def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:
@@ -223,18 +135,6 @@ def _plugin_params(pairs: list[str], problems: list[str]) -> dict[str, Any]:
             except ValueError:
                 params[key] = text  # a bare word such as --param method=cart
     return params
-
-
-def add_domain_option(parser: argparse.ArgumentParser) -> None:
-    """Add ``--domain FILE.json``: public bounds and categories (needed for PrivBayes' guarantee)."""
-    parser.add_argument(
-        "--domain",
-        metavar="FILE.json",
-        help=(
-            'public domain: {"bounds": {"age": [17, 90]}, "categories": {"race": ["A", "B"]}}; '
-            "PrivBayes' differential-privacy guarantee holds only when every column's domain is public"
-        ),
-    )
 
 
 def apply_domain(dataset: Dataset, path: str | None) -> Dataset:

@@ -22,6 +22,7 @@ from privgame.core.defaults import (
     DEFAULT_SCREEN_SHADOWS,
 )
 from privgame.core.errors import ParameterError
+from privgame.core.options import generator_options, option_problems
 from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 
 __all__ = [
@@ -47,26 +48,13 @@ TargetMode = Literal["all", "random", "outliers", "ids", "plan"]
 TARGET_MODES: tuple[str, ...] = ("plan", "all", "random", "outliers", "ids")
 SETUP_KINDS: tuple[str, ...] = ("release", "paper")
 TRADITIONAL_MODES: tuple[str, ...] = ("pooled", "per-target")
-_DEFAULTS: dict[str, dict[str, Any]] = {}
 
 
 def _builtin_defaults(generator: str) -> dict[str, Any]:
-    """The parameters the faces offer for a built-in generator
-    (:mod:`privgame.settings.generator_options`) with their defaults, read once from its
-    constructor, where they are declared; empty for a plug-in, whose parameters are its own."""
-    from privgame.settings.generator_options import builtin_parameters
-
-    offered = builtin_parameters(generator)
-    if not offered:
-        return {}
-    if generator not in _DEFAULTS:
-        import inspect
-
-        from privgame.generators import GENERATORS
-
-        parameters = inspect.signature(GENERATORS[generator].__init__).parameters
-        _DEFAULTS[generator] = {name: parameters[name].default for name in offered}
-    return _DEFAULTS[generator]
+    """The parameters the faces offer for a built-in generator with their declared defaults
+    (:data:`privgame.core.options.GENERATOR_OPTIONS`); empty for a plug-in, whose parameters are
+    its own."""
+    return {option.name: option.default for option in generator_options(generator)}
 
 
 GAMES: tuple[str, ...] = ("both", "model-seeded")
@@ -513,6 +501,9 @@ class RunSpec:
             *self.screen.problems(),
             *self.inference.problems(self.schema),
         ]
+        problems += option_problems(
+            {option.name: option for option in generator_options(self.generator)}, self.generator_params
+        )
         if not is_known(self.generator):
             problems.append(
                 f"generator {self.generator!r} is unknown; use one of {available()}, an installed plug-in, "

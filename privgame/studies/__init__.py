@@ -76,8 +76,8 @@ from privgame.core.defaults import (
     STUDY_TITLES,
 )
 
-# The names below load their module when first used, so that ``privgame.studies.options`` (the
-# command line's parser) can be imported without numpy and pandas: ``--help`` stays light.
+# The names below load their module when first used, so that ``privgame.studies.request`` (what
+# the command line's parser asks for) can be imported without numpy and pandas: ``--help`` stays light.
 _LAZY = {
     "execute_study": "execution",
     **dict.fromkeys(

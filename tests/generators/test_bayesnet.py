@@ -464,7 +464,7 @@ def test_degree_zero_and_degree_above_the_columns():
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"degree": -1}, "degree must be >= 0"),
+        ({"degree": -1}, "degree must be a whole number >= 0"),
         ({"degree": 1.5}, "degree must be a whole number"),
         ({"degree": True}, "degree must be a whole number"),
         ({"bins": 1}, "bins must be a whole number >= 2"),

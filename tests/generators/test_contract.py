@@ -70,3 +70,26 @@ def test_every_generator_is_reproducible_from_its_seed(
 def test_sampling_before_fitting_is_a_clear_error(name: str) -> None:
     with pytest.raises(ParameterError, match="must be fitted"):
         create(name).sample(3, rng=stream(0))
+
+
+@pytest.mark.parametrize("name", available())
+def test_every_generator_declares_its_parameters_once_with_its_constructors_defaults(
+    adult: tuple[np.ndarray, Schema, pd.DataFrame], name: str
+) -> None:
+    """The generator's ``parameters`` are the declarations the faces read
+    (:data:`privgame.core.options.GENERATOR_OPTIONS`), each a constructor keyword whose default is
+    the declared one, and ``fit`` refuses a value out of its range with the declaration's message."""
+    import inspect
+
+    from privgame.core.options import GENERATOR_OPTIONS
+
+    cls = GENERATORS[name]
+    assert cls.parameters == GENERATOR_OPTIONS[name]
+    signature = inspect.signature(cls.__init__).parameters
+    for option in cls.parameters:
+        assert signature[option.name].default == option.default, option.name
+        bad = "neither" if option.kind == "choice" else (0 if option.kind == "epsilon" else -1)
+        X, schema, _ = adult
+        with pytest.raises(ParameterError) as caught:
+            create(name, **{option.name: bad}).fit(X[:50], schema, rng=stream(5, 1))
+        assert caught.value.summary == option.problem(bad)

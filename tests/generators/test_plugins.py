@@ -34,7 +34,7 @@ from privgame.generators import (
     resolve,
 )
 from privgame.generators.marginals import MarginalsGenerator
-from privgame.settings.generator_options import add_generator_options, generator_params
+from privgame.cli.commands._arguments import add_generator_options, generator_params
 from privgame.settings.run_spec import RunSpec
 from privgame.store.folders import new_run_folder, open_run
 
@@ -337,8 +337,8 @@ def test_generator_params_take_param_for_plug_ins_only() -> None:
     with pytest.raises(ParameterError, match="Some generator options") as caught:
         generator_params(_args("--generator", EXAMPLE, "--degree", "2", "--min-leaf", "3", "--param", "x"))
     assert caught.value.problems == [
-        "--degree applies to built-in generators only; pass plug-in parameters as --param KEY=VALUE.",
         "--min-leaf applies to built-in generators only; pass plug-in parameters as --param KEY=VALUE.",
+        "--degree applies to built-in generators only; pass plug-in parameters as --param KEY=VALUE.",
         "--param 'x' is not KEY=VALUE with KEY a Python name; write e.g. --param jitter=0.1.",
     ]
     with pytest.raises(ParameterError, match="--param jitter is given twice"):

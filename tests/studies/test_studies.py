@@ -176,7 +176,7 @@ def test_an_mst_epsilon_study_draws_each_budget_s_proven_cap(
     assert "MST privacy budget" in chart.figure.layout.xaxis.title.text and "green bars" in chart.caption
     capsys.readouterr()
     assert _study("epsilon", adult_csv, tmp_path / "x", "--generator", "mst", "--degree", "2") == 2
-    assert "--degree is PrivBayes' parents per column; mst has none" in capsys.readouterr().err
+    assert "--degree does not apply to the mst generator; remove it." in capsys.readouterr().err
 
 
 def test_datasets_study_from_the_cli(adult_csv: Path, tmp_path: Path) -> None:

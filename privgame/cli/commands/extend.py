@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from privgame.cli.commands._arguments import add_plugin_time_limit
 from privgame.cli.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.cli.commands._progress import ProgressBar
 from privgame.cli.terminal import terminal_safe
 from privgame.core.errors import ParameterError
 from privgame.service import MAX_N_EVAL, parse_ids
-from privgame.settings.generator_options import add_plugin_time_limit
 
 __all__ = ["add_parser", "describe_pass", "run"]
 

@@ -7,9 +7,9 @@ import math
 import sys
 from typing import TYPE_CHECKING, Any
 
+from privgame.cli.commands._arguments import add_plugin_time_limit
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import ATTACKERS, LEAVE_OUT_CHOICES, SAMPLE_CHOICES
-from privgame.settings.generator_options import add_plugin_time_limit
 
 if TYPE_CHECKING:
     from privgame.runs.remedy import Remedy

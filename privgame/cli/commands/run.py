@@ -8,12 +8,18 @@ import sys
 import textwrap
 from typing import TYPE_CHECKING
 
+from privgame.cli.commands._arguments import (
+    add_attack_options,
+    add_domain_option,
+    add_generator_options,
+    add_plugin_time_limit,
+    generator_params,
+)
 from privgame.cli.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.cli.commands._progress import ProgressBar
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import (
     ATTACK_NAMES,
-    ATTACKERS,
     DEFAULT_CONFIRM_TOP,
     DEFAULT_HOLDOUT,
     DEFAULT_INFERENCE_THRESHOLD,
@@ -21,10 +27,10 @@ from privgame.core.defaults import (
     MISSING_POLICIES,
 )
 from privgame.core.errors import ParameterError
+from privgame.core.options import GENERATOR_OPTIONS
 from privgame.core.parameters import (
     MAX_N_SHADOW,
     count_problem,
-    epsilon_problem,
     seed_problem,
     threshold_problem,
 )
@@ -32,12 +38,6 @@ from privgame.service import (
     MAX_N_EVAL,
     RunSpec,
     parse_ids,
-)
-from privgame.settings.generator_options import (
-    add_domain_option,
-    add_generator_options,
-    add_plugin_time_limit,
-    generator_params,
 )
 
 if TYPE_CHECKING:
@@ -186,28 +186,12 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         help="with --targets: random records (default) or the most outlying",
     )
     attack = parser.add_argument_group("attack and games")
-    attack.add_argument(
-        "--n-shadow",
-        type=int,
-        default=1000,
-        help="shadow datasets the attack is trained on (default 1000, the paper's; 200 is 2x cheaper "
-        "per target but biases risks low)",
-    )
-    attack.add_argument("--n-eval", type=int, default=200, help="evaluation runs per game (default 200)")
-    attack.add_argument(
-        "--classifier",
-        choices=("random_forest", "logistic"),
-        default="random_forest",
-        help="the attack's meta-classifier (default random_forest)",
-    )
-    attack.add_argument(
-        "--attacker",
-        choices=list(ATTACKERS),
-        default=None,
-        help="the threat model the release is judged against: leave-one-out knows every record of D "
-        "but the target (the worst case; the release set-up's default; plays the model-seeded game "
-        "only), population knows a sample of the population and none of D (the paper's attacker "
-        "and the paper set-up's default; plays both games)",
+    add_attack_options(
+        attack,
+        parser,
+        attacker_text="The threat model the release is judged against: leave-one-out knows every record "
+        "of D but the target (the worst case; plays the model-seeded game only), population knows a "
+        "sample of the population and none of D (the paper's attacker; plays both games)",
     )
     attack.add_argument(
         "--attacks",
@@ -295,8 +279,6 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         help="run even when the estimated cost is over the limit (30 days of CPU time on this machine); "
         "without it such a run is refused before any work, with its estimate",
     )
-    parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
-    parser.add_argument("--seed", type=int, default=0, help="root seed (default 0)")
     parser.add_argument("--workers", type=int, help="local worker processes (default: every core)")
     add_plugin_time_limit(parser)
     parser.add_argument(
@@ -467,8 +449,12 @@ def _check_settings(args: argparse.Namespace) -> None:
     """Refuse, all together and before the data is read, the settings that are wrong whatever
     the data (the same rules and words as the run spec's, :mod:`privgame.core.parameters`)."""
     problems = [threshold_problem(args.threshold), seed_problem(args.seed)]
-    if getattr(args, "epsilon", None) is not None:
-        problems.append(epsilon_problem(args.epsilon))
+    problems += [
+        option.problem(getattr(args, option.name))
+        for options in GENERATOR_OPTIONS.values()
+        for option in options
+        if getattr(args, option.name, None) is not None
+    ]
     for name, most in (("n_shadow", MAX_N_SHADOW), ("n_eval", MAX_N_EVAL)):
         if getattr(args, name, None) is not None:
             problems.append(count_problem(name, getattr(args, name), most))

@@ -3,8 +3,9 @@
 ``study size``, ``study epsilon``, ``study datasets`` and ``study convergence`` create a study
 folder under ``<--out>/studies/`` and run it; ``study resume`` finishes an interrupted one;
 ``study show`` prints a study's table; ``study png`` writes a study's figure, or a run's four
-Section-5 figures, as PNG images (needs a headless Chromium). The options themselves are declared
-in :mod:`privgame.studies.options`, which the dashboard's Studies page uses too.
+Section-5 figures, as PNG images (needs a headless Chromium). Its flags are made from the options'
+declarations (:mod:`privgame.cli.commands._study_arguments`) and ask for a
+:class:`~privgame.studies.request.StudyRequest`, which the dashboard's Studies page builds too.
 """
 
 from __future__ import annotations
@@ -17,19 +18,24 @@ from typing import TYPE_CHECKING
 
 from privgame.cli.commands._interrupt import execution_flags, interrupted, privgame_command
 from privgame.cli.commands._progress import ProgressBar
+from privgame.cli.commands._study_arguments import (
+    add_study_parser,
+    build_study_spec,
+    study_arguments,
+    study_request,
+)
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import STUDY_TITLES
 from privgame.core.errors import RunError
-from privgame.studies.options import add_study_parser, build_study_spec, study_arguments
 
 if TYPE_CHECKING:
     from privgame.studies import StudyFolder
 
-__all__ = ["add_parser", "build_study_spec", "run", "study_arguments"]
+__all__ = ["add_parser", "build_study_spec", "run", "study_arguments", "study_request"]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    """Add the ``study`` sub-parser and its sub-commands (see :mod:`privgame.studies.options`)."""
+    """Add the ``study`` sub-parser and its sub-commands (:mod:`~privgame.cli.commands._study_arguments`)."""
     add_study_parser(subparsers, handler=run)
 
 

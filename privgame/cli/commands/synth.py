@@ -10,15 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from privgame.cli.commands._arguments import add_domain_option, add_generator_options, generator_params
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import MISSING_POLICIES
 from privgame.core.errors import ParameterError
-from privgame.settings.generator_options import (
-    add_domain_option,
-    add_generator_options,
-    apply_domain,
-    generator_params,
-)
+from privgame.settings.generator_options import apply_domain
 
 __all__ = ["add_parser", "run"]
 

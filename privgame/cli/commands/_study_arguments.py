@@ -1,9 +1,9 @@
-"""The options of a study, declared once for the command line and the dashboard's Studies page.
+"""The ``study`` command's arguments, made from the options' declarations, and the
+:class:`~privgame.studies.request.StudyRequest` they ask for.
 
 :func:`add_study_parser` adds ``study`` and its sub-commands to the command line's parser;
-:func:`study_arguments` parses a study's options as the command line does (the Studies page
-starts a study through it, so it offers exactly the command line's options and defaults), and
-:func:`build_study_spec` turns them into a :class:`~privgame.studies.StudySpec`.
+:func:`study_arguments` parses a study's flags as the command line does; :func:`study_request`
+turns them into the request that the dashboard's Studies page builds from its widgets.
 """
 
 from __future__ import annotations
@@ -12,10 +12,18 @@ import argparse
 import contextlib
 import io
 from collections.abc import Callable, Sequence
+from dataclasses import fields
 from typing import TYPE_CHECKING
 
+from privgame.cli.commands._arguments import (
+    add_attack_options,
+    add_domain_option,
+    add_generator_options,
+    add_option,
+    clause,
+    generator_params,
+)
 from privgame.core.defaults import (
-    ATTACKERS,
     DEFAULT_DATASETS,
     DEFAULT_EPSILONS,
     DEFAULT_N_EVALS,
@@ -26,24 +34,27 @@ from privgame.core.defaults import (
     STUDY_TITLES,
 )
 from privgame.core.errors import ParameterError
+from privgame.core.options import BINS, DEGREE
 from privgame.core.parameters import argparse_type, parse_epsilon
-from privgame.settings.generator_options import (
-    add_domain_option,
-    add_generator_options,
-    apply_domain,
-    generator_params,
+from privgame.studies.request import (
+    DEFAULT_REPEATS,
+    DEFAULT_RHO,
+    STUDY_N_SHADOW,
+    STUDY_TARGETS,
+    StudyRequest,
+    prepare_study,
+    read_count,
 )
-from privgame.settings.run_spec import AttackSettings, RunSpec, TargetSelection, parse_ids
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
-    from privgame.data.splits import Sizes
     from privgame.studies import StudySpec
 
-__all__ = ["add_study_parser", "build_study_spec", "study_arguments"]
+__all__ = ["add_study_parser", "build_study_spec", "study_arguments", "study_request"]
 
 
 _epsilon = argparse_type(parse_epsilon)
+_count = argparse_type(read_count)
 
 
 _SIZE_HELP = (
@@ -82,7 +93,7 @@ def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: boo
         chosen.add_argument(
             "--targets",
             type=int,
-            default=targets,
+            default=None,
             metavar="K",
             help=f"evaluate K records (default {targets})",
         )
@@ -94,25 +105,17 @@ def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: boo
             help="with --targets: random records or the most outlying (default: %(default)s)",
         )
     attack = parser.add_argument_group("attack and games")
-    attack.add_argument("--n-shadow", type=int, default=200, help="shadow datasets (default 200)")
-    if n_eval:
-        attack.add_argument("--n-eval", type=int, default=200, help="evaluation runs per game (default 200)")
-    attack.add_argument(
-        "--classifier",
-        choices=("random_forest", "logistic"),
-        default="random_forest",
-        help="the attack's meta-classifier (default: %(default)s)",
+    add_attack_options(
+        attack,
+        parser,
+        n_shadow=STUDY_N_SHADOW,
+        n_eval=n_eval,
+        attacker="population",
+        attacker_text="The threat model: population knows a sample of the population and none of D "
+        "(the paper's; plays both games); leave-one-out knows every record of D but the target and "
+        "plays the model-seeded game only, so the study's traditional figures read 'not run'",
+        seed_text="The study's root seed",
     )
-    attack.add_argument(
-        "--attacker",
-        choices=list(ATTACKERS),
-        default="population",
-        help="the threat model (default: population, the paper's, which plays both games); "
-        "leave-one-out knows every record of D but the target and plays the model-seeded game only, "
-        "so the study's traditional figures read 'not run'",
-    )
-    parser.add_argument("--threshold", type=float, default=0.8, help="high-risk threshold t (default 0.8)")
-    parser.add_argument("--seed", type=int, default=0, help="the study's root seed (default 0)")
     _execution(parser)
     parser.add_argument(
         "--out",
@@ -158,13 +161,13 @@ def add_study_parser(
     add_generator_options(size)
     size.add_argument(
         "--sizes",
-        type=int,
+        type=_count,
         nargs="+",
         default=list(DEFAULT_SIZES),
         metavar="N",
         help=f"values of |D| (default {' '.join(map(str, DEFAULT_SIZES))})",
     )
-    _common(size, targets=20)
+    _common(size, targets=STUDY_TARGETS["size"])
 
     eps = sub.add_parser(
         "epsilon",
@@ -182,8 +185,14 @@ def add_study_parser(
         default=EPSILON_GENERATORS[0],
         help="the differentially private generator whose budget varies (default: %(default)s)",
     )
-    group.add_argument("--degree", type=int, help="PrivBayes: parents per column k (default 1)")
-    group.add_argument("--bins", type=int, help="bins per continuous column (default 10)")
+    add_option(
+        group,
+        DEGREE,
+        default=None,
+        text="PrivBayes: " + clause(DEGREE.help),
+        default_text=str(DEGREE.default),
+    )
+    add_option(group, BINS, default=None, default_text=str(BINS.default))
     eps.add_argument(
         "--epsilons",
         type=_epsilon,
@@ -193,7 +202,7 @@ def add_study_parser(
         help="privacy budgets, numbers or inf (default inf 100 10 1)",
     )
     eps.add_argument("--size", type=int, help=_SIZE_HELP)
-    _common(eps, targets=20)
+    _common(eps, targets=STUDY_TARGETS["epsilon"])
 
     datasets = sub.add_parser(
         "datasets",
@@ -206,7 +215,7 @@ def add_study_parser(
     add_generator_options(datasets)
     datasets.add_argument(
         "--datasets",
-        type=int,
+        type=_count,
         default=DEFAULT_DATASETS,
         metavar="K",
         help=f"datasets to draw (default {DEFAULT_DATASETS})",
@@ -234,16 +243,26 @@ def add_study_parser(
     add_generator_options(conv)
     conv.add_argument(
         "--n-evals",
-        type=int,
+        type=_count,
         nargs="+",
         default=list(DEFAULT_N_EVALS),
         metavar="N",
         help="values of N_eval, even (default 100 200 ... 2000)",
     )
-    conv.add_argument("--repeats", type=int, default=10, help="full evaluations per record (default 10)")
-    conv.add_argument("--rho", type=float, default=0.2, help="Hoeffding failure probability (default 0.2)")
+    conv.add_argument(
+        "--repeats",
+        type=int,
+        default=DEFAULT_REPEATS,
+        help=f"full evaluations per record (default {DEFAULT_REPEATS})",
+    )
+    conv.add_argument(
+        "--rho",
+        type=float,
+        default=DEFAULT_RHO,
+        help=f"Hoeffding failure probability (default {DEFAULT_RHO})",
+    )
     conv.add_argument("--size", type=int, help=_SIZE_HELP)
-    _common(conv, targets=10, n_eval=False)
+    _common(conv, targets=STUDY_TARGETS["convergence"], n_eval=False)
 
     resume = sub.add_parser(
         "resume", help="finish an interrupted study", description="Resume a study folder."
@@ -276,27 +295,10 @@ def add_study_parser(
         p.set_defaults(handler=handler)
 
 
-# --------------------------------------------------------------------------------------------
-
-
-def _sizes(args: argparse.Namespace, n_rows: int, target: int) -> Sizes:
-    from privgame.data.splits import Sizes, default_sizes
-
-    base = default_sizes(n_rows)
-    aux = base.aux if args.aux_size is None else args.aux_size
-    if args.eval_size is not None:
-        eval_size = args.eval_size
-    else:
-        eval_size = base.eval if args.aux_size is None else n_rows - aux
-    return Sizes(aux=aux, eval=eval_size, target=target)
-
-
 def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
     """``argv`` (``["size", "--sizes", "200", ...]``) parsed as ``python -m privgame study`` parses it.
 
-    The dashboard's Studies page starts a study through this, so it offers exactly the command
-    line's options and defaults. ``--data`` and ``--out`` may be left out (the page has its own
-    table and runs folder).
+    ``--data`` and ``--out`` may be left out (a test reads back the command the Studies page shows).
 
     Raises
     ------
@@ -320,75 +322,38 @@ def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
         raise ParameterError(f"The study's options were refused: {reason}.") from stop
 
 
+def study_request(args: argparse.Namespace) -> StudyRequest:
+    """The request that the parsed ``study NAME ...`` flags ask for.
+
+    Raises
+    ------
+    ParameterError
+        For generator options that do not fit the generator.
+    """
+    given = {f.name: getattr(args, f.name) for f in fields(StudyRequest) if hasattr(args, f.name)}
+    given["study"] = args.study_command
+    given["generator_params"] = generator_params(args)
+    for name in ("target_ids", "sizes", "epsilons", "n_evals"):
+        if given.get(name) is not None:
+            given[name] = tuple(given[name])
+        else:
+            given.pop(name, None)
+    if given.get("target_ids"):
+        from privgame.service import parse_ids
+
+        given["target_ids"] = parse_ids(list(given["target_ids"]))
+    return StudyRequest(**{key: value for key, value in given.items() if value is not None})
+
+
 def build_study_spec(args: argparse.Namespace, dataset: Dataset | None = None) -> tuple[StudySpec, Dataset]:
     """The study spec and the dataset from the command-line arguments.
 
-    ``dataset`` replaces ``--data`` (the dashboard passes the table loaded on its Data page).
+    ``dataset`` replaces ``--data`` (a test passes a table it holds).
     """
-    from privgame.data import load_dataset
-    from privgame.data.splits import default_sizes
-    from privgame.studies import StudySpec
+    from privgame.service import apply_domain, load_dataset
 
-    name = args.study_command
     if dataset is None:
         dataset = apply_domain(
             load_dataset(args.data, missing_policy=args.missing), getattr(args, "domain", None)
         )
-    n_rows = len(dataset.table)
-    if name == "epsilon":
-        generator = args.generator
-        if generator != "privbayes" and args.degree is not None:
-            raise ParameterError(
-                f"--degree is PrivBayes' parents per column; {generator} has none, so remove it."
-            )
-        params = {k: getattr(args, k) for k in ("degree", "bins") if getattr(args, k) is not None}
-    else:
-        generator = args.generator
-        params = generator_params(args)
-    if name == "size":
-        if not args.sizes:
-            raise ParameterError("Give at least one dataset size with --sizes.")
-        target = min(args.sizes)
-    else:
-        target = default_sizes(n_rows).target if args.size is None else args.size
-    if name == "datasets":
-        if args.record_id is not None:
-            selection = TargetSelection(mode="ids", k=None, ids=(int(args.record_id),))
-        else:
-            selection = TargetSelection(mode=args.target_selection, k=1)
-    elif args.target_ids:
-        selection = TargetSelection(mode="ids", k=None, ids=parse_ids(args.target_ids))
-    else:
-        selection = TargetSelection(mode=args.target_selection, k=args.targets)
-    n_eval = max(args.n_evals) if name == "convergence" and args.n_evals else getattr(args, "n_eval", 200)
-    from privgame.games.threat import default_games
-
-    base = RunSpec(
-        data_name=dataset.source_name,
-        data_fingerprint=dataset.fingerprint,
-        schema=dataset.schema.to_dict(),
-        sizes=_sizes(args, n_rows, target).to_dict(),
-        generator=generator,
-        generator_params=params,
-        attack=AttackSettings(
-            n_shadow=args.n_shadow,
-            n_eval=n_eval,
-            classifier=args.classifier,
-            attacker=args.attacker,
-            games=default_games(args.attacker),
-        ),
-        targets=selection,
-        threshold=args.threshold,
-        seed=args.seed,
-    )
-    spec = StudySpec(
-        study=name,
-        base=base,
-        sizes=tuple(args.sizes) if name == "size" else (),
-        epsilons=tuple(args.epsilons) if name == "epsilon" else (),
-        n_datasets=args.datasets if name == "datasets" else 0,
-        n_evals=tuple(sorted(args.n_evals)) if name == "convergence" else (),
-        repeats=args.repeats if name == "convergence" else 0,
-        rho=args.rho if name == "convergence" else 0.2,
-    ).validate()
-    return spec, dataset
+    return prepare_study(study_request(args), dataset), dataset
