@@ -1,12 +1,10 @@
 """Evaluate: choose the generator, the records and the attack; see what is audited and the cost;
 launch; follow it.
 
-The page reaches the package through :mod:`privgame.service`. The form builds a frozen
-:class:`privgame.settings.run_spec.RunSpec` exactly as ``python -m privgame run`` does: the set-up chosen on
-the Data page goes through :func:`privgame.settings.setups.release_inputs` or
-:func:`privgame.settings.setups.paper_inputs` (:func:`pages.audit_inputs`), and
-:func:`privgame.settings.setups.with_setup` puts its table's schema, sizes, set-up and fingerprint in the
-spec. Before launching, the page says what will be audited (:func:`privgame.games.audit.describe_setup`),
+The page reaches the package through :mod:`privgame.service`. The form makes the same
+:class:`~privgame.games.request.AuditRequest` as ``python -m privgame run`` and the Python API, and
+the one preparation (:func:`privgame.games.request.prepare_request`) turns it into the frozen run
+spec, with the set-up chosen on the Data page (:func:`pages.audit_inputs`, kept for the session). Before launching, the page says what will be audited (:func:`privgame.games.audit.describe_setup`),
 shows the plan (:func:`privgame.games.context.plan_summary`) and the time
 :func:`privgame.games.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
 run once on a few rows of D (:func:`privgame.service.check_plugin`, as the command line does).
@@ -58,11 +56,10 @@ from privgame.service import (
     N_SHADOW,
     SEED,
     THRESHOLD,
-    AttackSettings,
     AuditInputs,
+    AuditRequest,
     Calibration,
     Dataset,
-    InferenceSettings,
     PlanStep,
     RunSpec,
     ScreenSettings,
@@ -83,21 +80,21 @@ from privgame.service import (
     launch,
     launch_once,
     load_note,
+    members_of,
     offered,
     open_run,
     parse_row_numbers,
     plan_for_budget,
     plan_rows,
     plan_summary,
+    prepare_request,
     record_ids_for_rows,
     record_ids_for_values,
     resolve,
     resolve_attacks,
-    run_split,
     scheduler_address,
     sensitive_columns,
     threat,
-    with_setup,
 )
 
 ACTIVE = ("created", "queued", "running")
@@ -196,7 +193,7 @@ def _generator() -> tuple[str, dict[str, Any]] | None:
     return name, params
 
 
-def _plan(n_d: int) -> TargetSelection:
+def _plan(n_d: int) -> dict[str, Any]:
     cols = st.columns(2)
     keep("plan_outliers", min(PLAN_DEFAULT.outliers, n_d), low=0, high=n_d)
     outliers = cols[0].number_input(
@@ -221,7 +218,7 @@ def _plan(n_d: int) -> TargetSelection:
         f"sample of D**: their verdicts bracket the share of all {n_d:,} records of D at risk, with "
         "95% confidence. The results keep the two groups apart."
     )
-    return TargetSelection.plan(outliers=int(outliers), random=int(random))
+    return {"outliers": int(outliers), "random": int(random)}
 
 
 PICK_WAYS = {
@@ -306,7 +303,7 @@ def _pick_by_table(dataset: Dataset, members: np.ndarray) -> tuple[int, ...]:
     return tuple(int(shown.index[i]) for i in event.selection.rows)
 
 
-def _pick(dataset: Dataset, members: Callable[[], np.ndarray]) -> TargetSelection | None:
+def _pick(dataset: Dataset, members: Callable[[], np.ndarray]) -> dict[str, Any] | None:
     """Records the user picks; None, with a hint, until at least one is picked."""
     keep("target_pick", next(iter(PICK_WAYS)), options=list(PICK_WAYS))
     way = st.radio(
@@ -331,12 +328,13 @@ def _pick(dataset: Dataset, members: Callable[[], np.ndarray]) -> TargetSelectio
         + (" …" if len(ids) > 20 else "")
         + " of the file."
     )
-    return TargetSelection(mode="ids", k=None, ids=ids)
+    return {"target_ids": ids}
 
 
 def _targets(
     mode: str, n_d: int, dataset: Dataset, members: Callable[[], np.ndarray]
-) -> TargetSelection | None:
+) -> dict[str, Any] | None:
+    """The records chosen, as the request's fields (the ``run`` flags of the same names)."""
     if mode == "plan":
         return _plan(n_d)
     if mode in ("random", "outliers"):
@@ -347,10 +345,10 @@ def _targets(
             max_value=n_d,
             key="target_k",
         )
-        return TargetSelection(mode=mode, k=int(k))
+        return {"targets": int(k), "target_selection": mode}
     if mode == "all":
         st.markdown(f"All **{n_d:,}** records of D.")
-        return TargetSelection(mode="all", k=None)
+        return {"all_targets": True}
     return _pick(dataset, members)
 
 
@@ -529,32 +527,26 @@ def _form() -> None:
     except PrivgameError as error:
         show_error(error)
         return
-    screen = _screen(inputs.setup.kind)
-    inference = _inference(dataset)
-    spec_kwargs = with_setup(
-        {
-            "data_name": dataset.source_name,
-            "generator": generator,
-            "generator_params": params,
-            "attack": AttackSettings(
-                n_shadow=int(n_shadow),
-                n_eval=int(n_eval),
-                classifier=classifier,
-                attacker=attacker,
-                games=threat.default_games(attacker),
-                attacks=attacks,
-            ),
-            "threshold": float(threshold),
-            "seed": seed,
-            "screen": screen,
-            "inference": inference,
-        },
-        inputs,
-    )
+    # The page's settings as the request the command line and the API make from theirs: the one
+    # preparation (privgame.games.request.prepare_request) turns it into the run's spec.
+    request = {
+        "data": dataset,
+        "generator": generator,
+        "generator_params": params,
+        "setup": inputs.setup.kind,
+        "n_shadow": int(n_shadow),
+        "n_eval": int(n_eval),
+        "classifier": classifier,
+        "attacker": attacker,
+        "attacks": attacks,
+        "threshold": float(threshold),
+        "seed": seed,
+        **_screen(inputs.setup.kind),
+        **_inference(dataset),
+    }
 
     def members() -> np.ndarray:
-        # D is a pure function of the set-up, the sizes and the seed (not of the records chosen).
-        return run_split(RunSpec(**spec_kwargs), len(inputs.table)).target
+        return members_of(inputs, seed)
 
     with detail:
         targets = _targets(mode, int(inputs.sizes["target"]), dataset, members)
@@ -583,7 +575,7 @@ def _form() -> None:
 
     try:
         scheduler = scheduler_address(address.strip() or None)
-        spec = RunSpec(**spec_kwargs, targets=targets).validate()
+        spec = prepare_request(AuditRequest(**request, **targets), inputs=inputs).spec
     except PrivgameError as error:
         show_error(error)
         return
@@ -654,7 +646,7 @@ def _attacks(kind: str, generator: str, params: dict[str, Any]) -> tuple[str, ..
     return tuple(name for name in usable if name in chosen) or tuple(default)
 
 
-def _screen(kind: str) -> ScreenSettings:
+def _screen(kind: str) -> dict[str, Any]:
     """The screen of every record: on by default in the release set-up, with its top records."""
     default = ScreenSettings.for_setup(kind)
     cols = st.columns([2, 1])
@@ -676,10 +668,10 @@ def _screen(kind: str) -> ScreenSettings:
         help="The records with the highest screening risk, not already chosen below, that the "
         "exact game plays too.",
     )
-    return ScreenSettings.for_setup(kind, "all" if on else "none", confirm_top=int(confirm))
+    return {"screen": "all" if on else "none", "confirm_top": int(confirm)}
 
 
-def _inference(dataset: Dataset) -> InferenceSettings:
+def _inference(dataset: Dataset) -> dict[str, Any]:
     """The attribute-inference game: the secret columns the data owner names, and its threshold.
     The columns whose names look sensitive are proposed; none is chosen for the owner."""
     used = [c.name for c in dataset.schema.used]
@@ -712,7 +704,7 @@ def _inference(dataset: Dataset) -> InferenceSettings:
             "Columns whose names look sensitive: " + ", ".join(plain(name) for name in proposed) + ". "
             "A proposal only: name the columns that are secret in your data."
         )
-    return InferenceSettings(secrets=tuple(secrets), threshold=float(threshold))
+    return {"secrets": tuple(secrets), "inference_threshold": float(threshold)}
 
 
 def _use_plan(step: PlanStep) -> None:

@@ -141,7 +141,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "privgame.games.plan": ("run_split",),
     "privgame.games.preflight": ("create_run",),
-    "privgame.games.request": ("AuditRequest", "PreparedRequest", "prepare_request"),
+    "privgame.games.request": ("AuditRequest", "PreparedRequest", "members_of", "prepare_request"),
     "privgame.games.threat": ("default_games",),
     "privgame.generators": (
         "GENERATORS",
@@ -220,7 +220,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "paper_inputs",
         "parse_holdout",
         "release_inputs",
-        "with_setup",
     ),
     "privgame.games.screen": ("statistic_words",),
     "privgame.games.inference": (

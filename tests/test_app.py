@@ -555,6 +555,7 @@ def _members_of(dataset, at: AppTest) -> list[int]:
 def test_records_picked_by_file_row_launch_the_spec_of_cli_target_ids(
     runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import privgame.api
     import privgame.runs.background
     from privgame.cli.commands.run import build_spec
     from privgame.cli.main import build_parser
@@ -691,9 +692,10 @@ def test_evaluate_defaults_to_the_audit_plan_and_says_what_is_audited(runs_root:
     assert inputs.setup.population_rows == 90
 
 
-def test_evaluate_launches_the_spec_the_cli_would_build(
+def test_evaluate_the_cli_and_the_api_prepare_the_same_run(
     runs_root: Path, dataset, adult_csv: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import privgame.api
     import privgame.runs.background
     from privgame.cli.commands.run import build_spec
     from privgame.cli.main import build_parser
@@ -722,6 +724,16 @@ def test_evaluate_launches_the_spec_the_cli_would_build(
     folder = open_run(runs_root, info.run_id)
     assert folder.spec().to_dict() == cli_spec.to_dict()
     pd.testing.assert_frame_equal(folder.load_table(), cli_inputs.table.reset_index(drop=True))
+    # The three faces, one preparation: the page's, the command line's and the Python API's run
+    # folders hold the same bytes before any work (the API's audit stops once its folder is made).
+    cli = create_run(tmp_path / "cli", cli_spec, cli_inputs.table)
+    monkeypatch.setattr(privgame.api.Audit, "resume", lambda self, **_: None)
+    api = privgame.audit(
+        csv, "marginals", n_shadow=8, n_eval=8, outliers=2, random=2, seed=3, runs=tmp_path / "api", workers=1
+    )
+    for name in ("spec.json", "data.parquet"):
+        page_bytes = (folder.path / name).read_bytes()
+        assert page_bytes == (cli.path / name).read_bytes() == (api.path / name).read_bytes(), name
 
 
 @pytest.fixture

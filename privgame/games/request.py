@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 from privgame.core.defaults import DEFAULT_ATTACKER, DEFAULT_HOLDOUT
 from privgame.core.errors import ParameterError
 from privgame.data import Dataset
@@ -29,7 +31,14 @@ from privgame.settings.run_spec import (
 )
 from privgame.settings.setups import AuditInputs
 
-__all__ = ["DEFAULT_OUTLIERS", "DEFAULT_RANDOM", "AuditRequest", "PreparedRequest", "prepare_request"]
+__all__ = [
+    "DEFAULT_OUTLIERS",
+    "DEFAULT_RANDOM",
+    "AuditRequest",
+    "PreparedRequest",
+    "members_of",
+    "prepare_request",
+]
 
 DEFAULT_OUTLIERS = 20
 """The audit plan's most outlying records."""
@@ -46,9 +55,9 @@ class AuditRequest:
 
     Attributes
     ----------
-    data : str, path-like or bytes
-        The table behind the release (D, in the release set-up): a path, or a file's bytes with
-        ``data_name`` as its name.
+    data : str, path-like, bytes or Dataset
+        The table behind the release (D, in the release set-up): a path, a file's bytes with
+        ``data_name`` as its name, or a table already read (its domain declared).
     generator : str
         A registered generator, a plug-in ``module:Class`` or an installed plug-in's name.
     generator_params : mapping
@@ -69,7 +78,7 @@ class AuditRequest:
         (None: :data:`~privgame.settings.run_spec.DEFAULT_INFERENCE_THRESHOLD`).
     """
 
-    data: Source
+    data: Source | Dataset
     data_name: str | None = None
     missing: Literal["drop", "category"] = "drop"
     domain: str | None = None
@@ -118,8 +127,13 @@ class PreparedRequest:
     dropped: Mapping[str, int]
 
 
-def prepare_request(request: AuditRequest) -> PreparedRequest:
+def prepare_request(request: AuditRequest, *, inputs: AuditInputs | None = None) -> PreparedRequest:
     """Read the request's tables, apply its set-up and build its validated run spec.
+
+    The one preparation of a run, for every face: the command line and the Python API pass a
+    request whose data is a path or bytes; the dashboard passes the table its Data page read (a
+    :class:`~privgame.data.Dataset`, its domain declared) and the set-up's ``inputs`` it keeps for
+    the session (the request's set-up fields are then not read again).
 
     Raises
     ------
@@ -131,14 +145,19 @@ def prepare_request(request: AuditRequest) -> PreparedRequest:
 
     if request.seed < 0:
         raise ParameterError(f"--seed must be a non-negative whole number; got {request.seed}.")
-    dataset = apply_domain(
-        load_dataset(request.data, filename=request.data_name, missing_policy=request.missing), request.domain
-    )
+    if isinstance(request.data, Dataset):
+        dataset = request.data
+    else:
+        dataset = apply_domain(
+            load_dataset(request.data, filename=request.data_name, missing_policy=request.missing),
+            request.domain,
+        )
     dropped: dict[str, int] = {}
     if request.drop_duplicates:
         dataset, dropped["data"] = drop_duplicate_rows(dataset)
     selection = _selection(request)
-    inputs = _inputs(request, dataset, dropped)
+    if inputs is None:
+        inputs = _inputs(request, dataset, dropped)
     attacker, games = attacker_and_games(inputs.setup.kind, request.attacker, request.games)
     params = check_generator_params(request.generator, request.generator_params)
     spec = RunSpec(
@@ -258,3 +277,20 @@ def _inputs(request: AuditRequest, dataset: Dataset, dropped: dict[str, int]) ->
         aux_rows=request.aux_size,
         shadow_size=request.shadow_size,
     )
+
+
+def members_of(inputs: AuditInputs, seed: int) -> np.ndarray:
+    """The record ids of D for the set-up's ``inputs`` and ``seed``: D is a pure function of the
+    set-up, its sizes and the seed, not of the records a face is about to choose among them."""
+    from privgame.games.plan import run_split
+
+    spec = RunSpec(
+        data_name="",
+        data_fingerprint=inputs.fingerprint,
+        schema=inputs.schema.to_dict(),
+        sizes=dict(inputs.sizes),
+        generator="marginals",
+        setup=inputs.setup,
+        seed=seed,
+    )
+    return run_split(spec, len(inputs.table)).target
