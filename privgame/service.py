@@ -16,7 +16,7 @@ and a command pays only for what it uses.
 
 from __future__ import annotations
 
-import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -27,312 +27,540 @@ if TYPE_CHECKING:
     from privgame.settings.run_spec import RunSpec
     from privgame.store.folders import RunFolder
 
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "privgame.core": ("metrics",),
-    "privgame.games.audit": (
-        "GROUP_LABELS",
-        "NOT_RUN",
-        "OUT_WORLD_TEXT",
-        "describe_setup",
-        "group_masks",
-        "not_played_reason",
-        "record_similarity_text",
-        "records_at",
-        "run_summary",
-        "threshold_guide",
-    ),
-    "privgame.runs.background": (
-        "dismiss_extension",
-        "extension_state",
-        "launch",
-        "launch_extend",
-        "launch_once",
-        "launch_remedy",
-        "RemedyLaunch",
-        "forget_remedy_launch",
-        "remedy_launches",
-        "resume_stopped",
-        "start_remedy_launch",
-    ),
-    "privgame.analysis.compare": (
-        "COMPARE_LABELS",
-        "compare_runs",
-        "paired_risks",
-    ),
-    "privgame.core.csvsafe": ("csv_safe",),
-    "privgame.games.game": ("GAMES", "MODEL_SEEDED", "TRADITIONAL", "Game", "played"),
-    "privgame.core.numbers": ("number_text",),
-    "privgame.analysis.planner": (
-        "Plan",
-        "PlanStep",
-        "for_n_shadow",
-        "plan_for_budget",
-        "plan_rows",
-    ),
-    "privgame.analysis.file_check": (
-        "FileCheck",
-        "check_file",
-        "file_check_lines",
-    ),
-    "privgame.data": (
-        "BUNDLED_ADULT",
-        "DEFAULT_MAX_BYTES",
-        "Dataset",
-        "Domain",
-        "Inspection",
-        "Sizes",
-        "check_sizes",
-        "declare_domain",
-        "default_sizes",
-        "domain_template",
-        "encode",
-        "inspect_dataset",
-        "load_dataset",
-        "parse_domain",
-        "decode",
-    ),
-    "privgame.data.schema": (
-        "CATEGORICAL",
-        "CONTINUOUS",
-        "ROLES",
-        "Column",
-        "Schema",
-    ),
-    "privgame.core.defaults": (
-        "ATTACKERS",
-        "DEFAULT_ATTACKER",
-        "DEFAULT_INFERENCE_THRESHOLD",
-        "DEFAULT_ANONYMITY_ATTACKS",
-    ),
-    "privgame.settings.attacks": (
-        "attack_words",
-        "resolve_attacks",
-    ),
-    "privgame.data.duplicates": (
-        "twin_note",
-        "drop_duplicate_rows",
-        "repeated_rows",
-    ),
-    "privgame.games.estimate": (
-        "Calibration",
-        "breakdown",
-        "calibrate",
-        "check_cost",
-        "cost_warning",
-        "estimate_seconds",
-        "load_note",
-    ),
-    "privgame.settings.executors": (
-        "default_workers",
-        "scheduler_address",
-        "resolve_workers",
-    ),
-    "privgame.games": ("threat",),
-    "privgame.games.context": (
-        "build_context",
-        "plan_summary",
-    ),
-    "privgame.games.ladder": ("rungs",),
-    "privgame.games.engine": (
-        "undecided_records",
-        "extend",
-        "execute",
-        "finish_extension",
-    ),
-    "privgame.games.plan": ("run_split",),
-    "privgame.games.preflight": ("create_run",),
-    "privgame.games.request": ("AuditRequest", "PreparedRequest", "members_of", "prepare_request"),
-    "privgame.games.threat": ("default_games",),
-    "privgame.generators": (
-        "GENERATORS",
-        "ContractReport",
-        "check_contract",
-        "installed_plugins",
-        "offered",
-        "resolve",
-        "available",
-        "create",
-    ),
-    "privgame.generators.plugins": ("CONTRACT_ROWS",),
-    "privgame.generators.mst": ("risk_cap",),
-    "privgame.settings.generator_options": ("apply_domain", "given_generator_params"),
-    "privgame.outputs.files": (
-        "check_output_path",
-        "write_output",
-    ),
-    "privgame.settings.picking": (
-        "parse_row_numbers",
-        "record_ids_for_rows",
-        "record_ids_for_values",
-    ),
-    "privgame.core.records": (
-        "identifier_columns",
-        "value_columns",
-        "value_name",
-        "identifiers_first",
-    ),
-    "privgame.outputs.release": (
-        "card_path",
-        "make_release",
-        "not_safe_ids",
-        "verdict_text",
-        "check_output_paths",
-        "write_release",
-        "columns_not_released_text",
-    ),
-    "privgame.runs.remedy": (
-        "GENERALISE_PARAMS",
-        "LEAVE_OUT",
-        "SAMPLE_CHOICES",
-        "Remedy",
-        "draws_sample",
-        "family",
-        "generalise_choices",
-        "kept_sample_ids",
-        "leave_out_ids",
-        "parse_bin",
-        "parse_generalise",
-        "parse_merge_rare",
-        "create_remedy",
-        "find_remedy",
-        "plan_remedy",
-        "private_note",
-        "RemedyEstimate",
-        "estimate_remedy",
-        "remedy_runs",
-        "stopped_remedies",
-    ),
-    "privgame.outputs.run_report": (
-        "export_table",
-        "high_risk",
-        "html_report",
-        "record_profile",
-        "to_bytes",
-    ),
-    "privgame.core.seeding": (
-        "Role",
-        "stream",
-    ),
-    "privgame.settings.setups": (
-        "DEFAULT_HOLDOUT",
-        "AuditInputs",
-        "load_population",
-        "paper_inputs",
-        "parse_holdout",
-        "release_inputs",
-    ),
-    "privgame.games.screen": ("statistic_words",),
-    "privgame.games.inference": (
-        "inference_columns",
-        "inference_texts",
-        "record_inference_texts",
-        "sensitive_columns",
-    ),
-    "privgame.attack.inference": ("secret_problems",),
-    "privgame.outputs.screen_tables": (
-        "SCREEN_EXPORT_COLUMNS",
-        "high_risk_with_screen",
-        "screen_table",
-    ),
-    "privgame.settings.run_spec": (
-        "AttackSettings",
-        "InferenceSettings",
-        "RunSpec",
-        "ScreenSettings",
-        "TargetSelection",
-        "MAX_N_EVAL",
-        "parse_ids",
-    ),
-    "privgame.store.folders": (
-        "DAMAGED",
-        "RunFolder",
-        "RunInfo",
-        "default_runs_root",
-        "json_bytes",
-        "list_runs",
-        "open_run",
-        "symlinked_entries",
-        "write_error",
-    ),
-    "privgame.studies": (
-        "DEFAULT_DATASETS",
-        "DEFAULT_EPSILONS",
-        "EPSILON_GENERATORS",
-        "DEFAULT_N_EVALS",
-        "DEFAULT_SIZES",
-        "STUDIES",
-        "STUDY_TITLES",
-        "StudyFolder",
-        "StudyInfo",
-        "create_study",
-        "launch_study",
-        "launch_study_once",
-        "list_studies",
-        "open_study",
-        "study_results",
-        "execute_study",
-        "study_cost",
-    ),
-    "privgame.outputs.study_figures": ("study_chart",),
-    "privgame.studies.request": (
-        "STUDY_N_SHADOW",
-        "STUDY_TARGETS",
-        "VARIED",
-        "StudyRequest",
-        "prepare_study",
-        "read_varied",
-        "study_command",
-    ),
-    "privgame.core.options": (
-        "ATTACKER",
-        "CLASSIFIER",
-        "N_EVAL",
-        "N_SHADOW",
-        "SEED",
-        "THRESHOLD",
-        "Option",
-        "generator_options",
-    ),
-    "privgame.analysis.anonymity": (
-        "ANONYMETER_INSTALL",
-        "AnonymityReport",
-        "anonymeter_available",
-        "anonymity_lines",
-        "measure_anonymity",
-        "stored_anonymity",
-    ),
-    "privgame.analysis.utility": (
-        "DEFAULT_SAMPLES",
-        "MAX_SAMPLES",
-        "UtilityReport",
-        "default_target_column",
-        "family_target_column",
-        "measure_utility",
-        "per_column_table",
-        "stored_utility",
-        "unmeasured",
-        "utility_lines",
-    ),
-}
-"""Where each name the faces use lives: imported on first use (PEP 562), so that a command
-that needs the store alone does not load the engine, scikit-learn and plotly."""
+# Each function below imports, from one module, the names the faces use from it, and returns them.
+# The imports are written out (not read from a table through importlib) so that the import
+# contracts and the import graph see every module the service reaches; they run when a name is
+# first used (PEP 562), so that a command that needs the store alone does not load the engine,
+# scikit-learn and plotly.
 
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-__all__ = sorted([*_MODULE_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names"])
+def _from_core() -> dict[str, Any]:
+    from privgame.core import metrics
+
+    return locals()
+
+
+def _from_games_audit() -> dict[str, Any]:
+    from privgame.games.audit import (
+        GROUP_LABELS,
+        NOT_RUN,
+        OUT_WORLD_TEXT,
+        describe_setup,
+        group_masks,
+        not_played_reason,
+        record_similarity_text,
+        records_at,
+        run_summary,
+        threshold_guide,
+    )
+
+    return locals()
+
+
+def _from_runs_background() -> dict[str, Any]:
+    from privgame.runs.background import (
+        RemedyLaunch,
+        dismiss_extension,
+        extension_state,
+        forget_remedy_launch,
+        launch,
+        launch_extend,
+        launch_once,
+        launch_remedy,
+        remedy_launches,
+        resume_stopped,
+        start_remedy_launch,
+    )
+
+    return locals()
+
+
+def _from_analysis_compare() -> dict[str, Any]:
+    from privgame.analysis.compare import COMPARE_LABELS, compare_runs, paired_risks
+
+    return locals()
+
+
+def _from_core_csvsafe() -> dict[str, Any]:
+    from privgame.core.csvsafe import csv_safe
+
+    return locals()
+
+
+def _from_games_game() -> dict[str, Any]:
+    from privgame.games.game import GAMES, MODEL_SEEDED, TRADITIONAL, Game, played
+
+    return locals()
+
+
+def _from_core_numbers() -> dict[str, Any]:
+    from privgame.core.numbers import number_text
+
+    return locals()
+
+
+def _from_analysis_planner() -> dict[str, Any]:
+    from privgame.analysis.planner import Plan, PlanStep, for_n_shadow, plan_for_budget, plan_rows
+
+    return locals()
+
+
+def _from_analysis_file_check() -> dict[str, Any]:
+    from privgame.analysis.file_check import FileCheck, check_file, file_check_lines
+
+    return locals()
+
+
+def _from_data() -> dict[str, Any]:
+    from privgame.data import (
+        BUNDLED_ADULT,
+        DEFAULT_MAX_BYTES,
+        Dataset,
+        Domain,
+        Inspection,
+        Sizes,
+        check_sizes,
+        declare_domain,
+        decode,
+        default_sizes,
+        domain_template,
+        encode,
+        inspect_dataset,
+        load_dataset,
+        parse_domain,
+    )
+
+    return locals()
+
+
+def _from_data_schema() -> dict[str, Any]:
+    from privgame.data.schema import CATEGORICAL, CONTINUOUS, ROLES, Column, Schema
+
+    return locals()
+
+
+def _from_core_defaults() -> dict[str, Any]:
+    from privgame.core.defaults import (
+        ATTACKERS,
+        DEFAULT_ANONYMITY_ATTACKS,
+        DEFAULT_ATTACKER,
+        DEFAULT_INFERENCE_THRESHOLD,
+    )
+
+    return locals()
+
+
+def _from_settings_attacks() -> dict[str, Any]:
+    from privgame.settings.attacks import attack_words, resolve_attacks
+
+    return locals()
+
+
+def _from_data_duplicates() -> dict[str, Any]:
+    from privgame.data.duplicates import drop_duplicate_rows, repeated_rows, twin_note
+
+    return locals()
+
+
+def _from_games_estimate() -> dict[str, Any]:
+    from privgame.games.estimate import (
+        Calibration,
+        breakdown,
+        calibrate,
+        check_cost,
+        cost_warning,
+        estimate_seconds,
+        load_note,
+    )
+
+    return locals()
+
+
+def _from_settings_executors() -> dict[str, Any]:
+    from privgame.settings.executors import default_workers, resolve_workers, scheduler_address
+
+    return locals()
+
+
+def _from_games() -> dict[str, Any]:
+    from privgame.games import threat
+
+    return locals()
+
+
+def _from_games_context() -> dict[str, Any]:
+    from privgame.games.context import build_context, plan_summary
+
+    return locals()
+
+
+def _from_games_ladder() -> dict[str, Any]:
+    from privgame.games.ladder import rungs
+
+    return locals()
+
+
+def _from_games_engine() -> dict[str, Any]:
+    from privgame.games.engine import execute, extend, finish_extension, undecided_records
+
+    return locals()
+
+
+def _from_games_plan() -> dict[str, Any]:
+    from privgame.games.plan import run_split
+
+    return locals()
+
+
+def _from_games_preflight() -> dict[str, Any]:
+    from privgame.games.preflight import create_run
+
+    return locals()
+
+
+def _from_games_request() -> dict[str, Any]:
+    from privgame.games.request import AuditRequest, PreparedRequest, members_of, prepare_request
+
+    return locals()
+
+
+def _from_games_threat() -> dict[str, Any]:
+    from privgame.games.threat import default_games
+
+    return locals()
+
+
+def _from_generators() -> dict[str, Any]:
+    from privgame.generators import (
+        GENERATORS,
+        ContractReport,
+        available,
+        check_contract,
+        create,
+        installed_plugins,
+        offered,
+        resolve,
+    )
+
+    return locals()
+
+
+def _from_generators_plugins() -> dict[str, Any]:
+    from privgame.generators.plugins import CONTRACT_ROWS
+
+    return locals()
+
+
+def _from_generators_mst() -> dict[str, Any]:
+    from privgame.generators.mst import risk_cap
+
+    return locals()
+
+
+def _from_settings_generator_options() -> dict[str, Any]:
+    from privgame.settings.generator_options import apply_domain, given_generator_params
+
+    return locals()
+
+
+def _from_outputs_files() -> dict[str, Any]:
+    from privgame.outputs.files import check_output_path, write_output
+
+    return locals()
+
+
+def _from_settings_picking() -> dict[str, Any]:
+    from privgame.settings.picking import parse_row_numbers, record_ids_for_rows, record_ids_for_values
+
+    return locals()
+
+
+def _from_core_records() -> dict[str, Any]:
+    from privgame.core.records import identifier_columns, identifiers_first, value_columns, value_name
+
+    return locals()
+
+
+def _from_outputs_release() -> dict[str, Any]:
+    from privgame.outputs.release import (
+        card_path,
+        check_output_paths,
+        columns_not_released_text,
+        make_release,
+        not_safe_ids,
+        verdict_text,
+        write_release,
+    )
+
+    return locals()
+
+
+def _from_runs_remedy() -> dict[str, Any]:
+    from privgame.runs.remedy import (
+        GENERALISE_PARAMS,
+        LEAVE_OUT,
+        SAMPLE_CHOICES,
+        Remedy,
+        RemedyEstimate,
+        create_remedy,
+        draws_sample,
+        estimate_remedy,
+        family,
+        find_remedy,
+        generalise_choices,
+        kept_sample_ids,
+        leave_out_ids,
+        parse_bin,
+        parse_generalise,
+        parse_merge_rare,
+        plan_remedy,
+        private_note,
+        remedy_runs,
+        stopped_remedies,
+    )
+
+    return locals()
+
+
+def _from_outputs_run_report() -> dict[str, Any]:
+    from privgame.outputs.run_report import export_table, high_risk, html_report, record_profile, to_bytes
+
+    return locals()
+
+
+def _from_core_seeding() -> dict[str, Any]:
+    from privgame.core.seeding import Role, stream
+
+    return locals()
+
+
+def _from_settings_setups() -> dict[str, Any]:
+    from privgame.settings.setups import (
+        DEFAULT_HOLDOUT,
+        AuditInputs,
+        load_population,
+        paper_inputs,
+        parse_holdout,
+        release_inputs,
+    )
+
+    return locals()
+
+
+def _from_games_screen() -> dict[str, Any]:
+    from privgame.games.screen import statistic_words
+
+    return locals()
+
+
+def _from_games_inference() -> dict[str, Any]:
+    from privgame.games.inference import (
+        inference_columns,
+        inference_texts,
+        record_inference_texts,
+        sensitive_columns,
+    )
+
+    return locals()
+
+
+def _from_attack_inference() -> dict[str, Any]:
+    from privgame.attack.inference import secret_problems
+
+    return locals()
+
+
+def _from_outputs_screen_tables() -> dict[str, Any]:
+    from privgame.outputs.screen_tables import SCREEN_EXPORT_COLUMNS, high_risk_with_screen, screen_table
+
+    return locals()
+
+
+def _from_settings_run_spec() -> dict[str, Any]:
+    from privgame.settings.run_spec import (
+        MAX_N_EVAL,
+        AttackSettings,
+        InferenceSettings,
+        RunSpec,
+        ScreenSettings,
+        TargetSelection,
+        parse_ids,
+    )
+
+    return locals()
+
+
+def _from_store_folders() -> dict[str, Any]:
+    from privgame.store.folders import (
+        DAMAGED,
+        RunFolder,
+        RunInfo,
+        default_runs_root,
+        json_bytes,
+        list_runs,
+        open_run,
+        symlinked_entries,
+        write_error,
+    )
+
+    return locals()
+
+
+def _from_studies() -> dict[str, Any]:
+    from privgame.studies import (
+        DEFAULT_DATASETS,
+        DEFAULT_EPSILONS,
+        DEFAULT_N_EVALS,
+        DEFAULT_SIZES,
+        EPSILON_GENERATORS,
+        STUDIES,
+        STUDY_TITLES,
+        StudyFolder,
+        StudyInfo,
+        create_study,
+        execute_study,
+        launch_study,
+        launch_study_once,
+        list_studies,
+        open_study,
+        study_cost,
+        study_results,
+    )
+
+    return locals()
+
+
+def _from_outputs_study_figures() -> dict[str, Any]:
+    from privgame.outputs.study_figures import study_chart
+
+    return locals()
+
+
+def _from_studies_request() -> dict[str, Any]:
+    from privgame.studies.request import (
+        STUDY_N_SHADOW,
+        STUDY_TARGETS,
+        VARIED,
+        StudyRequest,
+        prepare_study,
+        read_varied,
+        study_command,
+    )
+
+    return locals()
+
+
+def _from_core_options() -> dict[str, Any]:
+    from privgame.core.options import (
+        ATTACKER,
+        CLASSIFIER,
+        N_EVAL,
+        N_SHADOW,
+        SEED,
+        THRESHOLD,
+        Option,
+        generator_options,
+    )
+
+    return locals()
+
+
+def _from_analysis_anonymity() -> dict[str, Any]:
+    from privgame.analysis.anonymity import (
+        ANONYMETER_INSTALL,
+        AnonymityReport,
+        anonymeter_available,
+        anonymity_lines,
+        measure_anonymity,
+        stored_anonymity,
+    )
+
+    return locals()
+
+
+def _from_analysis_utility() -> dict[str, Any]:
+    from privgame.analysis.utility import (
+        DEFAULT_SAMPLES,
+        MAX_SAMPLES,
+        UtilityReport,
+        default_target_column,
+        family_target_column,
+        measure_utility,
+        per_column_table,
+        stored_utility,
+        unmeasured,
+        utility_lines,
+    )
+
+    return locals()
+
+
+_LOADERS: tuple[Callable[[], dict[str, Any]], ...] = (
+    _from_core,
+    _from_games_audit,
+    _from_runs_background,
+    _from_analysis_compare,
+    _from_core_csvsafe,
+    _from_games_game,
+    _from_core_numbers,
+    _from_analysis_planner,
+    _from_analysis_file_check,
+    _from_data,
+    _from_data_schema,
+    _from_core_defaults,
+    _from_settings_attacks,
+    _from_data_duplicates,
+    _from_games_estimate,
+    _from_settings_executors,
+    _from_games,
+    _from_games_context,
+    _from_games_ladder,
+    _from_games_engine,
+    _from_games_plan,
+    _from_games_preflight,
+    _from_games_request,
+    _from_games_threat,
+    _from_generators,
+    _from_generators_plugins,
+    _from_generators_mst,
+    _from_settings_generator_options,
+    _from_outputs_files,
+    _from_settings_picking,
+    _from_core_records,
+    _from_outputs_release,
+    _from_runs_remedy,
+    _from_outputs_run_report,
+    _from_core_seeding,
+    _from_settings_setups,
+    _from_games_screen,
+    _from_games_inference,
+    _from_attack_inference,
+    _from_outputs_screen_tables,
+    _from_settings_run_spec,
+    _from_store_folders,
+    _from_studies,
+    _from_outputs_study_figures,
+    _from_studies_request,
+    _from_core_options,
+    _from_analysis_anonymity,
+    _from_analysis_utility,
+)
+_LOADER_OF = {name: loader for loader in _LOADERS for name in loader.__code__.co_varnames}
+"""Which loader gives each name: its local names are exactly the names it imports."""
+
+__all__ = sorted([*_LOADER_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names"])
 
 
 def __getattr__(name: str) -> Any:
     """The name ``name`` as its module holds it now (the module is imported on first use).
 
-    Not kept here: each use reads the module again (a dictionary lookup), so the service never
-    holds on to an object its module has since replaced.
+    Not kept here: each use imports it again (a dictionary lookup once the module is loaded), so
+    the service never holds on to an object its module has since replaced.
     """
-    module = _MODULE_OF.get(name)
-    if module is None:
+    loader = _LOADER_OF.get(name)
+    if loader is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    found = importlib.import_module(module)
-    return getattr(found, name) if hasattr(found, name) else importlib.import_module(f"{module}.{name}")
+    return loader()[name]
 
 
 def __dir__() -> list[str]:
