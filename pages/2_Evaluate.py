@@ -4,7 +4,8 @@ launch; follow it.
 The page reaches the package through :mod:`privgame.service`. The form makes the same
 :class:`~privgame.games.request.AuditRequest` as ``python -m privgame run`` and the Python API, and
 the one preparation (:func:`privgame.games.request.prepare_request`) turns it into the frozen run
-spec, with the set-up chosen on the Data page (:func:`pages.audit_inputs`, kept for the session). Before launching, the page says what will be audited (:func:`privgame.games.audit.describe_setup`),
+spec, with the set-up chosen on the Data page (:func:`pages.audit_inputs`, kept for the session).
+Before launching, the page says what will be audited (:func:`privgame.games.audit.describe_setup`),
 shows the plan (:func:`privgame.games.context.plan_summary`) and the time
 :func:`privgame.games.estimate.estimate_seconds` expects on this machine; a plug-in generator is first
 run once on a few rows of D (:func:`privgame.service.check_plugin`, as the command line does).
@@ -17,10 +18,8 @@ closing the browser does not stop it; the page follows every unfinished run thro
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -66,7 +65,7 @@ from privgame.service import (
     TargetSelection,
     attack_words,
     build_context,
-    calibrate,
+    calibrate_once,
     check_cost,
     check_plugin,
     cost_warning,
@@ -359,34 +358,16 @@ def _ms(seconds: float) -> str:
 
 def _calibration(spec: RunSpec, table: Any, workers: int) -> Calibration:
     """Time the generator (and ``workers`` fresh workers) once per set of inputs that changes its
-    cost, for this session (N_shadow aside: see :func:`privgame.analysis.planner.for_n_shadow`; the seed
-    aside too: it draws other rows of the same sizes)."""
-    key = json.dumps(
-        [
-            spec.data_fingerprint,
-            spec.generator,
-            spec.to_dict()["generator_params"],
-            spec.sizes,
-            # Which rows the seed puts in D and the population changes their fingerprints, not the cost.
-            dataclasses.asdict(replace(spec.setup, data_fingerprint=None, population_fingerprint=None)),
-            spec.attack.classifier,
-            workers,
-        ],
-        sort_keys=True,
-    )
-    memo: dict[str, tuple[Calibration, int]] = st.session_state.setdefault("_calibrations", {})
-    if key not in memo:
-        # What is being timed, as it goes: a spinner alone stood for minutes on a large table.
-        shown = st.empty()
+    cost, shared by every session of this dashboard for a while
+    (:func:`privgame.games.estimate.calibrate_once`); a changed N_shadow is scaled, not timed."""
+    # What is being timed, as it goes: a spinner alone stood for minutes on a large table.
+    shown = st.empty()
 
-        def step(what: str, fraction: float) -> None:
-            shown.progress(min(1.0, fraction), text=f"{what}…")
+    def step(what: str, fraction: float) -> None:
+        shown.progress(min(1.0, fraction), text=f"{what}…")
 
-        step("Timing the generator on this machine", 0.0)
-        memo[key] = (calibrate(spec, table, workers=workers, progress=step), spec.attack.n_shadow)
-        shown.empty()
-    # A changed N_shadow changes only the meta-classifier's cost: scaled, not timed again.
-    calibration, measured = memo[key]
+    calibration, measured = calibrate_once(spec, table, workers=workers, progress=step)
+    shown.empty()
     return for_n_shadow(calibration, measured, spec.attack.n_shadow)
 
 

@@ -167,6 +167,7 @@ def _from_games_estimate() -> dict[str, Any]:
         Calibration,
         breakdown,
         calibrate,
+        calibrate_once,
         check_cost,
         cost_warning,
         estimate_seconds,

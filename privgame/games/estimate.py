@@ -67,9 +67,10 @@ import math
 import os
 import pickle
 import statistics
+import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -79,6 +80,7 @@ from privgame.core.seeding import stream
 from privgame.settings.run_spec import RunSpec
 
 __all__ = [
+    "CALIBRATION_MAX_AGE_SECONDS",
     "TIMING_BUDGET_SECONDS",
     "Breakdown",
     "BusyCount",
@@ -87,6 +89,8 @@ __all__ = [
     "breakdown",
     "busy_count",
     "calibrate",
+    "calibrate_once",
+    "calibration_key",
     "cost_warning",
     "estimate_seconds",
     "load_note",
@@ -618,6 +622,63 @@ def calibrate(
         others=others,
         privgame=own,
     )
+
+
+CALIBRATION_MAX_AGE_SECONDS = 600.0
+"""How long a timing is reused for the same work in this process (a second browser tab, the page
+run again): the machine's speed is measured again after that, since its load changes."""
+
+_TIMINGS: dict[str, tuple[float, Calibration, int]] = {}
+_TIMINGS_LOCK = threading.Lock()
+
+
+def calibration_key(spec: RunSpec, workers: int) -> str:
+    """What a calibration depends on: the data, the generator and its parameters, the sizes, the
+    set-up (not which rows the seed drew: other rows of the same sizes cost the same), the
+    meta-classifier and the workers. N_shadow aside: it scales the meta-classifier's cost only
+    (:func:`privgame.analysis.planner.for_n_shadow`)."""
+    import json
+
+    setup = replace(spec.setup, data_fingerprint=None, population_fingerprint=None)
+    return json.dumps(
+        [
+            spec.data_fingerprint,
+            spec.generator,
+            spec.to_dict()["generator_params"],
+            spec.sizes,
+            asdict(setup),
+            spec.attack.classifier,
+            workers,
+        ],
+        sort_keys=True,
+        default=str,
+    )
+
+
+def calibrate_once(
+    spec: RunSpec,
+    table: pd.DataFrame,
+    *,
+    workers: int = 1,
+    progress: CalibrationProgress | None = None,
+    max_age: float = CALIBRATION_MAX_AGE_SECONDS,
+) -> tuple[Calibration, int]:
+    """:func:`calibrate`, reused for the same work (:func:`calibration_key`) in this process for
+    ``max_age`` seconds: the dashboard's sessions share it, so a new browser tab or a changed
+    setting that does not change the cost shows the estimate at once. Returns the calibration and
+    the N_shadow it was timed at (scale it with ``for_n_shadow``)."""
+    key = calibration_key(spec, workers)
+    now = time.monotonic()
+    with _TIMINGS_LOCK:
+        kept = _TIMINGS.get(key)
+    if kept is not None and now - kept[0] <= max_age:
+        return kept[1], kept[2]
+    calibration = calibrate(spec, table, workers=workers, progress=progress)
+    with _TIMINGS_LOCK:
+        if len(_TIMINGS) > 64:
+            _TIMINGS.clear()
+        _TIMINGS[key] = (time.monotonic(), calibration, spec.attack.n_shadow)
+    return calibration, spec.attack.n_shadow
 
 
 def _time_classifier(

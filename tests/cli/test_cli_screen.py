@@ -20,7 +20,7 @@ def screened(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
     out = tmp_path_factory.mktemp("runs")
     args = ["run", "--data", str(data), "--generator", "synthpop", "--holdout", "0.5"]
     args += ["--outliers", "1", "--random", "3", "--n-shadow", "8", "--n-eval", "8", "--workers", "1"]
-    args += ["--screen-shadows", "120", "--confirm-top", "2", "--seed", "1", "--out", str(out), "--quiet"]
+    args += ["--screen-shadows", "60", "--confirm-top", "2", "--seed", "1", "--out", str(out), "--quiet"]
     assert main(args) == 0
     (folder,) = [RunFolder(p) for p in out.iterdir() if p.is_dir()]
     return folder
@@ -28,7 +28,7 @@ def screened(tmp_path_factory: pytest.TempPathFactory) -> RunFolder:
 
 def test_the_release_set_up_screens_every_record_by_default(screened: RunFolder, capsys) -> None:
     spec = screened.spec()
-    assert spec.screen.on and spec.screen.shadows == 120 and spec.screen.confirm_top == 2
+    assert spec.screen.on and spec.screen.shadows == 60 and spec.screen.confirm_top == 2
     assert len(screened.screen()) == spec.sizes["target"]
     assert main(["report", str(screened.path)]) == 0
     said = capsys.readouterr().out

@@ -533,3 +533,31 @@ def test_a_privgame_run_in_progress_is_named_beside_the_estimate(dataset) -> Non
     assert (
         "takes longer while it goes on" in check_cost(spec, dataset.table, workers=2, calibration=beside).text
     )
+
+
+def test_a_timing_is_reused_for_the_same_work_until_it_is_old(
+    dataset, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The dashboard's sessions share one timing of the same work for a while: a new browser tab
+    or another seed (other rows, the same cost) does not time the generator again; another
+    generator, other workers or an old timing does."""
+    timed: list[str] = []
+
+    def fake(spec: RunSpec, table: object, **_: object) -> str:
+        timed.append(spec.generator)
+        return f"timing {len(timed)}"
+
+    monkeypatch.setattr(estimate, "calibrate", fake)
+    monkeypatch.setattr(estimate, "_TIMINGS", {})
+    spec = _spec(dataset)
+    first = estimate.calibrate_once(spec, dataset.table, workers=1)
+    assert first == ("timing 1", spec.attack.n_shadow)
+    assert estimate.calibrate_once(replace(spec, seed=5), dataset.table, workers=1) == first
+    changed = replace(spec, attack=replace(spec.attack, n_shadow=spec.attack.n_shadow * 2))
+    assert estimate.calibrate_once(changed, dataset.table, workers=1) == first  # scaled, not timed
+    assert estimate.calibrate_once(spec, dataset.table, workers=2)[0] == "timing 2"
+    assert (
+        estimate.calibrate_once(replace(spec, generator="baynet"), dataset.table, workers=1)[0] == "timing 3"
+    )
+    assert estimate.calibrate_once(spec, dataset.table, workers=1, max_age=0.0)[0] == "timing 4"
+    assert timed == [spec.generator, spec.generator, "baynet", spec.generator]

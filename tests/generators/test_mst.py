@@ -95,19 +95,20 @@ def test_the_budget_is_spent_in_three_thirds(adult: tuple[np.ndarray, Schema]) -
 
 def test_a_one_way_measurement_carries_the_declared_noise() -> None:
     # One column, 200 rows in each of two values: no edge, no compression, the estimate is the
-    # measurement itself; 1,500 fits.
+    # measurement itself; 600 fits.
     table = pd.DataFrame({"c": ["a"] * 200 + ["b"] * 200})
     schema = declared(infer_schema(table))
     X = encode(table, schema)
     errors = []
-    for k in range(1500):
+    for k in range(600):
         model = MSTGenerator(epsilon=2.0).fit(X, schema, rng=stream(7, k))
         errors.append(model.counts_[0] - 200.0)
     spread = np.std(np.array(errors), axis=0, ddof=1)
     expected = math.sqrt(3 / (2 * privacy.zcdp_rho(2.0, 1e-9)))
     assert model.one_way_noise_ == pytest.approx(expected)
-    # The standard deviation of 1,500 draws is within 4% of the truth with room to spare.
-    assert np.all(np.abs(spread / expected - 1) < 0.08), spread / expected
+    # The standard deviation of 600 draws errs by 2.9% (one standard error): 12% is four of them,
+    # and still far below the 41% of a noise scale off by a factor of sqrt(2).
+    assert np.all(np.abs(spread / expected - 1) < 0.12), spread / expected
 
 
 def test_without_noise_the_tree_s_marginals_come_back(adult: tuple[np.ndarray, Schema]) -> None:
