@@ -409,7 +409,7 @@ def _what_is_audited(spec: RunSpec) -> None:
         f"{sizes['target']:,}",
         help="The target dataset: in the release set-up, the rows the release is trained on.",
     )
-    if spec.attack.attacker == "leave-one-out":
+    if threat.create(spec.attack.attacker).knows_d:
         cols[1].metric(
             "The attacker knows",
             f"{sizes['target'] - 1:,}",
@@ -427,20 +427,6 @@ def _what_is_audited(spec: RunSpec) -> None:
         f"{sizes['eval'] - sizes['target']:,}",
         help="Records the games swap in for a target record; never in D nor in D_aux.",
     )
-
-
-_ATTACKER_CHOICES = {
-    "leave-one-out": "Knows every other record of your data (leave-one-out, the worst case)",
-    "population": "Knows a sample of the population, none of your data (the paper's)",
-}
-_GAMES_NOTE = {
-    "leave-one-out": "The audit plays the model-seeded game, which measures each record's risk in "
-    "this very release; the traditional game, which averages over other datasets, needs the "
-    "population attacker.",
-    "population": "The audit plays both games: the model-seeded game measures each record's risk "
-    "in this release, the traditional game its risk averaged over other datasets drawn from the "
-    "same pool, and the two are compared.",
-}
 
 
 def _form() -> None:
@@ -472,13 +458,13 @@ def _form() -> None:
     attacker = st.radio(
         "The attacker the release is judged against",
         list(ATTACKERS),
-        format_func=_ATTACKER_CHOICES.__getitem__,
+        format_func=lambda name: threat.create(name).choice,
         key="attacker",
         help="Leave-one-out is the worst case and the release set-up's default: an attacker who knows "
         "every record of your data but the one it tests. The population attacker is the paper's: it "
         "knows other records of the population, none of yours.",
     )
-    st.caption(threat.create(attacker).summary + " " + _GAMES_NOTE[attacker])
+    st.caption(threat.create(attacker).summary + " " + threat.create(attacker).games_note)
     attacks = _attacks(setup["kind"], generator, params)
     cols = st.columns(4)
     keep("threshold", THRESHOLD.default, low=T_LEAST, high=T_MOST)

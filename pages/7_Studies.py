@@ -42,6 +42,7 @@ from privgame.service import (
     study_chart,
     study_command,
     study_results,
+    threat,
     to_bytes,
 )
 
@@ -111,16 +112,13 @@ def _start() -> None:
         if name != "convergence":
             chosen["n_eval"] = option_input(N_EVAL, "study-n-eval", cols[1])
         chosen["seed"] = option_input(SEED, "study-seed", cols[2])
-        keep("study-attacker", "population", options=list(ATTACKER.choices))
+        keep("study-attacker", StudyRequest.attacker, options=list(ATTACKER.choices))
         chosen["attacker"] = st.radio(
             "Attacker",
-            ["population", "leave-one-out"],
+            sorted(ATTACKER.choices, key=lambda name: name != StudyRequest.attacker),  # the default first
             key="study-attacker",
             horizontal=True,
-            format_func={
-                "population": "Knows a sample of the population (the paper's; both games)",
-                "leave-one-out": "Knows every other record (the worst case; the model-seeded game only)",
-            }.__getitem__,
+            format_func=lambda name: threat.create(name).choice,
         )
         try:
             chosen[field] = read_varied(name, values)

@@ -37,6 +37,7 @@ from pages import (
 from privgame.core.errors import ParameterError, PrivgameError
 from privgame.outputs.figures import paired_risk_chart, privacy_utility_chart
 from privgame.service import (
+    ATTACKER,
     CATEGORICAL,
     COMPARE_LABELS,
     CONTINUOUS,
@@ -195,16 +196,12 @@ def _form(folder: RunFolder, t: float) -> Remedy:
     cols = st.columns(2)
     binned = cols[0].multiselect("Cut into quantile bins", continuous, key="remedy-bin")
     n_bins = cols[1].number_input("Bins", min_value=2, value=5, key="remedy-bins")
-    attackers = ["leave-one-out", "population"]
+    attackers = list(ATTACKER.choices)
     attacker = st.radio(
         "Attacker of the re-audit",
         attackers,
         index=attackers.index(spec.attack.attacker),
-        format_func=lambda a: (
-            "knows every other record (leave-one-out, the worst case)"
-            if a == "leave-one-out"
-            else "knows a sample of the population (the paper's)"
-        ),
+        format_func=lambda name: threat.create(name).choice,
         horizontal=True,
         key="remedy-attacker",
         help="The parent's by default. The leave-one-out attacker knows D, which the remedy changes, "

@@ -68,10 +68,11 @@ RECONSTRUCTION = "reconstruction"
 after :data:`INFERENCE_ATTACKS`."""
 
 
-def inference_attacks(attacker: str) -> tuple[str, ...]:
+def inference_attacks(*, knows_d: bool) -> tuple[str, ...]:
     """The inference attacks of a threat model: :data:`INFERENCE_ATTACKS`, and
-    :data:`RECONSTRUCTION` for the leave-one-out attacker, who knows every other record of D."""
-    return (*INFERENCE_ATTACKS, RECONSTRUCTION) if attacker == "leave-one-out" else INFERENCE_ATTACKS
+    :data:`RECONSTRUCTION` for an attacker who knows every other record of D (the threat model's
+    ``knows_d``: the leave-one-out attacker)."""
+    return (*INFERENCE_ATTACKS, RECONSTRUCTION) if knows_d else INFERENCE_ATTACKS
 
 
 SECRET_BINS = 10

@@ -42,6 +42,7 @@ __all__ = [
     "N_EVAL",
     "N_SHADOW",
     "SEED",
+    "TARGET_SELECTION",
     "THRESHOLD",
     "Option",
     "OptionKind",
@@ -339,6 +340,14 @@ ATTACKER = Option(
     help="The threat model: leave-one-out knows every record of D but the target (the worst case; "
     "plays the model-seeded game only); population knows a sample of the population and none of D "
     "(the paper's attacker; plays both games).",
+)
+TARGET_SELECTION = Option(
+    name="target_selection",
+    kind="choice",
+    default="random",
+    choices=("random", "outliers"),
+    label="Which records",
+    help="With --targets: random records of D or its most outlying ones.",
 )
 THRESHOLD = Option(
     name="threshold",

@@ -106,7 +106,9 @@ def _setup_lines(spec: RunSpec, *, planned: bool) -> list[str]:
             "for that.",
             traditional_text(spec, planned=planned),
         ]
-    if spec.attack.attacker == "leave-one-out":
+    from privgame.games import threat
+
+    if threat.create(spec.attack.attacker).knows_d:
         where = (
             f"A second table{f' ({setup.population_name})' if setup.population_name else ''} of "
             f"{_n(setup.population_rows)} rows plays the population"

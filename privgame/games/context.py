@@ -16,7 +16,7 @@ import pandas as pd
 from privgame.core.errors import ParameterError
 from privgame.data.encoding import encode
 from privgame.data.schema import Schema
-from privgame.games import pool
+from privgame.games import pool, threat
 from privgame.games.game import TRADITIONAL, played
 from privgame.games.plan import count_fits, run_split
 from privgame.games.work import Context
@@ -177,7 +177,7 @@ def plan_summary(spec: RunSpec, n_targets: int, *, table: pd.DataFrame | None = 
         extra_fits=extra_fits,
         exact=exact,
         traditional=TRADITIONAL in played(spec.attack.games),
-        shadows_on_d=spec.attack.attacker == "leave-one-out",
+        shadows_on_d=threat.create(spec.attack.attacker).knows_d,
     )
     text = fits.describe()
     screen_fits = confirmed = 0

@@ -853,7 +853,9 @@ def breakdown(
     half_shadow, half_eval = n_shadow // 2, n_eval // 2
     # A deterministic fit on D is fitted once and sampled for every model-seeded 'in' dataset
     # (and, against the leave-one-out attacker, every shared shadow dataset).
-    loo = spec.attack.attacker == "leave-one-out"
+    from privgame.games import threat
+
+    loo = threat.create(spec.attack.attacker).knows_d
     on_d_samples = (half_eval + (half_shadow if loo else 0)) if deterministic else 0
     shadow = cal.fit_sample if cal.shadow_fit_sample is None else cal.shadow_fit_sample
     # Swapped datasets (D with one row swapped) are one-row refits where the generator has them.

@@ -75,6 +75,16 @@ class ThreatModel(ABC):
         The sentence that says, where a run's set-up is described, what this attacker knows.
     no_traditional : str
         Why a run against this attacker did not play the traditional game ("" when it can).
+    choice : str
+        The attacker as a choice on the pages ("Knows every other record of your data ...").
+    games_note : str
+        Which games an audit against this attacker plays, and why, for the pages.
+    knows_d : bool
+        Whether the attacker knows the rest of D: its shadow datasets are D's own, so a remedy
+        that changes D trains its attacks again, and it may read the release against D.
+    remedy_note : str
+        Why a remedy's re-audit against this attacker makes every shadow dataset again, where it
+        must whatever the remedy ("" where that depends on the remedy).
     """
 
     name: ClassVar[str] = ""
@@ -84,6 +94,10 @@ class ThreatModel(ABC):
     no_traditional: ClassVar[str] = ""
     shared_label: ClassVar[int] = 0
     plays_traditional: ClassVar[bool] = True
+    choice: ClassVar[str] = ""
+    games_note: ClassVar[str] = ""
+    knows_d: ClassVar[bool] = False
+    remedy_note: ClassVar[str] = ""
 
     @property
     def shared_role(self) -> Role:
@@ -132,6 +146,13 @@ class Population(ThreatModel):
     )
     shared_label = 0
     plays_traditional = True
+    choice = "Knows a sample of the population, none of your data (the paper's)"
+    games_note = (
+        "The audit plays both games: the model-seeded game measures each record's risk in this "
+        "release, the traditional game its risk averaged over other datasets drawn from the same "
+        "pool, and the two are compared."
+    )
+    knows_d = False
 
     def shared_rows(self, ctx: Context, rng: np.random.Generator) -> np.ndarray:
         return plan.shadow_out_rows(rng, ctx.aux, ctx.n_shadow_rows, replace=ctx.shadow_replace)
@@ -163,6 +184,17 @@ class LeaveOneOut(ThreatModel):
     )
     shared_label = 1
     plays_traditional = False
+    choice = "Knows every other record of your data (leave-one-out, the worst case)"
+    games_note = (
+        "The audit plays the model-seeded game, which measures each record's risk in this very "
+        "release; the traditional game, which averages over other datasets, needs the population "
+        "attacker."
+    )
+    knows_d = True
+    remedy_note = (
+        "the leave-one-out attacker knows D, which the remedy changes: every shadow dataset and "
+        "attack is made again for the new D."
+    )
 
     def shared_rows(self, ctx: Context, rng: np.random.Generator) -> np.ndarray:
         return plan.ms_in_rows(ctx.target)

@@ -183,7 +183,7 @@ class Context:
     @property
     def inference_attacks(self) -> tuple[str, ...]:
         """The inference attacks of the run's threat model (:func:`inference_attacks`)."""
-        return inference_attacks(self.attacker)
+        return inference_attacks(knows_d=threat.create(self.attacker).knows_d)
 
     def inferred(self, synthetic: np.ndarray, record_id: int) -> np.ndarray:
         """What each inference attack names as the record's secret (a class, see

@@ -473,11 +473,14 @@ def plan_remedy(parent: RunFolder, remedy: Remedy) -> tuple[RunSpec, pd.DataFram
     same_inputs = new_table is table or new_table.equals(table)
     # The leave-one-out attacker knows D, which every remedy changes, so its shadow datasets and
     # attacks are D's own and are never reused; the population attacker's depend on D_aux only.
+    from privgame.games import threat
+
     exact = (
         generator == spec.generator
         and params == dict(spec.generator_params)
         and not (remedy.merge_rare or remedy.bins)
-        and (remedy.attacker or spec.attack.attacker) == spec.attack.attacker == "population"
+        and (remedy.attacker or spec.attack.attacker) == spec.attack.attacker
+        and not threat.create(spec.attack.attacker).knows_d
     )
     setup = spec.setup
     d_new = np.setdiff1d(split.target, np.asarray(left_out, dtype=np.int64))

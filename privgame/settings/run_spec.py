@@ -533,9 +533,9 @@ class RunSpec:
                 del data[key]
             elif key == "left_out":
                 data[key] = list(self.left_out)
-        if self.attack.games == "both":
+        if self.attack.games == AttackSettings.games:
             del data["attack"]["games"]
-        if self.attack.attacker == "population":  # specs written before the option read as it
+        if self.attack.attacker == AttackSettings.attacker:  # specs written before the option read so
             del data["attack"]["attacker"]
         if self.attack.attacks == ("tapas",):  # specs written before portfolios read as TAPAS alone
             del data["attack"]["attacks"]

@@ -34,7 +34,7 @@ from privgame.core.defaults import (
     STUDY_TITLES,
 )
 from privgame.core.errors import ParameterError
-from privgame.core.options import BINS, DEGREE
+from privgame.core.options import BINS, DEGREE, TARGET_SELECTION
 from privgame.core.parameters import argparse_type, parse_epsilon
 from privgame.studies.request import (
     DEFAULT_REPEATS,
@@ -98,19 +98,14 @@ def _common(parser: argparse.ArgumentParser, *, targets: int | None, n_eval: boo
             help=f"evaluate K records (default {targets})",
         )
         chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="evaluate these record ids")
-        group.add_argument(
-            "--target-selection",
-            choices=("random", "outliers"),
-            default="random",
-            help="with --targets: random records or the most outlying (default: %(default)s)",
-        )
+        add_option(group, TARGET_SELECTION)
     attack = parser.add_argument_group("attack and games")
     add_attack_options(
         attack,
         parser,
         n_shadow=STUDY_N_SHADOW,
         n_eval=n_eval,
-        attacker="population",
+        attacker=StudyRequest.attacker,
         attacker_text="The threat model: population knows a sample of the population and none of D "
         "(the paper's; plays both games); leave-one-out knows every record of D but the target and "
         "plays the model-seeded game only, so the study's traditional figures read 'not run'",
@@ -223,11 +218,8 @@ def add_study_parser(
     datasets.add_argument(
         "--record-id", type=int, help="the record (a row of D_eval; default: a random record of D)"
     )
-    datasets.add_argument(
-        "--target-selection",
-        choices=("random", "outliers"),
-        default="random",
-        help="without --record-id: a random record of D, or its most outlying one (default: %(default)s)",
+    add_option(
+        datasets, TARGET_SELECTION, text="Without --record-id: a random record of D, or its most outlying one"
     )
     datasets.add_argument("--size", type=int, help=_SIZE_HELP.replace("the target dataset", "each dataset"))
     _common(datasets, targets=None)

@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
         create_remedy,
         find_remedy,
         plan_remedy,
+        threat,
     )
 
     parent = RunFolder(args.run_dir)
@@ -176,12 +177,8 @@ def run(args: argparse.Namespace) -> int:
             "checkpoints of shadow datasets.",
             file=sys.stderr,
         )
-    elif spec.attack.attacker == "leave-one-out":
-        print(
-            "the leave-one-out attacker knows D, which the remedy changes: every shadow dataset and "
-            "attack is made again for the new D.",
-            file=sys.stderr,
-        )
+    elif threat.create(spec.attack.attacker).remedy_note:
+        print(threat.create(spec.attack.attacker).remedy_note, file=sys.stderr)
     else:
         print(
             "the generator, the columns or the attacker change: every shadow dataset and attack is "

@@ -12,6 +12,7 @@ from privgame.cli.commands._arguments import (
     add_attack_options,
     add_domain_option,
     add_generator_options,
+    add_option,
     add_plugin_time_limit,
     generator_params,
 )
@@ -27,7 +28,7 @@ from privgame.core.defaults import (
     MISSING_POLICIES,
 )
 from privgame.core.errors import ParameterError
-from privgame.core.options import GENERATOR_OPTIONS
+from privgame.core.options import GENERATOR_OPTIONS, TARGET_SELECTION
 from privgame.core.parameters import (
     MAX_N_SHADOW,
     count_problem,
@@ -179,12 +180,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
     chosen.add_argument("--targets", type=int, metavar="K", help="instead of the plan: K records of D")
     chosen.add_argument("--target-ids", nargs="+", metavar="ID", help="instead of the plan: these record ids")
     chosen.add_argument("--all-targets", action="store_true", help="instead of the plan: every record of D")
-    targets.add_argument(
-        "--target-selection",
-        choices=("random", "outliers"),
-        default="random",
-        help="with --targets: random records (default) or the most outlying",
-    )
+    add_option(targets, TARGET_SELECTION)
     attack = parser.add_argument_group("attack and games")
     add_attack_options(
         attack,
