@@ -168,7 +168,7 @@ def execute(
     Raises
     ------
     RunError
-        When another process is running the run (see :meth:`privgame.store.folders.StatusFolder.claim`),
+        When another process is running the run (see :meth:`privgame.store.status.StatusFolder.claim`),
         or the run's files are damaged.
     """
     workers = resolve_workers(workers)
@@ -1030,7 +1030,7 @@ def _probe_generator(ctx: Context) -> tuple[float, float]:
 def _claim(folder: RunFolder) -> Iterator[None]:
     """Hold ``folder`` for this process (one engine per folder); clear temporary files a killed
     engine left. The claim is a lock the kernel drops with its holder (see
-    :meth:`privgame.store.folders.StatusFolder.claim`), so a dead engine, or a PID reused after a reboot,
+    :meth:`privgame.store.status.StatusFolder.claim`), so a dead engine, or a PID reused after a reboot,
     never blocks a resume."""
     with folder.claim():
         for leftover in folder.path.rglob(".*.tmp"):

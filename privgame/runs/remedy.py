@@ -812,7 +812,7 @@ def stopped_remedies(parent: RunFolder) -> list[RunFolder]:
     """The remedy runs of ``parent`` whose re-audit stopped before its end, oldest first.
 
     Cancelled, failed or damaged re-audits, and those left 'created', 'queued' or 'running' by an
-    engine that died or never started (:meth:`~privgame.store.folders.StatusFolder.status_is_stale`).
+    engine that died or never started (:meth:`~privgame.store.status.StatusFolder.status_is_stale`).
     A re-audit under way or finished is not among them. Each can be resumed from its checkpoints
     (``python -m privgame resume RUN_DIR``, or the same ``remedy`` command again).
     """

@@ -1,5 +1,11 @@
 """The run store: one folder per run, written atomically, readable by its owner only.
 
+This module holds :class:`RunFolder` and the runs folder (creating, listing, opening runs); the
+bytes on disk are :mod:`privgame.store.files`' (atomic writes, the checksum log, encodings), the
+checkpoints' names and encodings :mod:`privgame.store.checkpoints`', ``status.json`` and
+``engine.lock`` :mod:`privgame.store.status`', and reads through the checksum log
+:mod:`privgame.store.checked`'. The names the rest of privgame uses are re-exported here.
+
 Layout of a run folder::
 
     spec.json            the frozen RunSpec (see privgame.settings.run_spec)
@@ -35,26 +41,22 @@ many datasets each shared checkpoint holds) is kept in the checksummed ``plan.js
 damaged status can never make a resumed run mix checkpoints of two plans.
 
 An engine claims a folder by holding an exclusive :func:`fcntl.flock` on ``engine.lock`` for as
-long as it works on it (:meth:`StatusFolder.claim`). The kernel releases the lock when the process
-dies, however it dies, so a claim can neither outlive its holder nor be confused with another
-process that happens to get the same PID later; "is an engine running on this folder?" is answered
-by trying the lock (:meth:`StatusFolder.is_running`), never by looking up a PID.
+long as it works on it (:meth:`privgame.store.status.StatusFolder.claim`). The kernel releases
+the lock when the process dies, however it dies, so a claim can neither outlive its holder nor be
+confused with another process that happens to get the same PID later; "is an engine running on
+this folder?" is answered by trying the lock (:meth:`~privgame.store.status.StatusFolder.is_running`),
+never by looking up a PID.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
-import hashlib
 import io
 import json
-import math
 import os
 import re
 import secrets
 import shutil
-import stat
-import threading
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -63,15 +65,32 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
-from privgame.core.errors import OutputError, RunError
+from privgame.core.errors import RunError
 from privgame.settings.run_spec import RunSpec
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - not POSIX: no claim (one engine per folder is then on the user)
-    fcntl = None  # type: ignore[assignment]
+from privgame.store.checked import CheckedFolder, refuse_link
+from privgame.store.checkpoints import (
+    attack_name,
+    datasets_from,
+    pool_name,
+    safe_role,
+    screen_name,
+    shared_arrays,
+    shared_name,
+    target_name,
+)
+from privgame.store.files import (
+    CHECKSUMS,
+    append_checksum,
+    atomic_write,
+    json_bytes,
+    npz_bytes,
+    read_parquet_bytes,
+    sha256_hex,
+    write_checked,
+    write_error,
+)
+from privgame.store.status import DAMAGED, LOCK, fcntl, is_count, is_number, status_problem
 
 __all__ = [
     "CHECKSUMS",
@@ -100,283 +119,19 @@ __all__ = [
 _RUN_ID = re.compile(r"^[0-9]{8}-[0-9]{6}-[a-z0-9_]+-[0-9a-f]{6}$")
 _GENERATOR_NAME = re.compile(r"^[a-z0-9_]{1,64}$")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
-STATES = ("created", "queued", "running", "done", "failed", "cancelled")
-DAMAGED = "damaged"
-"""The state a run or study reads as when its ``status.json`` (or its spec) is damaged."""
 
-CHECKSUMS = "checksums.sha256"
-LOCK = "engine.lock"
 PLAN = "plan.json"
 UTILITY = "utility.json"
 ANONYMITY = "anonymity.json"
 SIMILARITY = "similarity.json"
 SCREEN = "screen.parquet"
-_CHECKSUM_LINE = re.compile(r"^([0-9a-f]{64})  ([A-Za-z0-9_.\-/]+)$")
 _SHARED_FILE = re.compile(r"^([a-z_]{1,32})-([0-9]{6,})\.npz$")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-_MAX_STATUS_BYTES = 4 * 2**20
 _PLAN_KEYS = ("shadow_out", "ms_in", "targets")
-_CLAIM_WAIT_SECONDS = 0.5
-"""How long a claim waits for the lock: long enough for a probe of :meth:`StatusFolder.is_running`
-(microseconds) to let go, far shorter than any engine holds it."""
 
 
 def default_runs_root() -> Path:
     """``$PRIVGAME_RUNS`` if set, else ``./runs``."""
     return Path(os.environ.get("PRIVGAME_RUNS", "runs"))
-
-
-def write_error(path: str | os.PathLike[str], error: OSError) -> OutputError:
-    """The typed error for a write to ``path`` that failed with ``error``, naming the fix.
-
-    Parameters
-    ----------
-    path : path-like
-        The file or folder being written.
-    error : OSError
-        What the operating system said.
-
-    Returns
-    -------
-    OutputError
-        "Cannot write PATH: REASON; FIX." (a full disk, a read-only disk or folder, a file where a
-        folder belongs, ...).
-    """
-    reason = error.strerror or str(error) or type(error).__name__
-    code = error.errno
-    if code in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        fix = "free some space on that disk, or write to a folder on another disk"
-    elif code == errno.EROFS:
-        fix = "that disk is read-only: write to a folder on a writable disk"
-    elif code in (errno.EACCES, errno.EPERM):
-        fix = "you may not write there: choose a folder you own, or fix its permissions"
-    elif code in (errno.ENOTDIR, errno.EEXIST, errno.EISDIR):
-        fix = "a file stands where a folder belongs (or a folder where a file belongs): give another path"
-    elif code == errno.ELOOP:
-        fix = "it is a symbolic link, which privgame does not follow: give the real path"
-    else:
-        fix = "check that the folder exists and can be written to"
-    return OutputError(f"Cannot write {path}: {reason}; {fix}.")
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` through a temporary file and an atomic rename.
-
-    Raises
-    ------
-    OutputError
-        When the file cannot be written (full disk, read-only folder, ...); nothing is left behind.
-    """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _CLOEXEC, 0o600)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-    except OSError as error:
-        raise write_error(path, error) from None
-    _fsync_folder(path.parent)
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make a rename in ``folder`` durable (a power cut, not only a killed process)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. Windows cannot open folders
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
-        pass
-    finally:
-        os.close(fd)
-
-
-def _read_file(path: Path, limit: int | None = None) -> bytes:
-    """The bytes of the regular file ``path``, never through a symbolic link.
-
-    Raises
-    ------
-    FileNotFoundError
-        When there is no such file.
-    OSError
-        ``ELOOP`` for a symbolic link, ``EISDIR`` for anything that is not a regular file.
-    """
-    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _CLOEXEC | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
-        return handle.read() if limit is None else handle.read(limit + 1)
-
-
-def _read_parquet_bytes(data: bytes) -> pd.DataFrame:
-    """Read a Parquet file from bytes copied into memory Arrow owns.
-
-    Arrow's reader threads may drop the last reference to the buffer they read from; a buffer of
-    a Python object then needs the GIL, which a thread cannot take while the interpreter exits.
-    """
-    buffer = pa.allocate_buffer(len(data))
-    np.frombuffer(buffer, dtype=np.uint8)[:] = np.frombuffer(data, dtype=np.uint8)
-    return pd.read_parquet(pa.BufferReader(buffer))
-
-
-def sha256_hex(data: bytes) -> str:
-    """The SHA-256 digest of ``data`` in hex, as the checksum log records it."""
-    return hashlib.sha256(data).hexdigest()
-
-
-def append_checksum(folder: Path, relative: str, digest: str) -> None:
-    """Append one ``<hex>  <path>`` line to the folder's checksum log, durably.
-
-    Use it for a file written otherwise than by :func:`write_checked` (e.g. copied whole).
-
-    A single ``write`` to a file opened for appending lands whole at the end even with several
-    writers, so the log needs no lock; a line torn by a power cut no longer matches the line
-    format and only loses that file's checksum (the file is then recomputed or rewritten).
-    """
-    try:
-        fd = os.open(folder / CHECKSUMS, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-        try:
-            os.write(fd, f"{digest}  {relative}\n".encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise write_error(folder / CHECKSUMS, error) from None
-
-
-def write_checked(folder: Path, relative: str, data: bytes) -> None:
-    """Write ``folder/relative`` atomically, then record its checksum.
-
-    A run or study folder's files are written this way, so that
-    reading it back through :class:`CheckedFolder` tells a damaged file from a whole one.
-    """
-    atomic_write(folder / relative, data)
-    append_checksum(folder, relative, sha256_hex(data))
-
-
-def json_bytes(data: Any) -> bytes:
-    """Canonical, strict JSON text (sorted keys, infinities as strings) as UTF-8 bytes."""
-    return (
-        json.dumps(_strict(data), indent=2, sort_keys=True, allow_nan=False, default=_json_default) + "\n"
-    ).encode()
-
-
-def _strict(value: Any) -> Any:
-    """``value`` with infinities written as "inf"/"-inf" and NaN as null (strict JSON has neither)."""
-    if isinstance(value, float | np.floating):
-        if math.isnan(value):
-            return None
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return float(value)
-    if isinstance(value, dict):
-        return {k: _strict(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_strict(v) for v in value]
-    return value
-
-
-def _json_default(value: Any) -> Any:
-    if isinstance(value, np.integer):
-        return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
-
-
-def _npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
-    return buffer.getvalue()
-
-
-# Narrower dtypes a column of shared datasets is stored in when it holds them exactly, in order
-# of preference (integer types are tried only on whole numbers within their range).
-_INTEGER_DTYPES = (np.uint8, np.int8, np.uint16, np.int16, np.int32)
-
-
-def _narrowest(column: np.ndarray) -> np.ndarray:
-    """``column`` (float64) in the narrowest dtype that casts back to it bit for bit."""
-    if column.size == 0:
-        return column
-    negative_zero = bool(np.any(np.signbit(column) & (column == 0)))
-    if not negative_zero and bool(np.all(np.floor(column) == column)):
-        low, high = float(column.min()), float(column.max())
-        for dtype in _INTEGER_DTYPES:
-            info = np.iinfo(dtype)
-            if info.min <= low and high <= info.max:
-                return column.astype(dtype)
-    with np.errstate(over="ignore", invalid="ignore"):
-        narrow = column.astype(np.float32)
-    if np.array_equal(narrow.astype(np.float64).view(np.uint64), column.view(np.uint64)):
-        return narrow
-    return column
-
-
-def _shared_arrays(datasets: np.ndarray) -> dict[str, np.ndarray]:
-    """Synthetic datasets ``(m, n, d)`` as one array per column, each in its narrowest exact dtype.
-
-    Encoded tables are mostly small whole numbers (category codes, ages, counts): stored as float64
-    they took 8 bytes a cell, about 760 MB for the 200 shared datasets of a 31,655-row release
-    audit; column by column, Adult's take 18% of that. :func:`_datasets_from` restores
-    the float64 array bit for bit.
-    """
-    datasets = np.asarray(datasets, dtype=np.float64)
-    arrays = {"shape": np.array(datasets.shape, dtype=np.int64)}
-    for j in range(datasets.shape[2]):
-        arrays[f"column_{j}"] = _narrowest(np.ascontiguousarray(datasets[:, :, j]))
-    return arrays
-
-
-def _datasets_from(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
-    """The float64 datasets of a shared checkpoint (column by column, or one array as of old)."""
-    if "datasets" in arrays:
-        return np.asarray(arrays["datasets"], dtype=np.float64)
-    m, n, d = (int(v) for v in arrays["shape"])
-    datasets = np.empty((m, n, d), dtype=np.float64)
-    for j in range(d):
-        datasets[:, :, j] = arrays[f"column_{j}"]
-    return datasets
-
-
-def _safe_role(role: str) -> str:
-    if not re.fullmatch(r"[a-z_]{1,32}", role):
-        raise RunError(f"{role!r} is not a role of shared datasets (e.g. 'shadow_out', 'ms_in').")
-    return role
-
-
-def _shared_name(role: str, start: int) -> str:
-    return f"shared/{_safe_role(role)}-{int(start):06d}.npz"
-
-
-def _target_name(record_id: int) -> str:
-    return f"targets/{int(record_id):09d}.npz"
-
-
-def _attack_name(record_id: int) -> str:
-    return f"attacks/{int(record_id):09d}.npz"
-
-
-def _screen_name(start: int) -> str:
-    return f"screen/{int(start):06d}.npz"
-
-
-def _pool_name(name: str) -> str:
-    if not re.fullmatch(r"[a-z0-9_\-]{1,80}", name):
-        raise RunError(f"{name!r} is not a name of a pool checkpoint (letters, digits, '_' and '-').")
-    return f"pool/{name}.npz"
 
 
 @dataclass(frozen=True)
@@ -396,421 +151,6 @@ class RunInfo:
     n_targets: int | None
     progress: float
     problem: str | None = None
-
-
-# -- status.json: a schema ------------------------------------------------------------------
-
-_TIMES = ("created", "updated", "started", "finished", "seconds", "shared_seconds", "eta")
-_COUNTS = (
-    "done_units",
-    "total_units",
-    "fits_done",
-    "fits_total",
-    "n_targets",
-    "jobs",
-    "pid",
-    "screen_done",
-    "screen_total",
-)
-_TEXTS = ("error", "phase", "executor", "scheduler")
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value) if not isinstance(value, float) else repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def status_problem(status: Any) -> str | None:
-    """Why ``status`` (the parsed ``status.json`` of a run or study) does not fit its schema.
-
-    The schema: an object whose ``state`` (default ``"created"``) is one of :data:`STATES`;
-    timestamps and durations (``created``, ``updated``, ``started``, ``finished``, ``seconds``,
-    ``shared_seconds``, ``eta``) are finite numbers; counts (``done_units``, ``total_units``,
-    ``fits_done``, ``fits_total``, ``n_targets``, ``jobs``, ``pid``, ``screen_done``,
-    ``screen_total``) whole numbers >= 0;
-    ``workers`` a whole number; ``error``, ``phase``, ``executor`` and ``scheduler`` text; each
-    may also be null. ``target_ids`` is a list of record ids, ``audit_groups`` an object of such
-    lists, ``unit_plan`` and ``unit_seconds`` objects of numbers, ``extensions`` a list of
-    objects. Other keys are free.
-
-    Returns
-    -------
-    str or None
-        One sentence, or None when the status fits.
-    """
-    if not isinstance(status, dict):
-        return f"it holds {_shown(status)} instead of an object of fields"
-    state = status.get("state", "created")
-    if state not in STATES:
-        return f"its state {_shown(state)} is not one of {', '.join(STATES)}"
-    for key in _TIMES:
-        if status.get(key) is not None and not _is_number(status[key]):
-            return f"{key} is {_shown(status[key])}, not a number"
-    for key in _COUNTS:
-        if status.get(key) is not None and not _is_count(status[key]):
-            return f"{key} is {_shown(status[key])}, not a whole number >= 0"
-    workers = status.get("workers")
-    if workers is not None and (not isinstance(workers, int) or isinstance(workers, bool)):
-        return f"workers is {_shown(workers)}, not a whole number"
-    for key in _TEXTS:
-        if status.get(key) is not None and not isinstance(status[key], str):
-            return f"{key} is {_shown(status[key])}, not a text"
-    ids = status.get("target_ids")
-    if ids is not None and not (isinstance(ids, list) and all(_is_count(i) for i in ids)):
-        return "target_ids is not a list of record ids"
-    groups = status.get("audit_groups")
-    if groups is not None and not (
-        isinstance(groups, dict)
-        and all(isinstance(v, list) and all(_is_count(i) for i in v) for v in groups.values())
-    ):
-        return "audit_groups is not an object of lists of record ids"
-    for key in ("unit_plan", "unit_seconds"):
-        value = status.get(key)
-        if value is not None and not (isinstance(value, dict) and all(_is_number(v) for v in value.values())):
-            return f"{key} is not an object of numbers"
-    passes = status.get("extensions")
-    if passes is not None and not (isinstance(passes, list) and all(isinstance(v, dict) for v in passes)):
-        return "extensions is not a list of objects"
-    return None
-
-
-class StatusFolder:
-    """A folder with a ``status.json``, a ``cancel`` flag and an ``engine.lock``: a run's, or a study's."""
-
-    path: Path
-    kind = "run"
-    """What the folder holds, for messages: ``"run"`` or ``"study"``."""
-
-    def status(self) -> dict[str, Any]:
-        """The last written status (state, progress, timings, error).
-
-        A status that cannot be read, is not JSON or does not fit :func:`status_problem`'s schema
-        reads as ``{"state": "damaged", "error": <what is wrong and what to do>}``.
-        """
-        try:
-            data = _read_file(self.path / "status.json", limit=_MAX_STATUS_BYTES)
-        except FileNotFoundError:
-            return {"state": "created"}
-        except OSError as error:
-            return self._damaged(f"it cannot be read ({error.strerror or error})")
-        if len(data) > _MAX_STATUS_BYTES:
-            return self._damaged(f"it is larger than {_MAX_STATUS_BYTES // 2**20} MiB")
-        try:
-            status = json.loads(data)
-        except (ValueError, RecursionError):
-            return self._damaged("it is not valid JSON")
-        problem = status_problem(status)
-        return status if problem is None else self._damaged(problem)
-
-    def _damaged(self, problem: str) -> dict[str, Any]:
-        return {
-            "state": DAMAGED,
-            "error": (
-                f"status.json of {self.kind} {self.path.name} is damaged: {problem}. Resume the "
-                f"{self.kind} to rebuild it from its checkpoints, or delete the {self.kind}."
-            ),
-        }
-
-    def write_status(self, **fields: Any) -> dict[str, Any]:
-        """Merge ``fields`` into the status and write it atomically (a damaged status is replaced)."""
-        status = self.status()
-        if status.get("state") == DAMAGED:
-            status = {}
-        status.update(fields)
-        status["updated"] = time.time()
-        data = json_bytes(status)
-        try:
-            atomic_write(self.path / "status.json", data)
-        except OutputError:
-            # A full disk has no room for a second copy; rewriting the file in place reuses the
-            # old one's blocks, so that e.g. "failed" and its reason still get recorded.
-            if not _overwrite(self.path / "status.json", data):
-                raise
-        return status
-
-    def request_cancel(self) -> None:
-        """Ask the engine working on this folder to stop after the units in flight."""
-        atomic_write(self.path / "cancel", b"cancel requested\n")
-
-    def cancel_requested(self) -> bool:
-        """True when a cancel was requested and not yet cleared."""
-        return (self.path / "cancel").exists()
-
-    def clear_cancel(self) -> None:
-        """Forget a cancel request (before resuming)."""
-        with contextlib.suppress(FileNotFoundError):
-            (self.path / "cancel").unlink()
-
-    # -- the claim ----------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def claim(self) -> Iterator[None]:
-        """Hold the folder's lock while the ``with`` block runs: one engine per folder.
-
-        An exclusive :func:`fcntl.flock` on ``engine.lock``. The kernel drops it when the process
-        ends, however it ends (SIGKILL included), so a claim never outlives its holder and never
-        depends on a PID that a later process may reuse. Of two processes claiming at the same
-        moment, exactly one gets it.
-
-        Raises
-        ------
-        RunError
-            When another process (or another claim in this one) holds the folder.
-        OutputError
-            When the lock file cannot be created (a read-only folder, a full disk).
-        """
-        if fcntl is None:  # pragma: no cover - not POSIX
-            yield
-            return
-        lock = self.path / LOCK
-        while True:
-            try:
-                fd = os.open(lock, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
-            except OSError as error:
-                raise write_error(lock, error) from None
-            if self._lock(fd, lock):
-                break
-        try:
-            with contextlib.suppress(OSError):  # who holds it, for people; never trusted
-                os.ftruncate(fd, 0)
-                os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-            yield
-        finally:
-            os.close(fd)  # releases the lock
-
-    def _lock(self, fd: int, lock: Path) -> bool:
-        """Lock ``fd`` (waiting briefly for a probe); False when ``lock`` was replaced meanwhile."""
-        deadline = time.monotonic() + _CLAIM_WAIT_SECONDS
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() < deadline:
-                    time.sleep(0.01)
-                    continue
-                holder = _lock_holder(fd)
-                os.close(fd)
-                raise RunError(
-                    f"{self.kind.capitalize()} {self.path.name} is already being run by another "
-                    f"process{f' (pid {holder})' if holder else ''}; wait for it to finish, or cancel "
-                    f"it, before resuming it here."
-                ) from None
-            except OSError as error:
-                os.close(fd)
-                raise write_error(lock, error) from None
-        try:
-            same = os.stat(lock, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
-        except OSError:
-            same = False
-        if not same:  # deleted or replaced between open and lock: lock the file that is there now
-            os.close(fd)
-        return same
-
-    def is_running(self) -> bool:
-        """Whether an engine holds this folder's lock right now (a probe that takes microseconds)."""
-        if fcntl is None:  # pragma: no cover - not POSIX
-            return False
-        try:
-            fd = os.open(self.path / LOCK, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-        except OSError:
-            return False  # never claimed (or not readable): no engine
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return True
-        except OSError:
-            return False
-        finally:
-            os.close(fd)
-        return False
-
-    def engine_gone(self) -> bool:
-        """Whether the status says ``running`` while no engine holds the folder.
-
-        The process that ran it ended without recording how: killed (SIGKILL, the system out of
-        memory), interrupted, or ended by the generator's own code (a plug-in calling
-        ``os._exit``). The lock is probed before and after the status is read, so that an engine
-        starting or finishing meanwhile is never taken for a dead one.
-        """
-        if self.is_running():
-            return False
-        return self.status().get("state") == "running" and not self.is_running()
-
-    def needs_engine(self) -> bool:
-        """Whether the folder is unfinished and no engine holds it or is starting for it.
-
-        True for a folder created but never started, one that failed or was cancelled, and one
-        'queued' or 'running' whose engine died; a 'queued' status younger than
-        :meth:`status_is_stale`'s limit is an engine still starting. Launching the same request
-        again resumes such a folder instead of making a duplicate.
-        """
-        state = self.status().get("state")
-        if state == "done" or self.is_running():
-            return False
-        return state != "queued" or self.status_is_stale()
-
-    def status_is_stale(self, seconds: float = 120.0) -> bool:
-        """True when no engine holds the folder and its status has not changed for ``seconds``.
-
-        A 'queued' or 'running' status that is stale belongs to an engine that died (or never
-        started); the folder can be resumed. Whether an engine holds it is :meth:`is_running`.
-        """
-        if self.is_running():
-            return False
-        updated = self.status().get("updated")
-        return time.time() - (float(updated) if _is_number(updated) else 0.0) > seconds
-
-
-def _overwrite(path: Path, data: bytes) -> bool:
-    """Rewrite the existing file ``path`` in place (not atomic: a last resort); True on success."""
-    try:
-        fd = os.open(path, os.O_WRONLY | _NOFOLLOW | _CLOEXEC)
-    except OSError:
-        return False
-    try:
-        os.ftruncate(fd, 0)
-        written = os.pwrite(fd, data, 0)
-        os.fsync(fd)
-        return written == len(data)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-
-
-def _lock_holder(fd: int) -> int | None:
-    """The PID the holder of a lock file wrote in it, for messages (None when unreadable)."""
-    try:
-        text = os.pread(fd, 32, 0).decode("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return int(text) if text.isdigit() else None
-
-
-class CheckedFolder(StatusFolder):
-    """A status folder whose files are checked against a checksum log (``checksums.sha256``).
-
-    ``inputs`` are the files that cannot be recomputed (a damaged one makes the folder unusable);
-    every other checked file is a checkpoint or a result, which resuming recomputes or rewrites.
-    """
-
-    inputs: tuple[str, ...] = ()
-
-    def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
-        # The checksum log, parsed incrementally: (inode, bytes parsed, path -> sha256).
-        self._log: tuple[int, int, dict[str, str]] = (-1, 0, {})
-        self._log_lock = threading.Lock()
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {"path": self.path}  # a lock does not pickle; the log is parsed again
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.path = state["path"]
-        self._log = (-1, 0, {})
-        self._log_lock = threading.Lock()
-
-    def _checksums(self) -> dict[str, str] | None:
-        """Path -> SHA-256 from the checksum log (last line wins); None when there is no log."""
-        with self._log_lock:
-            try:
-                fd = os.open(self.path / CHECKSUMS, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
-            except OSError:
-                return None
-            with os.fdopen(fd, "rb") as handle:
-                info = os.fstat(handle.fileno())
-                known_inode, parsed, table = self._log
-                if info.st_ino != known_inode or info.st_size < parsed:  # replaced, or cut short
-                    parsed, table = 0, {}
-                handle.seek(parsed)
-                tail = handle.read()
-            complete = tail[: tail.rfind(b"\n") + 1]
-            table = dict(table)
-            for line in complete.decode("ascii", errors="replace").splitlines():
-                match = _CHECKSUM_LINE.match(line)
-                if match:
-                    table[match.group(2)] = match.group(1)
-            self._log = (info.st_ino, parsed + len(complete), table)
-            return table
-
-    def _read_checked(self, relative: str) -> bytes:
-        """The bytes of ``relative``, after checking them against the checksum log.
-
-        Raises
-        ------
-        FileNotFoundError
-            When the file does not exist.
-        RunError
-            When the file does not match its checksum, has none, or is a symbolic link.
-        """
-        try:
-            data = _read_file(self.path / relative)
-        except FileNotFoundError:
-            raise
-        except OSError as error:
-            what = "a symbolic link" if error.errno == errno.ELOOP else "not a regular file"
-            raise RunError(
-                f"{relative} of {self.kind} {self.path.name} is {what}; privgame reads only the files "
-                f"it wrote, never through a link: {self._fix(relative)}"
-            ) from None
-        problem = self._checksum_problem(relative, data)
-        if problem is not None:
-            raise RunError(problem)
-        return data
-
-    def _fix(self, relative: str) -> str:
-        """What to do about a damaged ``relative``."""
-        if relative in self.inputs:
-            return f"the {self.kind} cannot be used: start a new {self.kind} from the original data file."
-        return (
-            f"resume the {self.kind} to recompute it (its other checkpoints are kept): "
-            f"python -m privgame resume {self.path}"
-        )
-
-    def _checksum_problem(self, relative: str, data: bytes) -> str | None:
-        expected = (self._checksums() or {}).get(relative)
-        if expected is not None and expected == sha256_hex(data):
-            return None
-        if expected is None:
-            what = (
-                "has no checksum in checksums.sha256 (it was being written when the engine stopped, "
-                "or the line was removed), so it cannot be trusted"
-            )
-        else:
-            what = "does not match the SHA-256 checksum recorded when it was written: it is corrupt"
-        return f"{relative} of {self.kind} {self.path.name} {what}; {self._fix(relative)}"
-
-    def _intact(self, relative: str) -> bool:
-        """Whether ``relative`` exists and matches its checksum."""
-        try:
-            data = _read_file(self.path / relative)
-        except OSError:
-            return False
-        return self._checksum_problem(relative, data) is None
-
-
-def refuse_link(path: Path, what: str) -> None:
-    """Refuse to open ``path`` as a ``what`` folder (``"run"``, ``"study"``) if it is a symbolic link.
-
-    Raises
-    ------
-    RunError
-        When ``path`` is a symbolic link, naming where it points.
-    """
-    if path.is_symlink():
-        raise RunError(
-            f"{path} is a symbolic link; privgame opens {what} folders only as real folders, so that "
-            f"nothing is read or deleted outside the runs folder. Open the folder it points to "
-            f"({path.resolve()}) directly, or remove the link."
-        )
 
 
 class RunFolder(CheckedFolder):
@@ -868,7 +208,7 @@ class RunFolder(CheckedFolder):
         """The prepared table the run audits."""
         data = self._read_checked("data.parquet")
         try:
-            return _read_parquet_bytes(data)
+            return read_parquet_bytes(data)
         except Exception as exc:  # pyarrow raises several unrelated types for a corrupt file
             raise RunError(
                 f"data.parquet of run {self.run_id} is unreadable ({type(exc).__name__}); the run "
@@ -892,7 +232,7 @@ class RunFolder(CheckedFolder):
             plan = json.loads(data)
         except (ValueError, RecursionError):
             plan = None
-        if not (isinstance(plan, dict) and all(_is_count(plan.get(k)) and plan[k] >= 1 for k in _PLAN_KEYS)):
+        if not (isinstance(plan, dict) and all(is_count(plan.get(k)) and plan[k] >= 1 for k in _PLAN_KEYS)):
             raise RunError(f"{PLAN} of run {self.run_id} does not hold a unit plan; {self._fix(PLAN)}")
         return plan
 
@@ -902,7 +242,7 @@ class RunFolder(CheckedFolder):
 
     def shared_starts(self, role: str) -> list[int]:
         """The first dataset index of every checkpoint file of ``role``, sorted (names only)."""
-        role = _safe_role(role)
+        role = safe_role(role)
         starts = []
         for path in (self.path / "shared").glob(f"{role}-*.npz"):
             match = _SHARED_FILE.match(path.name)
@@ -913,11 +253,11 @@ class RunFolder(CheckedFolder):
     # -- checkpoints ----------------------------------------------------------------------
     def save_shared(self, role: str, start: int, datasets: np.ndarray) -> None:
         """Checkpoint shared synthetic datasets ``start .. start + len(datasets)`` of ``role``."""
-        write_checked(self.path, _shared_name(role, start), _npz_bytes(_shared_arrays(datasets)))
+        write_checked(self.path, shared_name(role, start), npz_bytes(shared_arrays(datasets)))
 
     def shared_done(self, role: str, start: int) -> bool:
         """Whether that chunk is checkpointed and matches its checksum (else it is recomputed)."""
-        return self._intact(_shared_name(role, start))
+        return self._intact(shared_name(role, start))
 
     def load_shared(self, role: str) -> np.ndarray:
         """Every checkpointed chunk of ``role`` in index order, as one (m, n, d) array.
@@ -942,22 +282,22 @@ class RunFolder(CheckedFolder):
                     f"together: one starts at dataset {start}, the ones before it end at {made} (they "
                     f"were made with two different unit plans); {self._fix(PLAN)}"
                 )
-            datasets = _datasets_from(self._load_npz(_shared_name(role, start)))
+            datasets = datasets_from(self._load_npz(shared_name(role, start)))
             parts.append(datasets)
             made += len(datasets)
         return np.concatenate(parts)
 
     def load_shared_chunk(self, role: str, start: int) -> np.ndarray:
         """The datasets of one checkpointed chunk of ``role`` (checked against its checksum)."""
-        return _datasets_from(self._load_npz(_shared_name(role, start)))
+        return datasets_from(self._load_npz(shared_name(role, start)))
 
     def save_target(self, record_id: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one evaluated target."""
-        write_checked(self.path, _target_name(record_id), _npz_bytes(arrays))
+        write_checked(self.path, target_name(record_id), npz_bytes(arrays))
 
     def target_done(self, record_id: int) -> bool:
         """Whether that target is checkpointed and matches its checksum (else it is recomputed)."""
-        return self._intact(_target_name(record_id))
+        return self._intact(target_name(record_id))
 
     def load_target(self, record_id: int) -> dict[str, np.ndarray]:
         """The checkpoint of one target (scores, labels, reference ids, timings).
@@ -967,7 +307,7 @@ class RunFolder(CheckedFolder):
         RunError
             When the target was not evaluated, or its checkpoint does not match its checksum.
         """
-        relative = _target_name(record_id)
+        relative = target_name(record_id)
         if not (self.path / relative).is_file():
             raise RunError(f"Record {record_id} was not evaluated in run {self.run_id}.")
         return self._load_npz(relative)
@@ -985,18 +325,18 @@ class RunFolder(CheckedFolder):
 
     def save_attack(self, record_id: int, classifier: np.ndarray) -> None:
         """Store a target's trained attack (pickled meta-classifier bytes) for the engine to reuse."""
-        write_checked(self.path, _attack_name(record_id), _npz_bytes({"classifier": classifier}))
+        write_checked(self.path, attack_name(record_id), npz_bytes({"classifier": classifier}))
 
     def load_attack(self, record_id: int) -> np.ndarray | None:
         """A stored attack of ``record_id``, or None when there is none or it fails its checksum
         (the engine then trains it, which gives the same classifier)."""
-        if not self._intact(_attack_name(record_id)):
+        if not self._intact(attack_name(record_id)):
             return None
-        return self._load_npz(_attack_name(record_id))["classifier"]
+        return self._load_npz(attack_name(record_id))["classifier"]
 
     def save_pool(self, name: str, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint one unit of the pooled traditional game as ``pool/<name>.npz``."""
-        write_checked(self.path, _pool_name(name), _npz_bytes(arrays))
+        write_checked(self.path, pool_name(name), npz_bytes(arrays))
 
     def pool_names(self) -> list[str]:
         """Names of every pool checkpoint present (intact or not), sorted."""
@@ -1005,7 +345,7 @@ class RunFolder(CheckedFolder):
 
     def load_pool(self, name: str) -> dict[str, np.ndarray] | None:
         """A pool checkpoint, or None when it does not match its checksum (it is then recomputed)."""
-        relative = _pool_name(name)
+        relative = pool_name(name)
         try:
             data = (self.path / relative).read_bytes()
         except FileNotFoundError:
@@ -1021,15 +361,15 @@ class RunFolder(CheckedFolder):
     # -- the screen (privgame.games.screen) ------------------------------------------------
     def save_screen_chunk(self, start: int, arrays: Mapping[str, np.ndarray]) -> None:
         """Checkpoint screening datasets ``start ..`` (every record's statistics on each)."""
-        write_checked(self.path, _screen_name(start), _npz_bytes(arrays))
+        write_checked(self.path, screen_name(start), npz_bytes(arrays))
 
     def screen_chunk_done(self, start: int) -> bool:
         """Whether that screening chunk is checkpointed and intact (else it is recomputed)."""
-        return self._intact(_screen_name(start))
+        return self._intact(screen_name(start))
 
     def load_screen_chunk(self, start: int) -> dict[str, np.ndarray]:
         """One checkpointed screening chunk (checked against its checksum)."""
-        return self._load_npz(_screen_name(start))
+        return self._load_npz(screen_name(start))
 
     def write_screen(self, screened: pd.DataFrame) -> None:
         """Write the screen's per-record table (``screen.parquet``)."""
@@ -1064,7 +404,7 @@ class RunFolder(CheckedFolder):
             return []
         ids = sorted(int(p.stem) for p in folder.glob("*.npz") if p.stem.isdigit())
         checksums = self._checksums() or {}
-        return [i for i in ids if _target_name(i) in checksums]
+        return [i for i in ids if target_name(i) in checksums]
 
     # -- results ------------------------------------------------------------------------
     def write_results(self, records: pd.DataFrame, scores: pd.DataFrame, summary: Mapping[str, Any]) -> None:
@@ -1161,7 +501,7 @@ class RunFolder(CheckedFolder):
     def _read_parquet(self, relative: str) -> pd.DataFrame:
         data = self._read_checked(relative)
         try:
-            return _read_parquet_bytes(data)
+            return read_parquet_bytes(data)
         except Exception as exc:  # a legacy folder's file, unchecked and damaged
             raise RunError(
                 f"{relative} of run {self.run_id} is unreadable ({type(exc).__name__}); resume the "
@@ -1277,7 +617,7 @@ class RunFolder(CheckedFolder):
             generator, data_name = "?", "?"
             state, problem = DAMAGED, problem or str(error)
         created = status.get("created")
-        if not _is_number(created):
+        if not is_number(created):
             try:
                 created = (self.path / "spec.json").stat().st_mtime
             except OSError:

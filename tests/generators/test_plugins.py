@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from privgame.cli.commands._arguments import add_generator_options, generator_params
 from privgame.core.errors import GeneratorContractError, ParameterError, RunError
 from privgame.core.seeding import stream
 from privgame.data import BUNDLED_ADULT, encode, load_dataset
@@ -34,7 +35,6 @@ from privgame.generators import (
     resolve,
 )
 from privgame.generators.marginals import MarginalsGenerator
-from privgame.cli.commands._arguments import add_generator_options, generator_params
 from privgame.settings.run_spec import RunSpec
 from privgame.store.folders import new_run_folder, open_run
 

@@ -504,7 +504,7 @@ def test_a_run_that_cannot_start_leaves_no_copy_of_the_table(
 def test_a_failed_creation_removes_what_it_wrote(
     small_adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.store.folders as store
+    import privgame.store.files as store
 
     spec, table = small_spec(small_adult, generator="marginals")
     real = store.os.replace
@@ -528,7 +528,7 @@ def test_a_failed_creation_removes_what_it_wrote(
 def test_a_full_disk_while_the_results_are_written_ends_failed(
     small_adult: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import privgame.store.folders as store
+    import privgame.store.files as store
 
     spec, table = small_spec(small_adult, generator="marginals", targets=TargetSelection("random", 2))
     folder = create_run(tmp_path, spec, table)

@@ -65,11 +65,12 @@ def test_shared_codes_take_a_byte_a_cell(tmp_path: Path) -> None:
 
 def test_shared_checkpoints_of_one_float64_array_still_load(tmp_path: Path) -> None:
     # Run folders written before the column-by-column layout hold one "datasets" array.
-    from privgame.store.folders import _npz_bytes, _shared_name, write_checked
+    from privgame.store.checkpoints import shared_name
+    from privgame.store.files import npz_bytes, write_checked
 
     folder = new_run_folder(tmp_path, _spec(), pd.DataFrame({"a": [1]}))
     old = np.random.default_rng(2).normal(size=(4, 6, 3))
-    write_checked(folder.path, _shared_name("shadow_out", 0), _npz_bytes({"datasets": old}))
+    write_checked(folder.path, shared_name("shadow_out", 0), npz_bytes({"datasets": old}))
     folder.save_shared("shadow_out", 4, old + 1)
     assert np.array_equal(folder.load_shared("shadow_out"), np.concatenate([old, old + 1]))
 

@@ -59,5 +59,5 @@ def test_the_varied_values_are_read_as_their_flag_reads_them() -> None:
         read_varied("datasets", "3 4")
     with pytest.raises(ParameterError, match="inf for no noise"):
         read_varied("epsilon", "0")
-    with pytest.raises(ParameterError, match="give whole numbers, not .twenty."):
+    with pytest.raises(ParameterError, match=r"give whole numbers, not .twenty."):
         study_arguments(["size", "--sizes", "twenty"])
