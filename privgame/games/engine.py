@@ -231,6 +231,115 @@ def _interrupted_extension(folder: RunFolder) -> dict[str, Any] | None:
     return pending
 
 
+@dataclass
+class _Units:
+    """What a run's units are, once planned: the shared chunks and pool blocks to make, the
+    targets still waiting, the model fitted on D, and the fits each unit makes."""
+
+    sizes: dict[str, int]
+    model: Any
+    model_fits: int
+    shared: list[tuple[str, int, int, int]]  # (role name, start, stop, fits)
+    shared_done: list[bool]  # which of them are checkpointed already
+    pool_plan: pool.PoolPlan | None
+    catalogue: dict[str, pool.CatalogueEntry]
+    pool_units: list[tuple[str, np.ndarray, int]]  # (checkpoint name, pairs, fits)
+    waiting: list[int]
+    attacks: dict[int, np.ndarray]  # a remedy's re-audit reuses its parent's (privgame.runs.remedy)
+    half_shadow: int
+    half_eval: int
+    plays_traditional: bool
+
+    def fits_of(self, record_id: int) -> int:
+        """Generator fits of one target's unit."""
+        shadow = 0 if record_id in self.attacks else self.half_shadow
+        if not self.plays_traditional:
+            return shadow + self.half_eval
+        if self.pool_plan is None:
+            return shadow + 3 * self.half_eval
+        return shadow + self.half_eval + self.pool_plan.extra_fits(record_id)
+
+
+class _Ledger:
+    """The one progress writer of a run's steps: the units and fits done and to do, the time left,
+    written to the status and told to ``progress`` after each unit and at least every
+    ``live.HEARTBEAT_SECONDS`` (from the heartbeat's thread; one report at a time: the lock)."""
+
+    def __init__(
+        self,
+        folder: RunFolder,
+        progress: Callable[[Progress], None] | None,
+        started: float,
+        *,
+        done_units: int,
+        total_units: int,
+        fits_done: int,
+        fits_total: int,
+    ) -> None:
+        self.folder, self.progress, self.started = folder, progress, started
+        self.done_units, self.total_units = done_units, total_units
+        self.fits_done, self.fits_total = fits_done, fits_total
+        self.fits_done_now = 0  # fits this call made
+        self.shown = fits_done  # the fits last reported: never fewer
+        self.current = "shared"
+        fits_todo = fits_total - fits_done
+        estimated = folder.status().get("estimate_seconds")
+        # A resumed run has only its share of the estimated work left.
+        self.estimated = (
+            float(estimated) * fits_todo / max(1, fits_total) if isinstance(estimated, (int, float)) else None
+        )
+        self.work_started: float | None = None
+        self.work_estimate: float | None = None  # the estimate's seconds for the units, once they start
+        self.beat = live.Heartbeat(lambda: self.report(self.current))
+
+    def start_work(self) -> None:
+        """The units start now (the workers are warm): the time left counts from here."""
+        with self.beat.lock:
+            self.work_started = time.time()
+            spent = self.work_started - self.started
+            if self.estimated is not None and self.estimated - spent > 0:
+                self.work_estimate = self.estimated - spent
+
+    def add(self, fits: int) -> None:
+        """One unit of ``fits`` fits is done (call it holding :attr:`beat`'s lock)."""
+        self.done_units += 1
+        self.fits_done += fits
+        self.fits_done_now += fits
+
+    def report(self, phase: str) -> None:
+        """Write the status and tell ``progress``."""
+        with self.beat.lock:
+            self.current = phase
+            now = time.time()
+            elapsed = now - self.started
+            made = self.fits_done_now + self.beat.in_flight()
+            self.shown = max(self.shown, min(self.fits_total, self.fits_done - self.fits_done_now + made))
+            if self.work_started is None:
+                eta = None if self.estimated is None else max(0.0, self.estimated - elapsed)
+            else:
+                eta = time_left(
+                    elapsed=now - self.work_started,
+                    done=made,
+                    total=self.fits_total - (self.fits_done - self.fits_done_now),
+                    estimate=self.work_estimate,
+                )
+            state = Progress(
+                phase, self.done_units, self.total_units, self.shown, self.fits_total, elapsed, eta
+            )
+            self.folder.write_status(
+                state="running" if phase != "done" else "done",
+                phase=phase,
+                done_units=self.done_units,
+                total_units=self.total_units,
+                fits_done=self.shown,
+                fits_total=self.fits_total,
+                eta=eta,
+            )
+            self.beat.touch()
+            if self.progress is not None:
+                self.progress(state)
+
+
 def _execute(
     folder: RunFolder,
     *,
@@ -239,28 +348,15 @@ def _execute(
     progress: Callable[[Progress], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> RunFolder:
-    """:func:`execute` on a folder this process has claimed."""
+    """:func:`execute` on a folder this process has claimed: the audit and its screen, the units'
+    plan, the shared units, the targets and the results, one step each, with one progress writer."""
     spec = folder.spec()
     folder.clear_cancel()
     started = time.time()
-    try:
-        ctx, groups = build_audit(spec, folder.load_table())
-        targets = union_of_groups(groups)
-    except Exception as exc:
-        _failed(folder, exc, with_type=False)
-        raise
-    if spec.screen.on:
-        try:
-            groups = _screen_and_confirm(
-                folder, ctx, spec, groups, workers, scheduler, progress, cancel, started
-            )
-        except Cancelled:
-            folder.write_status(state="cancelled", finished=time.time())
-            return folder
-        except Exception as exc:
-            _failed(folder, exc)
-            raise
-        targets = union_of_groups(groups)
+    prepared = _prepare_audit(folder, spec, workers, scheduler, progress, cancel, started)
+    if prepared is None:
+        return folder  # cancelled during the screen
+    ctx, groups, targets = prepared
     folder.write_status(
         state="running",
         pid=os.getpid(),
@@ -271,31 +367,105 @@ def _execute(
         audit_groups={name: [int(t) for t in ids] for name, ids in groups.items()},
         **describe_executor(workers, scheduler),
     )
+    try:
+        units = _plan_units(folder, ctx, spec, targets)
+    except Exception as exc:
+        _failed(folder, exc)
+        raise
+    waiting = set(units.waiting)
+    ledger = _Ledger(
+        folder,
+        progress,
+        started,
+        # The model on D was fitted (or every chunk sampling it is checkpointed) when planned.
+        done_units=len(units.catalogue)
+        + sum(units.shared_done)
+        + sum(int(r) not in waiting for r in targets),
+        total_units=len(units.shared) + len(units.catalogue) + len(units.pool_units) + len(targets),
+        fits_done=units.model_fits
+        + sum(e.fits for e in units.catalogue.values())
+        + sum(unit[3] for unit, done in zip(units.shared, units.shared_done, strict=True) if done)
+        + sum(units.fits_of(int(r)) for r in targets if int(r) not in waiting),
+        fits_total=units.model_fits
+        + sum(u[3] for u in units.shared)
+        + sum(e.fits for e in units.catalogue.values())
+        + sum(u[2] for u in units.pool_units)
+        + sum(units.fits_of(int(r)) for r in targets),
+    )
+
+    def cancelled() -> bool:
+        return folder.cancel_requested() or (cancel is not None and cancel())
+
+    try:
+        # The heartbeat ends before the status says how the units ended (a beat would say "running").
+        with ledger.beat:
+            ledger.report("shared")
+            _warm_workers(ctx, workers, scheduler)
+            ledger.start_work()
+            _run_shared_units(folder, ctx, units, ledger, workers, scheduler, cancelled)
+            _run_targets(folder, ctx, units, ledger, workers, scheduler, cancelled)
+    except Cancelled:
+        folder.write_status(state="cancelled", finished=time.time())
+        return folder
+    except Exception as exc:
+        _failed(folder, exc)
+        raise
+    return _write_results(folder, ctx, spec, targets, groups, units, ledger)
+
+
+def _prepare_audit(
+    folder: RunFolder,
+    spec: RunSpec,
+    workers: int,
+    scheduler: str | None,
+    progress: Callable[[Progress], None] | None,
+    cancel: Callable[[], bool] | None,
+    started: float,
+) -> tuple[Context, dict[str, np.ndarray], np.ndarray] | None:
+    """The audit's context, its groups of records and the records played (after the screen, when
+    it is on, adds its top records); None when the screen was cancelled."""
+    try:
+        ctx, groups = build_audit(spec, folder.load_table())
+    except Exception as exc:
+        _failed(folder, exc, with_type=False)
+        raise
+    if spec.screen.on:
+        try:
+            groups = _screen_and_confirm(
+                folder, ctx, spec, groups, workers, scheduler, progress, cancel, started
+            )
+        except Cancelled:
+            folder.write_status(state="cancelled", finished=time.time())
+            return None
+        except Exception as exc:
+            _failed(folder, exc)
+            raise
+    return ctx, groups, union_of_groups(groups)
+
+
+def _plan_units(folder: RunFolder, ctx: Context, spec: RunSpec, targets: np.ndarray) -> _Units:
+    """The run's units: the model on D (fitted now), the shared chunks, the pool's blocks (what is
+    not checkpointed yet) and the targets still waiting."""
     half_shadow, half_eval = spec.attack.n_shadow // 2, spec.attack.n_eval // 2
     shadow_name = ctx.threat.shared_name
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     pool_plan: pool.PoolPlan | None = None
     catalogue: dict[str, pool.CatalogueEntry] = {}
-    pool_units: list[tuple[str, np.ndarray, int]] = []  # (checkpoint name, pairs, fits)
+    pool_units: list[tuple[str, np.ndarray, int]] = []
     waiting = [int(r) for r in targets if not folder.target_done(int(r))]
-    try:
-        sizes = _unit_plan(folder, ctx, len(targets))
-        on_d = [(_MS_IN, start) for start in range(0, half_eval, sizes[_MS_IN])]
-        if ctx.threat.shared_on_d:
-            on_d += [(shadow_name, start) for start in range(0, half_shadow, sizes["shadow_out"])]
-        model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, on_d, folder)
-        if spec.attack.traditional == "pooled" and ctx.plays_traditional:
-            pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
-            folder.write_status(pool=pool.describe_pool(pool_plan))
-            catalogue = pool.pool_catalogue(folder)
-            missing = pool.missing_pairs(pool_plan.pairs(waiting), catalogue)
-            for block in _pool_blocks(folder, ctx, missing):
-                pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
-    except Exception as exc:
-        _failed(folder, exc)
-        raise
-
-    shared_units: list[tuple[str, int, int, int]] = []  # (role name, start, stop, fits)
+    sizes = _unit_plan(folder, ctx, len(targets))
+    on_d = [(_MS_IN, start) for start in range(0, half_eval, sizes[_MS_IN])]
+    if ctx.threat.shared_on_d:
+        on_d += [(shadow_name, start) for start in range(0, half_shadow, sizes["shadow_out"])]
+    model, model_fits, chunk_fits = _ms_in_model(ctx, deterministic, on_d, folder)
+    if spec.attack.traditional == "pooled" and ctx.plays_traditional:
+        pool_plan = pool.plan_pool(ctx, targets, spec.attack.n_eval)
+        folder.write_status(pool=pool.describe_pool(pool_plan))
+        catalogue = pool.pool_catalogue(folder)
+        missing = pool.missing_pairs(pool_plan.pairs(waiting), catalogue)
+        for block in _pool_blocks(folder, ctx, missing):
+            pool_units.append((pool.unit_name(block), block, int(np.unique(block[:, 0]).size)))
+    shared: list[tuple[str, int, int, int]] = []
     # The unit plan's "shadow_out" sizes the chunks of the shared shadow datasets, whichever
     # threat model's they are.
     for name, count, size in (
@@ -304,179 +474,130 @@ def _execute(
     ):
         for start in range(0, count, size):
             stop = min(start + size, count)
-            fits = chunk_fits(start, stop) if name in _ON_D else stop - start
-            shared_units.append((name, start, stop, fits))
-
-    # A remedy's re-audit reuses the attacks its parent trained (privgame.runs.remedy).
-    attacks = {r: a for r in waiting if (a := folder.load_attack(r)) is not None}
-
-    def fits_of(record_id: int) -> int:
-        """Generator fits of one target's unit."""
-        shadow = 0 if record_id in attacks else half_shadow
-        if not ctx.plays_traditional:
-            return shadow + half_eval
-        if pool_plan is None:
-            return shadow + 3 * half_eval
-        return shadow + half_eval + pool_plan.extra_fits(record_id)
-
-    total_units = len(shared_units) + len(catalogue) + len(pool_units) + len(targets)
-    fits_total = (
-        model_fits
-        + sum(u[3] for u in shared_units)
-        + sum(e.fits for e in catalogue.values())
-        + sum(u[2] for u in pool_units)
-        + sum(fits_of(int(r)) for r in targets)
+            shared.append((name, start, stop, chunk_fits(start, stop) if name in _ON_D else stop - start))
+    return _Units(
+        sizes=sizes,
+        model=model,
+        model_fits=model_fits,
+        shared=shared,
+        shared_done=[folder.shared_done(name, start) for name, start, _, _ in shared],
+        pool_plan=pool_plan,
+        catalogue=catalogue,
+        pool_units=pool_units,
+        waiting=waiting,
+        attacks={r: a for r in waiting if (a := folder.load_attack(r)) is not None},
+        half_shadow=half_shadow,
+        half_eval=half_eval,
+        plays_traditional=ctx.plays_traditional,
     )
-    # The model on D was fitted above (or every chunk sampling it is checkpointed).
-    done_units = len(catalogue)
-    fits_done = model_fits + sum(e.fits for e in catalogue.values())
+
+
+def _run_shared_units(
+    folder: RunFolder,
+    ctx: Context,
+    units: _Units,
+    ledger: _Ledger,
+    workers: int,
+    scheduler: str | None,
+    cancelled: Callable[[], bool],
+) -> None:
+    """Make the shared chunks and the pool's blocks not checkpointed yet, on the workers."""
     todo: list[tuple[Any, Callable[..., Any], tuple[Any, ...]]] = []
-    for name, start, stop, fits in shared_units:
-        if folder.shared_done(name, start):
-            done_units += 1
-            fits_done += fits
-        else:
-            args = (ctx, SHARED_ROLES[name], start, stop) + ((model,) if name in _ON_D else ())
+    for (name, start, stop, fits), done in zip(units.shared, units.shared_done, strict=True):
+        if not done:
+            args = (ctx, SHARED_ROLES[name], start, stop) + ((units.model,) if name in _ON_D else ())
             todo.append(((name, start, fits), shared_chunk, args))
     # Pool units need only the context too: they run alongside the shared units.
-    todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in pool_units]
-    waiting_set = set(waiting)
-    for record_id in targets:
-        if int(record_id) not in waiting_set:
-            done_units += 1
-            fits_done += fits_of(int(record_id))
-    fits_done_now = 0
-    fits_todo = fits_total - fits_done
-    estimated = folder.status().get("estimate_seconds")
-    # A resumed run has only its share of the estimated work left.
-    estimated = (
-        float(estimated) * fits_todo / max(1, fits_total) if isinstance(estimated, (int, float)) else None
-    )
-    work_started: float | None = None
-    work_estimate: float | None = None  # the estimate's seconds for the units, once they start
-    shown = fits_done  # the fits last reported: never fewer
-    current = "shared"
-
-    def report(phase: str) -> None:
-        """Write the status and tell ``progress``: after each unit, and at least every
-        live.HEARTBEAT_SECONDS from the heartbeat's thread (one report at a time: the lock)."""
-        nonlocal shown, current
-        with beat.lock:
-            current = phase
-            now = time.time()
-            elapsed = now - started
-            made = fits_done_now + beat.in_flight()
-            shown = max(shown, min(fits_total, fits_done - fits_done_now + made))
-            if work_started is None:
-                eta = None if estimated is None else max(0.0, estimated - elapsed)
-            else:
-                eta = time_left(
-                    elapsed=now - work_started, done=made, total=fits_todo, estimate=work_estimate
-                )
-            state = Progress(phase, done_units, total_units, shown, fits_total, elapsed, eta)
-            folder.write_status(
-                state="running" if phase != "done" else "done",
-                phase=phase,
-                done_units=done_units,
-                total_units=total_units,
-                fits_done=shown,
-                fits_total=fits_total,
-                eta=eta,
-            )
-            beat.touch()
-            if progress is not None:
-                progress(state)
-
-    beat = live.Heartbeat(lambda: report(current))
-
-    def cancelled() -> bool:
-        return folder.cancel_requested() or (cancel is not None and cancel())
-
-    try:
-        # The heartbeat ends before the status says how the units ended (a beat would say "running").
-        with beat:
-            report("shared")
-            _warm_workers(ctx, workers, scheduler)
-            shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
+    todo += [(("pool", unit, fits), pool.pool_unit, (ctx, pairs)) for unit, pairs, fits in units.pool_units]
+    shared_seconds = float(folder.status().get("shared_seconds") or 0.0)
+    beat = ledger.beat
+    with beat.counting(todo, [key[2] for key, _, _ in todo]) as tally:
+        for key, result, seconds in until_cancelled(
+            run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
+        ):
             with beat.lock:
-                work_started = time.time()
-                if estimated is not None and estimated - (work_started - started) > 0:
-                    work_estimate = estimated - (work_started - started)
-            with beat.counting(todo, [key[2] for key, _, _ in todo]) as tally:
-                for key, result, seconds in until_cancelled(
-                    run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
-                ):
-                    with beat.lock:
-                        name, start, fits = tally.finished(key)
-                        if name == "pool":
-                            folder.save_pool(start, result)
-                            catalogue[start] = pool.catalogue_entry(result)
-                        else:
-                            folder.save_shared(name, start, result)
-                            shared_seconds += seconds
-                            folder.write_status(shared_seconds=shared_seconds)
-                        done_units += 1
-                        fits_done += fits
-                        fits_done_now += fits
-                        report("shared")
+                name, start, fits = tally.finished(key)
+                if name == "pool":
+                    folder.save_pool(start, result)
+                    units.catalogue[start] = pool.catalogue_entry(result)
+                else:
+                    folder.save_shared(name, start, result)
+                    shared_seconds += seconds
+                    folder.write_status(shared_seconds=shared_seconds)
+                ledger.add(fits)
+                ledger.report("shared")
 
-            shadow_out = folder.load_shared(shadow_name)[:half_shadow]
-            # An extended run holds more model-seeded 'in' datasets than this spec plays.
-            ms_in = folder.load_shared(_MS_IN)[:half_eval]
-            per_unit = sizes["targets"]
-            requests = dict.fromkeys(waiting, (0, half_eval))
-            target_waves = [waiting] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
-            report("targets")
-            for group in target_waves:
-                runs: dict[int, pool.TraditionalRuns] = {}
-                if pool_plan is not None:
-                    runs = pool.gather(folder, pool_plan, {r: requests[r] for r in group}, catalogue)
-                calls = [
-                    (
-                        tuple(batch),
-                        _evaluate_targets,
-                        (
-                            ctx,
-                            tuple(batch),
-                            shadow_out,
-                            ms_in,
-                            tuple(runs.get(r) for r in batch),
-                            tuple(attacks.get(r) for r in batch),
-                        ),
-                    )
-                    for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
-                ]
-                with beat.counting(calls, [sum(fits_of(r) for r in key) for key, _, _ in calls]) as tally:
-                    for key, results, _ in until_cancelled(
-                        run_calls(
-                            tally.calls, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]
-                        ),
-                        cancelled,
-                    ):
-                        with beat.lock:
-                            tally.finished(key)
-                            for record_id, result in results:
-                                folder.save_target(record_id, result)
-                                done_units += 1
-                                fits_done += fits_of(record_id)
-                                fits_done_now += fits_of(record_id)
-                            report("targets")
-                del runs
-            del shadow_out, ms_in
-    except Cancelled:
-        folder.write_status(state="cancelled", finished=time.time())
-        return folder
-    except Exception as exc:
-        _failed(folder, exc)
-        raise
 
+def _run_targets(
+    folder: RunFolder,
+    ctx: Context,
+    units: _Units,
+    ledger: _Ledger,
+    workers: int,
+    scheduler: str | None,
+    cancelled: Callable[[], bool],
+) -> None:
+    """Play both games on every waiting target, in waves of the pool's runs, on the workers."""
+    shadow_out = folder.load_shared(ctx.threat.shared_name)[: units.half_shadow]
+    # An extended run holds more model-seeded 'in' datasets than this spec plays.
+    ms_in = folder.load_shared(_MS_IN)[: units.half_eval]
+    per_unit = units.sizes["targets"]
+    requests = dict.fromkeys(units.waiting, (0, units.half_eval))
+    target_waves = (
+        [units.waiting] if units.pool_plan is None else pool.waves(units.pool_plan, requests, units.catalogue)
+    )
+    ledger.report("targets")
+    beat = ledger.beat
+    for group in target_waves:
+        runs: dict[int, pool.TraditionalRuns] = {}
+        if units.pool_plan is not None:
+            runs = pool.gather(folder, units.pool_plan, {r: requests[r] for r in group}, units.catalogue)
+        calls = [
+            (
+                tuple(batch),
+                _evaluate_targets,
+                (
+                    ctx,
+                    tuple(batch),
+                    shadow_out,
+                    ms_in,
+                    tuple(runs.get(r) for r in batch),
+                    tuple(units.attacks.get(r) for r in batch),
+                ),
+            )
+            for batch in (group[i : i + per_unit] for i in range(0, len(group), per_unit))
+        ]
+        with beat.counting(calls, [sum(units.fits_of(r) for r in key) for key, _, _ in calls]) as tally:
+            for key, results, _ in until_cancelled(
+                run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx, shadow_out, ms_in]),
+                cancelled,
+            ):
+                with beat.lock:
+                    tally.finished(key)
+                    for record_id, result in results:
+                        folder.save_target(record_id, result)
+                        ledger.add(units.fits_of(record_id))
+                    ledger.report("targets")
+        del runs
+
+
+def _write_results(
+    folder: RunFolder,
+    ctx: Context,
+    spec: RunSpec,
+    targets: np.ndarray,
+    groups: dict[str, np.ndarray],
+    units: _Units,
+    ledger: _Ledger,
+) -> RunFolder:
+    """Read every target's checkpoint into the run's results, then say it is done."""
     try:
-        with beat:
-            report("results")
+        with ledger.beat:
+            ledger.report("results")
             records, scores, summary = record_results(folder, ctx, targets, spec, groups=groups)
             folder.write_results(records, scores, summary)
         timings = np.sum([folder.load_target(int(t))["timings"] for t in targets], axis=0)
-        pool_timings = np.sum([e.timings for e in catalogue.values()] or [np.zeros(3)], axis=0)
+        pool_timings = np.sum([e.timings for e in units.catalogue.values()] or [np.zeros(3)], axis=0)
     except Exception as exc:  # e.g. a full disk while the results are written
         _failed(folder, exc)
         raise
@@ -484,9 +605,9 @@ def _execute(
         state="done",
         phase="done",
         finished=time.time(),
-        seconds=time.time() - started,
+        seconds=time.time() - ledger.started,
         # Fits this call made (not those checkpointed before it, nor a reused parent's).
-        fits_made=fits_done_now + (model_fits if model is not None else 0),
+        fits_made=ledger.fits_done_now + (units.model_fits if units.model is not None else 0),
         # Pool units' generator and feature seconds count with the targets' (they are their runs).
         unit_seconds={
             "generator": float(timings[0] + pool_timings[0]),
@@ -496,9 +617,12 @@ def _execute(
             "pool_total": float(pool_timings[2]),
         },
     )
-    if progress is not None:
-        progress(
-            Progress("done", total_units, total_units, fits_total, fits_total, time.time() - started, 0.0)
+    if ledger.progress is not None:
+        total = ledger.total_units
+        ledger.progress(
+            Progress(
+                "done", total, total, ledger.fits_total, ledger.fits_total, time.time() - ledger.started, 0.0
+            )
         )
     return folder
 
