@@ -23,6 +23,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from privgame.core.options import CLASSIFIER, N_EVAL, N_SHADOW, SEED, THRESHOLD
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -45,15 +47,16 @@ def audit(
     outliers: int | None = None,
     random: int | None = None,
     target_ids: Sequence[int] | None = None,
-    n_shadow: int = 1000,
-    n_eval: int = 200,
-    threshold: float = 0.8,
+    n_shadow: int = N_SHADOW.default,
+    n_eval: int = N_EVAL.default,
+    classifier: Literal["random_forest", "logistic"] = CLASSIFIER.default,
+    threshold: float = THRESHOLD.default,
     screen: Literal["all", "none"] | None = None,
     screen_shadows: int | None = None,
     confirm_top: int | None = None,
     secrets: str | Sequence[str] = (),
     inference_threshold: float | None = None,
-    seed: int = 0,
+    seed: int = SEED.default,
     missing: Literal["drop", "category"] = "drop",
     workers: int | None = None,
     scheduler: str | None = None,
@@ -78,9 +81,9 @@ def audit(
         installed plug-in's name; its parameters as keywords (``epsilon=1.0``, ``degree=2``,
         ``min_samples_leaf=5``...).
     population, holdout, setup, attacker, attacks, outliers, random, target_ids, n_shadow, n_eval,
-    threshold, screen, screen_shadows, confirm_top, seed, missing
-        As the ``run`` flags of the same names (``privgame run --help``); None takes the set-up's
-        default.
+    classifier, threshold, screen, screen_shadows, confirm_top, seed, missing
+        As the ``run`` flags of the same names (``privgame run --help``), with the same declared
+        defaults (:mod:`privgame.core.options`); None takes the set-up's default.
     secrets, inference_threshold
         The secret columns of the per-record attribute-inference game (``--secret``, one name or
         several; none by default) and its threshold (``--inference-threshold``).
@@ -139,6 +142,7 @@ def audit(
         target_ids=target_ids,
         n_shadow=n_shadow,
         n_eval=n_eval,
+        classifier=classifier,
         attacker=attacker,
         attacks=attacks,
         screen=screen,

@@ -18,6 +18,7 @@ import numpy as np
 
 from privgame.core.defaults import DEFAULT_ATTACKER, DEFAULT_HOLDOUT
 from privgame.core.errors import ParameterError
+from privgame.core.options import CLASSIFIER, N_EVAL, N_SHADOW, SEED, THRESHOLD
 from privgame.data import Dataset
 from privgame.settings.attacks import resolve_attacks
 from privgame.settings.generator_options import apply_domain, check_generator_params
@@ -99,9 +100,9 @@ class AuditRequest:
     target_ids: Sequence[int] | None = None
     all_targets: bool = False
     target_selection: Literal["random", "outliers"] = "random"
-    n_shadow: int = 1000
-    n_eval: int = 200
-    classifier: Literal["random_forest", "logistic"] = "random_forest"
+    n_shadow: int = N_SHADOW.default
+    n_eval: int = N_EVAL.default
+    classifier: Literal["random_forest", "logistic"] = CLASSIFIER.default
     attacker: str | None = None
     attacks: str | Sequence[str] | None = None
     games: str | None = None
@@ -111,8 +112,8 @@ class AuditRequest:
     screen_shadows: int | None = None
     secrets: Sequence[str] = ()
     inference_threshold: float | None = None
-    threshold: float = 0.8
-    seed: int = 0
+    threshold: float = THRESHOLD.default
+    seed: int = SEED.default
 
 
 @dataclass(frozen=True, eq=False)
