@@ -12,23 +12,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from privgame.core.errors import ParameterError
-from privgame.core.options import GENERATOR_OPTIONS, generator_options, option_problems
+from privgame.core.options import GENERATOR_OPTIONS, option_problems
 
 if TYPE_CHECKING:
     from privgame.data import Dataset
 
 __all__ = [
     "apply_domain",
-    "builtin_parameters",
     "check_generator_params",
     "given_generator_params",
 ]
-
-
-def builtin_parameters(name: str) -> tuple[str, ...]:
-    """The parameters the command line, the pages and the API offer for the built-in generator
-    ``name`` (its declared options' names); empty for a plug-in (or a built-in without any)."""
-    return tuple(option.name for option in generator_options(name))
 
 
 def given_generator_params(name: str, given: Mapping[str, Any], pairs: Sequence[str] = ()) -> dict[str, Any]:
