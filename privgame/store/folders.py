@@ -85,6 +85,7 @@ from privgame.store.files import (
     atomic_write,
     json_bytes,
     npz_bytes,
+    parquet_bytes,
     read_parquet_bytes,
     sha256_hex,
     write_checked,
@@ -373,9 +374,7 @@ class RunFolder(CheckedFolder):
 
     def write_screen(self, screened: pd.DataFrame) -> None:
         """Write the screen's per-record table (``screen.parquet``)."""
-        buffer = io.BytesIO()
-        screened.to_parquet(buffer, index=False)
-        write_checked(self.path, SCREEN, buffer.getvalue())
+        write_checked(self.path, SCREEN, parquet_bytes(screened))
 
     def has_screen(self) -> bool:
         """Whether the run screened every record and wrote the table."""
@@ -412,9 +411,7 @@ class RunFolder(CheckedFolder):
 
         ``records.parquet`` is written last, so that :meth:`has_results` implies the others exist.
         """
-        buffer = io.BytesIO()
-        scores.to_parquet(buffer, index=False)
-        write_checked(self.path, "scores.parquet", buffer.getvalue())
+        write_checked(self.path, "scores.parquet", parquet_bytes(scores))
         write_checked(self.path, "summary.json", json_bytes(dict(summary)))
         from privgame.core.csvsafe import csv_safe  # a spreadsheet must not run a record's text
 
@@ -423,9 +420,7 @@ class RunFolder(CheckedFolder):
             "records.csv",
             csv_safe(records).to_csv(index=False, lineterminator="\n").encode(),
         )
-        buffer = io.BytesIO()
-        records.to_parquet(buffer, index=False)
-        write_checked(self.path, "records.parquet", buffer.getvalue())
+        write_checked(self.path, "records.parquet", parquet_bytes(records))
 
     def has_results(self) -> bool:
         """Whether the final results are written."""
@@ -736,10 +731,7 @@ def new_run_folder(root: str | os.PathLike[str], spec: RunSpec, table: pd.DataFr
         When the folder cannot be written (``root`` is a file, read-only, or the disk is full).
     """
     generator = run_name_part(spec.generator)
-    buffer = io.BytesIO()
-    table.to_parquet(buffer, index=False)
-    data = buffer.getvalue()
-    del buffer
+    data = parquet_bytes(table)
     root = Path(root)
     try:
         root.mkdir(parents=True, exist_ok=True, mode=0o700)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from privgame.core.errors import RunError
 from privgame.settings.run_spec import TargetSelection
+from privgame.store.files import parquet_bytes
 from privgame.store.folders import (
     DAMAGED,
     CheckedFolder,
@@ -268,9 +269,7 @@ def create_study(runs_root: str | os.PathLike[str], spec: StudySpec, table: pd.D
     else:  # pragma: no cover - ten random collisions in one second
         raise RunError(f"Could not create a new study folder under {root}.")
     try:
-        buffer = io.BytesIO()
-        table.to_parquet(buffer, index=False)
-        write_checked(path, "data.parquet", buffer.getvalue())
+        write_checked(path, "data.parquet", parquet_bytes(table))
         write_checked(path, "study.json", resolved.to_json().encode())
         folder = StudyFolder(path)
         cost = study_cost(resolved)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import io
 import stat
 from pathlib import Path
 
@@ -178,3 +180,35 @@ def test_a_running_status_no_engine_holds_reads_as_failed_with_the_resume_comman
     for state in ("created", "cancelled", "failed", "done"):
         folder.write_status(state=state)
         assert not folder.engine_gone() and folder.current_status()["state"] == state
+
+
+def test_an_interrupt_inside_a_checkpoints_encoding_stays_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C landing while ``np.savez`` closes its zip member once came out as zipfile's own
+    ValueError ("Can't close the ZIP file while there is an open writing handle"), so ``extend``
+    ended with status 1 and a traceback instead of its resume command."""
+    import zipfile
+
+    import numpy as np
+
+    from privgame.store.files import npz_bytes, parquet_bytes
+
+    real_close = zipfile._ZipWriteFile.close  # type: ignore[attr-defined]
+    calls = []
+
+    def interrupted_close(self: object) -> None:
+        calls.append(1)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        real_close(self)
+
+    monkeypatch.setattr(zipfile._ZipWriteFile, "close", interrupted_close)  # type: ignore[attr-defined]
+    with pytest.raises(KeyboardInterrupt):
+        npz_bytes({"a": np.arange(3)})
+    # The zip member left open is collected now, not during a later compile (CPython 3.11 then
+    # fails with "AST constructor recursion depth mismatch").
+    gc.collect()
+    monkeypatch.undo()
+    assert np.load(io.BytesIO(npz_bytes({"a": np.arange(3)})))["a"].tolist() == [0, 1, 2]
+    assert parquet_bytes(pd.DataFrame({"x": [1, 2]}))[:4] == b"PAR1"
