@@ -154,7 +154,13 @@ def option_input(
     value = option.default if default is None else default
     if option.kind == "choice":
         keep(key, value, options=list(option.choices))
-        return where.selectbox(option.label, list(option.choices), key=key, help=option.help)
+        return where.selectbox(
+            option.label,
+            list(option.choices),
+            key=key,
+            help=option.help,
+            format_func=lambda choice: choice.replace("_", " "),
+        )
     if option.kind == "epsilon":
         inf_key = infinite_key or f"{key}_inf"
         keep(inf_key, False)
