@@ -40,6 +40,18 @@ def _estimate(at: AppTest) -> str:
     return "none shown"
 
 
+def _open_evaluate(dataset: object) -> tuple[AppTest, float]:
+    """A new session (a browser tab) on the table, the release set-up and 2 workers: the page and
+    the seconds until it shows its first estimate."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
+    at.session_state["dataset"] = dataset
+    at.session_state["setup"] = {"kind": "release", "population": None, "holdout": 0.3}
+    started = time.perf_counter()
+    at.switch_page("pages/2_Evaluate.py").run()
+    at.number_input(key="workers").set_value(2).run()
+    return at, time.perf_counter() - started
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.parse_args()
@@ -48,13 +60,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["PRIVGAME_RUNS"] = str(Path(tmp) / "runs")
         dataset = load_dataset(large_table(Path(tmp)))
-        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
-        at.session_state["dataset"] = dataset
-        at.session_state["setup"] = {"kind": "release", "population": None, "holdout": 0.3}
-        started = time.perf_counter()
-        at.switch_page("pages/2_Evaluate.py").run()
-        at.number_input(key="workers").set_value(2).run()
-        first = time.perf_counter() - started
+        at, first = _open_evaluate(dataset)
         errors = [str(e.value) for e in at.error]
         if errors:
             raise SystemExit(f"the page shows errors: {errors}")
@@ -72,16 +78,8 @@ def main() -> None:
             widget.set_value(value).run()
             seconds = time.perf_counter() - started
             print(f"{label:28s} re-estimated in {seconds:4.1f} s (shows: about {_estimate(at)})")
-        tab = AppTest.from_file(str(ROOT / "app.py"), default_timeout=600).run()
-        tab.session_state["dataset"] = dataset
-        tab.session_state["setup"] = {"kind": "release", "population": None, "holdout": 0.3}
-        started = time.perf_counter()
-        tab.switch_page("pages/2_Evaluate.py").run()
-        tab.number_input(key="workers").set_value(2).run()
-        print(
-            f"a second tab, same set-up: first estimate {time.perf_counter() - started:.1f} s "
-            f"(shows: about {_estimate(tab)})"
-        )
+        tab, seconds = _open_evaluate(dataset)
+        print(f"a second tab, same set-up: first estimate {seconds:.1f} s (shows: about {_estimate(tab)})")
 
 
 if __name__ == "__main__":
