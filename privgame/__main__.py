@@ -43,7 +43,13 @@ def _run() -> int:
     except KeyboardInterrupt:
         return _interrupted_while_loading(received[0])
     try:
-        return main()
+        try:
+            return main()
+        except KeyboardInterrupt:
+            # An interrupt that escaped the command (a command answers its own with what to do):
+            # still the status of an interrupted command, never a death by the signal.
+            print("\nprivgame: interrupted.", file=sys.stderr, flush=True)
+            return 128 + received[0]
     finally:
         # The command is done: an interrupt now would only turn its exit status into a death by
         # the signal, with a traceback.

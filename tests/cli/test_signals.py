@@ -284,3 +284,24 @@ def test_ctrl_c_at_any_moment_of_extend_prints_the_resume_command(
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     resume = stderr.split("Resume it with: ", 1)[1].splitlines()[0]
     assert resume == f"python -m privgame extend {shlex.quote(str(folder))} --n-eval 4000 --all --workers 1"
+
+
+def test_an_interrupt_that_escapes_the_command_is_still_an_interrupted_status(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A KeyboardInterrupt that gets past the command's own handler (once seen in the full suite
+    as a death by SIGINT after `extend` had printed its resume command) ends with status 130."""
+    import privgame.__main__ as entry
+    import privgame.cli.main
+
+    def interrupted() -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(privgame.cli.main, "main", interrupted)
+    handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
+    try:
+        assert entry._run() == 128 + signal.SIGINT
+    finally:
+        signal.signal(signal.SIGINT, handlers[0])
+        signal.signal(signal.SIGTERM, handlers[1])
+    assert "privgame: interrupted." in capsys.readouterr().err
