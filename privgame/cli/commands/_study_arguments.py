@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import TYPE_CHECKING
@@ -24,10 +25,6 @@ from privgame.cli.commands._arguments import (
     generator_params,
 )
 from privgame.core.defaults import (
-    DEFAULT_DATASETS,
-    DEFAULT_EPSILONS,
-    DEFAULT_N_EVALS,
-    DEFAULT_SIZES,
     EPSILON_GENERATORS,
     MISSING_POLICIES,
     STUDIES,
@@ -35,15 +32,15 @@ from privgame.core.defaults import (
 )
 from privgame.core.errors import ParameterError
 from privgame.core.options import BINS, DEGREE, TARGET_SELECTION
-from privgame.core.parameters import argparse_type, parse_epsilon
+from privgame.core.parameters import argparse_type
 from privgame.studies.request import (
     DEFAULT_REPEATS,
     DEFAULT_RHO,
     STUDY_N_SHADOW,
     STUDY_TARGETS,
+    VARIED,
     StudyRequest,
     prepare_study,
-    read_count,
 )
 
 if TYPE_CHECKING:
@@ -51,10 +48,6 @@ if TYPE_CHECKING:
     from privgame.studies import StudySpec
 
 __all__ = ["add_study_parser", "build_study_spec", "study_arguments", "study_request"]
-
-
-_epsilon = argparse_type(parse_epsilon)
-_count = argparse_type(read_count)
 
 
 _SIZE_HELP = (
@@ -154,14 +147,7 @@ def add_study_parser(
         ),
     )
     add_generator_options(size)
-    size.add_argument(
-        "--sizes",
-        type=_count,
-        nargs="+",
-        default=list(DEFAULT_SIZES),
-        metavar="N",
-        help=f"values of |D| (default {' '.join(map(str, DEFAULT_SIZES))})",
-    )
+    _add_varied(size, "size", "N")
     _common(size, targets=STUDY_TARGETS["size"])
 
     eps = sub.add_parser(
@@ -188,14 +174,7 @@ def add_study_parser(
         default_text=str(DEGREE.default),
     )
     add_option(group, BINS, default=None, default_text=str(BINS.default))
-    eps.add_argument(
-        "--epsilons",
-        type=_epsilon,
-        nargs="+",
-        default=list(DEFAULT_EPSILONS),
-        metavar="EPS",
-        help="privacy budgets, numbers or inf (default inf 100 10 1)",
-    )
+    _add_varied(eps, "epsilon", "EPS")
     eps.add_argument("--size", type=int, help=_SIZE_HELP)
     _common(eps, targets=STUDY_TARGETS["epsilon"])
 
@@ -208,13 +187,7 @@ def add_study_parser(
         ),
     )
     add_generator_options(datasets)
-    datasets.add_argument(
-        "--datasets",
-        type=_count,
-        default=DEFAULT_DATASETS,
-        metavar="K",
-        help=f"datasets to draw (default {DEFAULT_DATASETS})",
-    )
+    _add_varied(datasets, "datasets", "K")
     datasets.add_argument(
         "--record-id", type=int, help="the record (a row of D_eval; default: a random record of D)"
     )
@@ -233,14 +206,7 @@ def add_study_parser(
         ),
     )
     add_generator_options(conv)
-    conv.add_argument(
-        "--n-evals",
-        type=_count,
-        nargs="+",
-        default=list(DEFAULT_N_EVALS),
-        metavar="N",
-        help="values of N_eval, even (default 100 200 ... 2000)",
-    )
+    _add_varied(conv, "convergence", "N")
     conv.add_argument(
         "--repeats",
         type=int,
@@ -285,6 +251,23 @@ def add_study_parser(
 
     for p in (size, eps, datasets, conv, resume, show, png):
         p.set_defaults(handler=handler)
+
+
+def _add_varied(parser: argparse.ArgumentParser, study: str, metavar: str) -> None:
+    """The flag of the values ``study`` varies, from their declaration (:data:`VARIED`): each value
+    read as the Studies page reads it, the default the request's."""
+    field, label, read, several = VARIED[study]
+    default = getattr(StudyRequest(study=study), field)  # type: ignore[arg-type]
+    words = [("inf" if v == math.inf else f"{v:g}") for v in (default if several else [default])]
+    shown = " ".join(words if len(words) <= 6 else [*words[:3], "...", words[-1]])
+    parser.add_argument(
+        "--" + field.replace("_", "-"),
+        type=argparse_type(read),
+        nargs="+" if several else None,
+        default=list(default) if several else default,
+        metavar=metavar,
+        help=f"{clause(label)} (default {shown})",
+    )
 
 
 def study_arguments(argv: Sequence[str]) -> argparse.Namespace:
