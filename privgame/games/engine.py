@@ -275,6 +275,7 @@ class _Ledger:
         total_units: int,
         fits_done: int,
         fits_total: int,
+        estimated: float | None = None,
     ) -> None:
         self.folder, self.progress, self.started = folder, progress, started
         self.done_units, self.total_units = done_units, total_units
@@ -282,12 +283,7 @@ class _Ledger:
         self.fits_done_now = 0  # fits this call made
         self.shown = fits_done  # the fits last reported: never fewer
         self.current = "shared"
-        fits_todo = fits_total - fits_done
-        estimated = folder.status().get("estimate_seconds")
-        # A resumed run has only its share of the estimated work left.
-        self.estimated = (
-            float(estimated) * fits_todo / max(1, fits_total) if isinstance(estimated, (int, float)) else None
-        )
+        self.estimated = estimated  # seconds the work left was estimated to take (None: no estimate)
         self.work_started: float | None = None
         self.work_estimate: float | None = None  # the estimate's seconds for the units, once they start
         self.beat = live.Heartbeat(lambda: self.report(self.current))
@@ -392,6 +388,11 @@ def _execute(
         + sum(u[2] for u in units.pool_units)
         + sum(units.fits_of(int(r)) for r in targets),
     )
+    estimated = folder.status().get("estimate_seconds")
+    if isinstance(estimated, (int, float)):  # a resumed run has only its share of the work left
+        ledger.estimated = (
+            float(estimated) * (ledger.fits_total - ledger.fits_done) / max(1, ledger.fits_total)
+        )
 
     def cancelled() -> bool:
         return folder.cancel_requested() or (cancel is not None and cancel())
@@ -848,40 +849,16 @@ def _extend_runs(
         + sum(u[2] for u in pool_units)
         + sum(fits_of(r) for r in todo)
     )
-    fits_done = model_fits
-    total_units = len(shared) + len(pool_units) + len(todo)
-    done_units = 0
-    work_started: float | None = None
-    shown = fits_done
-    current = "shared"
-
-    def report(phase: str) -> None:
-        """As the run's report (see _execute), without an estimate."""
-        nonlocal shown, current
-        with beat.lock:
-            current = phase
-            now = time.time()
-            made = fits_done - model_fits + beat.in_flight()
-            shown = max(shown, min(fits_total, model_fits + made))
-            eta = (
-                None
-                if work_started is None
-                else time_left(elapsed=now - work_started, done=made, total=fits_total - model_fits)
-            )
-            folder.write_status(
-                state="running",
-                phase=phase,
-                done_units=done_units,
-                total_units=total_units,
-                fits_done=shown,
-                fits_total=fits_total,
-                eta=eta,
-            )
-            beat.touch()
-            if progress is not None:
-                progress(Progress(phase, done_units, total_units, shown, fits_total, now - started, eta))
-
-    beat = live.Heartbeat(lambda: report(current))
+    ledger = _Ledger(
+        folder,
+        progress,
+        started,
+        done_units=0,
+        total_units=len(shared) + len(pool_units) + len(todo),
+        fits_done=model_fits,
+        fits_total=fits_total,
+    )
+    beat, report = ledger.beat, ledger.report
 
     def cancelled() -> bool:
         return folder.cancel_requested() or (cancel is not None and cancel())
@@ -901,7 +878,7 @@ def _extend_runs(
             ]
             report("shared")
             _warm_workers(ctx, workers, scheduler)
-            work_started = time.time()
+            ledger.start_work()
             with beat.counting(calls, [key[2] for key, _, _ in calls]) as tally:
                 for key, result, _ in until_cancelled(
                     run_calls(tally.calls, workers=workers, scheduler=scheduler, shared=[ctx]), cancelled
@@ -913,8 +890,7 @@ def _extend_runs(
                             catalogue[a] = pool.catalogue_entry(result)
                         else:
                             folder.save_shared(_MS_IN, a, result)
-                        done_units += 1
-                        fits_done += fits
+                        ledger.add(fits)
                         report("shared")
             ms_in = folder.load_shared(_MS_IN)[:half]
             requests = {r: (done_runs[r], half) for r in todo}
@@ -936,8 +912,7 @@ def _extend_runs(
                         with beat.lock:
                             r = tally.finished(key)
                             folder.save_target(r, extended)
-                            done_units += 1
-                            fits_done += fits_of(r)
+                            ledger.add(fits_of(r))
                             report("targets")
     except Cancelled:
         # The results of before the extension still stand; the runs added so far are kept in the
