@@ -53,6 +53,8 @@ class PeakShared(PeakMemory):
 
     def __init__(self) -> None:
         super().__init__(every=1.0)
+        self.phase = "start"
+        self.by_phase: dict[str, int] = {}
 
     def _watch(self) -> None:
         import contextlib
@@ -66,6 +68,7 @@ class PeakShared(PeakMemory):
                 with contextlib.suppress(psutil.Error, AttributeError):
                     total += process.memory_full_info().pss
             self.peak = max(self.peak, total)
+            self.by_phase[self.phase] = max(self.by_phase.get(self.phase, 0), total)
             self._stop.wait(self.every)
 
 
@@ -116,11 +119,14 @@ def main() -> None:
     phases: dict[str, float] = {}
     started = time.perf_counter()
 
+    shared = PeakShared()
+
     def progress(p: object) -> None:
         phase = getattr(p, "phase", "")
         phases.setdefault(phase, time.perf_counter() - started)
+        shared.phase = phase
 
-    with PeakMemory() as memory, PeakShared() as shared:
+    with PeakMemory() as memory, shared:
         meter = StealMeter()
         folder = start_run(root, spec, inputs.table, workers=args.workers, progress=progress)
         wall = time.perf_counter() - started
@@ -142,6 +148,7 @@ def main() -> None:
         "screen_wall_seconds": round(screen_seconds, 1),
         "peak_memory_gib": round(memory.peak / 2**30, 2),
         "peak_pss_gib": round(shared.peak / 2**30, 2),
+        "peak_pss_gib_by_phase": {k: round(v / 2**30, 2) for k, v in shared.by_phase.items()},
         "screened": screen["counts"],
         "share_low": share.get("low"),
         "share_high": share.get("high"),
@@ -167,6 +174,7 @@ def main() -> None:
         f"  peak memory (all procs)  {result['peak_pss_gib']:.2f} GiB proportional (shared pages once), "
         f"{result['peak_memory_gib']:.2f} GiB resident summed over processes"
     )
+    print(f"  peak by phase (PSS, GiB) {result['peak_pss_gib_by_phase']}")
     print(f"  screened verdicts        {screen['counts']}")
     print(f"  share at risk            {share.get('text')}")
     print(f"  share width              {result['share_width_points']} points")

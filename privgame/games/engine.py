@@ -539,9 +539,9 @@ def _run_targets(
     cancelled: Callable[[], bool],
 ) -> None:
     """Play both games on every waiting target, in waves of the pool's runs, on the workers."""
-    shadow_out = folder.load_shared(ctx.threat.shared_name)[: units.half_shadow]
+    shadow_out = folder.load_tables(ctx.threat.shared_name)[: units.half_shadow]
     # An extended run holds more model-seeded 'in' datasets than this spec plays.
-    ms_in = folder.load_shared(_MS_IN)[: units.half_eval]
+    ms_in = folder.load_tables(_MS_IN)[: units.half_eval]
     per_unit = units.sizes["targets"]
     requests = dict.fromkeys(units.waiting, (0, units.half_eval))
     target_waves = (
@@ -815,7 +815,7 @@ def _extend_runs(
         groups = {k: np.asarray(v, dtype=np.int64) for k, v in recorded.items()}
     targets = np.asarray(folder.records()["record_id"], dtype=np.int64)
     half = n_eval // 2
-    made = len(folder.load_shared(_MS_IN))
+    made = len(folder.load_tables(_MS_IN))
     chunk = int((folder.unit_plan() or folder.status().get("unit_plan") or {}).get(_MS_IN) or CHUNK)
     deterministic = bool(getattr(ctx.new_generator(), "deterministic_fit", False))
     shared = [(start, min(start + chunk, half)) for start in range(made, half, chunk)]
@@ -892,7 +892,7 @@ def _extend_runs(
                             folder.save_shared(_MS_IN, a, result)
                         ledger.add(fits)
                         report("shared")
-            ms_in = folder.load_shared(_MS_IN)[:half]
+            ms_in = folder.load_tables(_MS_IN)[:half]
             requests = {r: (done_runs[r], half) for r in todo}
             target_waves = [todo] if pool_plan is None else pool.waves(pool_plan, requests, catalogue)
             report("targets")

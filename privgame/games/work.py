@@ -24,6 +24,7 @@ import threading
 import time
 import weakref
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -429,15 +430,18 @@ def _features(
     return features
 
 
-def _features_of(queries: Portfolio, x: np.ndarray, datasets: np.ndarray, clock: _Clock) -> np.ndarray:
+def _features_of(
+    queries: Portfolio, x: np.ndarray, datasets: Sequence[np.ndarray], clock: _Clock
+) -> np.ndarray:
     t0 = time.perf_counter()
-    features = queries.features_batch(list(datasets), x)
+    # One table at a time: shared datasets held column by column are decoded as they are read.
+    features = queries.features_batch(datasets, x)
     clock.features += time.perf_counter() - t0
     return features
 
 
 def train_attack(
-    ctx: Context, record_id: int, shared: np.ndarray, clock: _Clock | None = None
+    ctx: Context, record_id: int, shared: Sequence[np.ndarray], clock: _Clock | None = None
 ) -> ChosenAttack:
     """The attack on target ``record_id`` under the run's threat model.
 
@@ -479,7 +483,7 @@ def play_games(
     ctx: Context,
     record_id: int,
     classifier: MetaClassifier | ChosenAttack,
-    ms_in: np.ndarray,
+    ms_in: Sequence[np.ndarray],
     start: int,
     stop: int,
     clock: _Clock | None = None,
@@ -492,7 +496,7 @@ def play_games(
 
     Parameters
     ----------
-    ms_in : ndarray (stop - start, n, d)
+    ms_in : sequence of ndarray (stop - start tables of shape (n, d))
         The shared model-seeded 'in' datasets of these indices.
     traditional : TraditionalRuns, optional
         In the pooled traditional game, these runs' features from the pool (and which of them
@@ -654,8 +658,8 @@ def _split_checkpoint(data: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def evaluate_target(
     ctx: Context,
     record_id: int,
-    shadow_out: np.ndarray,
-    ms_in: np.ndarray,
+    shadow_out: Sequence[np.ndarray],
+    ms_in: Sequence[np.ndarray],
     traditional: TraditionalRuns | None = None,
     attack: np.ndarray | None = None,
 ) -> dict[str, np.ndarray]:
@@ -666,10 +670,10 @@ def evaluate_target(
     ctx : Context
     record_id : int
         The target record x (a row of ``ctx.X``, member of D).
-    shadow_out : ndarray (N_shadow/2, n, d)
+    shadow_out : sequence of ndarray (N_shadow/2 tables of shape (n, d))
         The shared shadow synthetic datasets of the threat model (the population attacker's
         'out' datasets, the leave-one-out attacker's 'in' datasets).
-    ms_in : ndarray (N_eval/2, n, d)
+    ms_in : sequence of ndarray (N_eval/2 tables of shape (n, d))
         The shared model-seeded 'in' synthetic datasets.
     attack : ndarray of uint8, optional
         The target's meta-classifier already trained by a run with the same D_aux, seed and
@@ -705,7 +709,7 @@ def extend_target(
     ctx: Context,
     record_id: int,
     previous: dict[str, np.ndarray],
-    ms_in: np.ndarray,
+    ms_in: Sequence[np.ndarray],
     traditional: TraditionalRuns | None = None,
 ) -> dict[str, np.ndarray]:
     """Add evaluation runs to a target evaluated with fewer, up to ``ctx.n_eval``.
@@ -720,7 +724,7 @@ def extend_target(
     ----------
     previous : dict of ndarray
         The target's checkpoint (with ``classifier``).
-    ms_in : ndarray (ctx.n_eval/2 - done, n, d)
+    ms_in : sequence of ndarray (ctx.n_eval/2 - done tables of shape (n, d))
         The shared model-seeded 'in' datasets of the new indices only.
     traditional : TraditionalRuns, optional
         In the pooled game, the new traditional runs' features from the pool.

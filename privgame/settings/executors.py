@@ -448,7 +448,8 @@ def _untrack(folder: str) -> None:
 
 
 def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
-    """``obj`` with its large arrays replaced by read-only memory maps of copies in ``folder``.
+    """``obj`` with its large arrays replaced by read-only memory maps of copies in ``folder``: an
+    array, a tuple of arrays, or a dataclass's fields that are either.
 
     joblib would otherwise memory-map such arrays itself, but hash their bytes for every call to
     find the file again (about 0.3 s for 60 MB), which would make dispatching a bottleneck.
@@ -457,14 +458,23 @@ def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
         path = folder / f"{name}.npy"
         np.save(path, obj, allow_pickle=False)
         return np.load(path, mmap_mode="r")
+    if isinstance(obj, tuple) and obj and all(isinstance(a, np.ndarray) for a in obj):
+        return tuple(_memory_mapped(a, folder, f"{name}-{i}") for i, a in enumerate(obj))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {
-            f.name: _memory_mapped(getattr(obj, f.name), folder, f"{name}-{f.name}")
+            f.name: _memory_mapped(value, folder, f"{name}-{f.name}")
             for f in dataclasses.fields(obj)
-            if f.init and isinstance(getattr(obj, f.name), np.ndarray)
+            if f.init and _holds_arrays(value := getattr(obj, f.name))
         }
         return dataclasses.replace(obj, **changes) if changes else obj
     return obj
+
+
+def _holds_arrays(value: Any) -> bool:
+    """An array, or a tuple of arrays (as the columns of shared synthetic tables)."""
+    return isinstance(value, np.ndarray) or (
+        isinstance(value, tuple) and bool(value) and all(isinstance(a, np.ndarray) for a in value)
+    )
 
 
 def _worker_version() -> str:

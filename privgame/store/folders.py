@@ -70,6 +70,7 @@ from privgame.core.errors import RunError
 from privgame.settings.run_spec import RunSpec
 from privgame.store.checked import CheckedFolder, refuse_link
 from privgame.store.checkpoints import (
+    SyntheticTables,
     attack_name,
     datasets_from,
     pool_name,
@@ -77,6 +78,7 @@ from privgame.store.checkpoints import (
     screen_name,
     shared_arrays,
     shared_name,
+    tables_from,
     target_name,
 )
 from privgame.store.files import (
@@ -261,7 +263,18 @@ class RunFolder(CheckedFolder):
         return self._intact(shared_name(role, start))
 
     def load_shared(self, role: str) -> np.ndarray:
-        """Every checkpointed chunk of ``role`` in index order, as one (m, n, d) array.
+        """Every checkpointed chunk of ``role`` in index order, as one float64 (m, n, d) array
+        (:meth:`load_tables` holds them in a fifth of the memory or less).
+
+        Raises
+        ------
+        RunError
+            As :meth:`load_tables`.
+        """
+        return np.asarray(self.load_tables(role))
+
+    def load_tables(self, role: str) -> SyntheticTables:
+        """Every checkpointed chunk of ``role`` in index order, column by column in its narrow dtype.
 
         The chunks must follow each other without overlap or gap (each starts where the one
         before it ends), as the chunks of one unit plan do; chunks of two plans are never mixed.
@@ -274,19 +287,21 @@ class RunFolder(CheckedFolder):
         starts = self.shared_starts(role)
         if not starts:
             raise RunError(f"No shared datasets {role!r} in {self.path}; run the engine first.")
-        parts = []
-        made = 0
-        for start in starts:
-            if start != made:
-                raise RunError(
-                    f"The checkpoints of the shared datasets {role!r} of run {self.run_id} do not fit "
-                    f"together: one starts at dataset {start}, the ones before it end at {made} (they "
-                    f"were made with two different unit plans); {self._fix(PLAN)}"
-                )
-            datasets = datasets_from(self._load_npz(shared_name(role, start)))
-            parts.append(datasets)
-            made += len(datasets)
-        return np.concatenate(parts)
+
+        def chunks() -> Iterator[dict[str, np.ndarray]]:
+            made = 0
+            for start in starts:
+                if start != made:
+                    raise RunError(
+                        f"The checkpoints of the shared datasets {role!r} of run {self.run_id} do not "
+                        f"fit together: one starts at dataset {start}, the ones before it end at {made} "
+                        f"(they were made with two different unit plans); {self._fix(PLAN)}"
+                    )
+                arrays = self._load_npz(shared_name(role, start))
+                made += int(arrays["shape"][0]) if "shape" in arrays else len(arrays["datasets"])
+                yield arrays
+
+        return tables_from(chunks())
 
     def load_shared_chunk(self, role: str, start: int) -> np.ndarray:
         """The datasets of one checkpointed chunk of ``role`` (checked against its checksum)."""

@@ -258,8 +258,8 @@ def _run_batch(
 
     todo = []
     for i, item in enumerate(batch):
-        shadow_out = item.folder.load_shared(item.ctx.threat.shared_name)
-        ms_in = item.folder.load_shared(MODEL_SEEDED.array("in"))
+        shadow_out = item.folder.load_tables(item.ctx.threat.shared_name)
+        ms_in = item.folder.load_tables(MODEL_SEEDED.array("in"))
         for record_id in item.targets:
             if item.folder.target_done(int(record_id)):
                 counter.units_done += 1

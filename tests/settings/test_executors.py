@@ -22,6 +22,7 @@ from privgame.settings.executors import (
     run_calls,
     scheduler_address,
 )
+from privgame.store.checkpoints import SyntheticTables
 
 
 def _touch_after(path: Path, seconds: float) -> str:
@@ -125,6 +126,21 @@ def test_shared_arrays_reach_local_processes_as_memory_maps(tmp_path: Path) -> N
 
     results = list(run_calls([(k, _describe, (holder,)) for k in range(3)], workers=2, shared=[holder]))
     assert {value for _, value, _ in results} == {("memmap", False, float(holder.X.sum()))}
+
+
+def _describe_tables(tables: SyntheticTables) -> tuple[list[str], float]:
+    return [type(c).__name__ for c in tables.columns], float(sum(t.sum() for t in tables))
+
+
+def test_synthetic_tables_reach_local_processes_column_by_column_as_memory_maps() -> None:
+    datasets = np.arange(3 * 200_000 * 2, dtype=np.float64).reshape(3, 200_000, 2) % 1_000
+    tables = SyntheticTables.of(datasets)
+    results = list(
+        run_calls([(k, _describe_tables, (tables,)) for k in range(2)], workers=2, shared=[tables])
+    )
+    assert {(tuple(kinds), total) for _, (kinds, total), _ in results} == {
+        (("memmap", "memmap"), float(datasets.sum()))
+    }
 
 
 def test_closing_the_results_early_stops_the_remaining_calls(tmp_path: Path) -> None:
