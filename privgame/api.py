@@ -16,7 +16,6 @@ one they read (``privgame report RUN_DIR`` or the dashboard's Results page open 
 from __future__ import annotations
 
 import io
-import math
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -112,10 +111,7 @@ def audit(
     """
     from privgame.service import (
         AuditRequest,
-        available,
-        calibrate,
-        check_cost,
-        check_plugin,
+        check_launch,
         create_run,
         default_runs_root,
         prepare_request,
@@ -157,18 +153,12 @@ def audit(
     spec, table = prepared.spec, prepared.inputs.table
     scheduler = scheduler_address(scheduler)  # $PRIVGAME_SCHEDULER as on the command line
     workers = resolve_workers(workers)
-    calibration = None
-    if spec.generator not in available():
-        # A plug-in is checked against the generator protocol first, as `privgame run` does.
-        check_plugin(spec, table)
-        calibration = calibrate(spec, table, workers=1 if scheduler else workers)
+    # A plug-in is checked against the generator protocol and timed, then the cost, as `privgame run` does.
     on_dask = scheduler is not None
-    cost = check_cost(
-        spec, table, workers=workers, calibration=calibration, allow_large=allow_large, scheduler=on_dask
-    )
+    launch = check_launch(spec, table, workers=workers, scheduler=on_dask, allow_large=allow_large)
     folder = create_run(default_runs_root() if runs is None else runs, spec, table)
     result = Audit(folder)
-    estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None
+    estimate = launch.estimate
     result.resume(workers=workers, scheduler=scheduler, progress=progress, estimate=estimate)
     return result
 

@@ -5,7 +5,8 @@ The pages import three modules of the package: this one, :mod:`privgame.outputs.
 its plug-in check, its cost, launching and following it, its results at any t, remedies,
 releases, studies and exports) is reached from here, so a page holds no engine logic of its own,
 and what the page and the command line share is written once: the plug-in check
-(:func:`check_plugin`), the tables they export (:func:`export_frame`), the options
+(:func:`check_plugin`), the checks before a run is written (:func:`check_launch`, for the command
+line and the Python API), the tables they export (:func:`export_frame`), the options
 (:mod:`privgame.core.options`, declared once as data, and
 :mod:`privgame.settings.generator_options`).
 
@@ -16,13 +17,16 @@ and a command pays only for what it uses.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from privgame.data import Inspection
+    from privgame.games.estimate import Calibration, CostCheck
     from privgame.generators import ContractReport
     from privgame.settings.run_spec import RunSpec
     from privgame.store.folders import RunFolder
@@ -549,7 +553,17 @@ _LOADERS: tuple[Callable[[], dict[str, Any]], ...] = (
 _LOADER_OF = {name: loader for loader in _LOADERS for name in loader.__code__.co_varnames}
 """Which loader gives each name: its local names are exactly the names it imports."""
 
-__all__ = sorted([*_LOADER_OF, "check_plugin", "duplicate_rows", "export_frame", "record_names"])
+__all__ = sorted(
+    [
+        *_LOADER_OF,
+        "LaunchCheck",
+        "check_launch",
+        "check_plugin",
+        "duplicate_rows",
+        "export_frame",
+        "record_names",
+    ]
+)
 
 
 def __getattr__(name: str) -> Any:
@@ -642,3 +656,64 @@ def check_plugin(spec: RunSpec, table: pd.DataFrame) -> ContractReport:
     rows = run_split(spec, len(table)).target[:CONTRACT_ROWS]
     X = encode(table.iloc[rows], schema)
     return check_contract(spec.generator, X, schema, params=spec.generator_params, seed=spec.seed)
+
+
+@dataclass(frozen=True)
+class LaunchCheck:
+    """What the checks before a run's folder is written found (:func:`check_launch`).
+
+    Attributes
+    ----------
+    plugin : ContractReport or None
+        A plug-in generator's check against the protocol (None for a built-in generator).
+    calibration : Calibration or None
+        A plug-in's timing on this machine, which the cost was estimated from (None for a built-in
+        generator, whose cost check times it itself).
+    cost : CostCheck
+        The run's estimated cost against the limit.
+    """
+
+    plugin: ContractReport | None
+    calibration: Calibration | None
+    cost: CostCheck
+
+    @property
+    def estimate(self) -> float | None:
+        """The estimated wall-clock seconds, which the engine shows as time left (None when the
+        generator could not be timed)."""
+        return self.cost.wall_seconds if math.isfinite(self.cost.wall_seconds) else None
+
+
+def check_launch(
+    spec: RunSpec, table: pd.DataFrame, *, workers: int, scheduler: bool = False, allow_large: bool = False
+) -> LaunchCheck:
+    """The checks before a run folder is written, the same for ``privgame run`` and
+    :func:`privgame.audit`: a plug-in generator is checked against the generator protocol
+    (:func:`check_plugin`) and timed on this machine, then the run's cost is estimated and refused
+    over the limit unless ``allow_large`` (:func:`privgame.games.estimate.check_cost`).
+
+    Parameters
+    ----------
+    workers : int
+        The local worker processes the run will use.
+    scheduler : bool, default False
+        Whether it runs on a Dask cluster (a plug-in is then timed in one process).
+
+    Raises
+    ------
+    GeneratorContractError
+        For a plug-in that breaks the protocol.
+    ParameterError
+        For a run over the cost limit without ``allow_large``.
+    """
+    from privgame.games.estimate import calibrate, check_cost
+    from privgame.generators import available
+
+    plugin = calibration = None
+    if spec.generator not in available():
+        plugin = check_plugin(spec, table)
+        calibration = calibrate(spec, table, workers=1 if scheduler else workers)
+    cost = check_cost(
+        spec, table, workers=workers, calibration=calibration, allow_large=allow_large, scheduler=scheduler
+    )
+    return LaunchCheck(plugin=plugin, calibration=calibration, cost=cost)

@@ -90,3 +90,24 @@ def test_a_plugin_audits_from_python_with_its_parameters_as_keywords(
     assert checked, "a plug-in is checked against the generator protocol first, as `privgame run` does"
     assert audit.spec.generator == PLUGIN and audit.spec.generator_params == {"jitter": 0.05}
     assert audit.state == "done" and len(audit.records()) == 2
+
+
+def test_the_checks_before_a_run_are_one_step_for_both_faces(owner_csv: Path) -> None:
+    """`privgame run` and `privgame.audit` call the same check_launch: a plug-in is checked against
+    the protocol and timed once, and its cost estimated from that timing; a built-in generator is
+    timed by the cost check alone."""
+    from privgame.service import AuditRequest, check_launch, prepare_request
+
+    sizes = {"outliers": 1, "random": 1, "n_shadow": 8, "n_eval": 8, "screen": "none"}
+    plugin = prepare_request(
+        AuditRequest(data=str(owner_csv), generator=PLUGIN, generator_params={"jitter": 0.05}, **sizes)
+    )
+    launch = check_launch(plugin.spec, plugin.inputs.table, workers=1)
+    assert launch.plugin is not None and launch.plugin.rows > 0
+    assert launch.calibration is not None and launch.cost.calibration is launch.calibration
+    assert launch.estimate is not None and launch.estimate > 0 and not launch.cost.over
+
+    builtin = prepare_request(AuditRequest(data=str(owner_csv), generator="baynet", **sizes))
+    launch = check_launch(builtin.spec, builtin.inputs.table, workers=1)
+    assert launch.plugin is None and launch.calibration is None
+    assert launch.cost.calibration is not None and launch.estimate is not None

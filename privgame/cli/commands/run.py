@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import textwrap
 from typing import TYPE_CHECKING
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
     from privgame.data import Dataset
     from privgame.games.estimate import Calibration, CostCheck
     from privgame.games.request import AuditRequest
+    from privgame.generators import ContractReport
     from privgame.settings.setups import AuditInputs
     from privgame.store.folders import RunFolder
 
@@ -369,22 +369,35 @@ def _finish(folder: RunFolder, args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from privgame.service import available, create_run, default_runs_root, resolve_workers, scheduler_address
+    from privgame.service import (
+        check_launch,
+        create_run,
+        default_runs_root,
+        resolve_workers,
+        scheduler_address,
+    )
 
     _check_settings(args)
     _check_resolve_to(args.resolve_to, args.n_eval)
     spec, inputs, dataset = build_spec(args)
     scheduler = scheduler_address(args.scheduler)
-    resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
-    calibration = _check_plugin(spec, inputs, args) if spec.generator not in available() else None
+    workers = resolve_workers(args.workers)  # a bad --workers is refused before the run folder is written
+    launch = check_launch(
+        spec,
+        inputs.table,
+        workers=workers,
+        scheduler=scheduler is not None,
+        allow_large=args.dry_run or args.i_know_its_large,  # a dry run shows what is over the limit
+    )
+    if launch.plugin is not None and launch.calibration is not None:
+        _print_plugin(spec, launch.plugin, launch.calibration, launch.cost.wall_seconds, workers)
     if args.dry_run:
-        return _dry_run(spec, inputs, dataset, args, calibration)
-    cost = _check_cost(spec, inputs, args, calibration)  # before anything is written
+        return _dry_run(spec, inputs, dataset, args, launch.cost)
+    _print_cost(launch.cost, args)  # before anything is written
     folder = create_run(default_runs_root() if args.out is None else args.out, spec, inputs.table)
     print(f"run folder: {terminal_safe(str(folder.path), one_line=True)}", file=sys.stderr, flush=True)
-    estimate = cost.wall_seconds if math.isfinite(cost.wall_seconds) else None
     try:
-        return _execute(folder, args, spec, inputs, dataset, scheduler, estimate)
+        return _execute(folder, args, spec, inputs, dataset, scheduler, launch.estimate)
     except KeyboardInterrupt:
         return interrupted("run", folder.path, _resume_command(folder, args))
 
@@ -394,28 +407,12 @@ def _dry_run(
     inputs: AuditInputs,
     dataset: Dataset,
     args: argparse.Namespace,
-    calibration: Calibration | None,
+    cost: CostCheck,
 ) -> int:
     """Print what the run would audit, its plan and its estimate by part; write nothing."""
-    from privgame.service import (
-        breakdown,
-        build_context,
-        check_cost,
-        describe_setup,
-        plan_summary,
-        resolve_workers,
-        scheduler_address,
-    )
+    from privgame.service import breakdown, build_context, describe_setup, plan_summary, resolve_workers
 
     workers = resolve_workers(args.workers)
-    cost = check_cost(
-        spec,
-        inputs.table,
-        workers=workers,
-        calibration=calibration,
-        allow_large=True,
-        scheduler=scheduler_address(args.scheduler) is not None,
-    )
     lines = ["dry run: nothing was written and no run started."]
     if dataset.dropped_rows:
         lines.append(f"{dataset.dropped_rows:,} rows with missing values would be dropped.")
@@ -514,33 +511,9 @@ def _execute(
     return _resolve_and_finish(folder, args, scheduler)
 
 
-def _check_cost(
-    spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace, calibration: Calibration | None
-) -> CostCheck:
-    """Refuse a run whose estimated cost is over the limit, unless ``--i-know-its-large``.
-
-    See :func:`privgame.games.estimate.check_cost`; the estimate is printed unless ``--quiet``.
-
-    Returns
-    -------
-    CostCheck
-        The estimate, which the engine shows as the time left until units have finished.
-
-    Raises
-    ------
-    ParameterError
-        With the estimate, for a run over the limit without ``--i-know-its-large``.
-    """
-    from privgame.service import check_cost, resolve_workers, scheduler_address
-
-    cost = check_cost(
-        spec,
-        inputs.table,
-        workers=resolve_workers(args.workers),
-        calibration=calibration,
-        allow_large=args.i_know_its_large,
-        scheduler=scheduler_address(args.scheduler) is not None,
-    )
+def _print_cost(cost: CostCheck, args: argparse.Namespace) -> None:
+    """Say the estimate (unless ``--quiet``), or that a run over the limit goes on because of
+    ``--i-know-its-large`` (:func:`privgame.service.check_launch` refused it otherwise)."""
     if cost.over:
         print(
             f"warning: this run would take {cost.text}, over the limit; running it anyway "
@@ -549,38 +522,14 @@ def _check_cost(
         )
     elif not args.quiet:
         print(f"estimated time: {cost.text}.", file=sys.stderr)
-    return cost
 
 
-def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) -> Calibration:
-    """Check a plug-in generator against the protocol on a slice of D, then estimate the run's time.
+def _print_plugin(
+    spec: RunSpec, report: ContractReport, calibration: Calibration, seconds: float, workers: int
+) -> None:
+    """Say that a plug-in follows the generator protocol, its timing and the run's estimate."""
+    from privgame.service import cost_warning
 
-    Returns
-    -------
-    Calibration
-        The generator's timing on this machine (reused by the cost check).
-
-    Raises
-    ------
-    GeneratorContractError
-        Naming everything the plug-in does that the engine cannot rely on.
-    """
-    from privgame.service import (
-        calibrate,
-        check_plugin,
-        cost_warning,
-        estimate_seconds,
-        resolve_workers,
-        scheduler_address,
-    )
-
-    report = check_plugin(spec, inputs.table)
-    workers = resolve_workers(args.workers)
-    on_dask = scheduler_address(args.scheduler) is not None
-    calibration = calibrate(spec, inputs.table, workers=1 if on_dask else workers)
-    seconds = estimate_seconds(
-        spec, inputs.table, workers=workers, calibration=calibration, scheduler=on_dask
-    )
     print(
         f"plug-in {spec.generator}: follows the generator protocol (one fit on {report.rows} rows took "
         f"{report.fit_seconds * 1000:,.1f} ms; one fit + sample on |D| = {spec.sizes['target']:,} rows "
@@ -591,7 +540,6 @@ def _check_plugin(spec: RunSpec, inputs: AuditInputs, args: argparse.Namespace) 
     warning = cost_warning(seconds)
     if warning:
         print(f"warning: {warning}", file=sys.stderr)
-    return calibration
 
 
 def _resolve_and_finish(folder: RunFolder, args: argparse.Namespace, scheduler: str | None) -> int:
