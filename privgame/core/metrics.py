@@ -66,6 +66,7 @@ __all__ = [
     "miss_rate_curve",
     "percentiles",
     "record_training_variance",
+    "reliability",
     "rmsd",
     "roc_points",
     "screened_share",
@@ -1092,6 +1093,52 @@ def screened_share(
     low = max(0.0, float(all_low.mean()) + low_shift - e_low)
     high = min(1.0, (float(all_high.mean()) + high_shift) / (1.0 - VERDICT_ERROR))
     return min(max(estimate, 0.0), 1.0), low, max(low, high)
+
+
+def reliability(
+    estimates: ArrayLike, lows: ArrayLike, highs: ArrayLike, *, level: float = 0.95
+) -> float | None:
+    """The share of the spread of estimates across records that is not their estimation noise.
+
+    With ``estimate = truth + noise`` record by record, the variance across records is the
+    truths' variance plus the mean noise variance (classical test theory), and each record's
+    noise standard deviation is read from its ``level`` interval as its width over ``2 z``. The
+    reliability ``1 - mean(noise variance) / variance(estimates)`` is the squared correlation
+    of the estimates with the truths; no score, however good, is expected to correlate with these
+    estimates by more than about its square root. Used to read the screen's agreement with the
+    exact game's risks: at N_eval = 200 on records whose risks lie close together, the exact
+    risks' own noise caps the rank correlation well below 1.
+
+    Parameters
+    ----------
+    estimates, lows, highs : array-like of float, shape (n,)
+        Each record's estimate and interval; records with a missing value are left out.
+    level : float, default 0.95
+        The intervals' level.
+
+    Returns
+    -------
+    float or None
+        In [0, 1] (a noise larger than the spread gives 0); ``None`` with fewer than five
+        records or estimates that do not vary.
+    """
+    level = _probability(level, "level", open_low=True, open_high=True)
+    values = [np.asarray(a, dtype=np.float64).reshape(-1) for a in (estimates, lows, highs)]
+    if len({v.size for v in values}) != 1:
+        raise ParameterError("estimates, lows and highs must have one length.")
+    estimate, low, high = values
+    keep = np.isfinite(estimate) & np.isfinite(low) & np.isfinite(high)
+    if np.count_nonzero(keep) < 5:
+        return None
+    spread = float(np.var(estimate[keep], ddof=1))
+    if not spread > 0:
+        return None
+    z = NormalDist().inv_cdf(0.5 + level / 2.0)
+    noise = float(np.mean(((high[keep] - low[keep]) / (2.0 * z)) ** 2))
+    # 1 / variance is biased upwards (Jensen): for normal values (n - 3) / ((n - 1) s^2) is unbiased.
+    n = int(np.count_nonzero(keep))
+    unbiased = (n - 3) / (n - 1)
+    return min(1.0, max(0.0, 1.0 - unbiased * noise / spread))
 
 
 def binomial_interval(successes: int, trials: int, *, level: float = 0.95) -> tuple[float, float]:

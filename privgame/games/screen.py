@@ -272,6 +272,8 @@ def column_intervals(
 
 _RECORD_BLOCK = 2048
 
+_BOUNDS = ("risk_model_seeded_low", "risk_model_seeded_high")
+
 
 def screen_records(
     stats: np.ndarray,
@@ -399,8 +401,11 @@ def agreement(
         count}}), ``disagree`` (records whose verdicts differ: id, both risks and verdicts),
         ``missed`` (records at risk in the exact game that the screen called *not at risk*),
         ``trusted`` (False when a record was missed: the screen's *not at risk* then does not
-        stand), ``reason`` (why not, in words; "" when trusted), ``note`` (the rank correlation
-        below :data:`POOR_SPEARMAN`, in words; "" otherwise). A weak rank correlation alone does
+        stand), ``reason`` (why not, in words; "" when trusted), ``spearman_ceiling`` (about the
+        highest rank correlation the exact risks' own estimation noise allows, the square root
+        of their :func:`~privgame.core.metrics.reliability`; None when ``exact`` has no
+        intervals or too few records), ``note`` (the rank correlation below
+        :data:`POOR_SPEARMAN`, in words; "" otherwise). A weak rank correlation alone does
         not void the screen: the two attacks differ, and where the screen finds more than the
         exact game (a record's copied value, which TAPAS' queries do not see) its verdicts only
         err towards risk; what voids its *not at risk* is a record it missed.
@@ -444,15 +449,27 @@ def agreement(
         if missed
         else ""
     )
+    ceiling = None
+    if {"risk_model_seeded_low", "risk_model_seeded_high"} <= set(exact.columns):
+        share = metrics.reliability(
+            *(pd.to_numeric(exact[c], errors="coerce") for c in ("risk_model_seeded", *_BOUNDS))
+        )
+        ceiling = None if share is None else math.sqrt(share)
     note = ""
     if rho is not None and rho < POOR_SPEARMAN and valid.sum() >= MIN_RANKED:
         note = (
             f"the screening and exact risks of the random sample rank alike only weakly (Spearman "
             f"{rho:.2f}): the two attacks find different records"
         )
+        if ceiling is not None and ceiling < 1.0:
+            note += (
+                f", and the exact risks' own estimation noise alone would hold the rank correlation "
+                f"to about {ceiling:.2f} (more evaluation runs, extend --n-eval, raise it)"
+            )
     return {
         "records": len(merged),
         "spearman": rho,
+        "spearman_ceiling": ceiling,
         "confusion": confusion,
         "disagree": disagree,
         "missed": missed,

@@ -217,3 +217,33 @@ def test_a_resumed_screen_remakes_the_chunks_another_version_counted(
     folder.save_screen_chunk(0, {**chunk, "stats": chunk["stats"][:, :5]})  # as if fewer statistics
     execute(folder, workers=1)
     assert (folder.path / "screen.parquet").read_bytes() == (whole.path / "screen.parquet").read_bytes()
+
+
+def test_the_agreement_says_how_far_the_exact_risks_noise_allows_it() -> None:
+    from privgame.games.screen import agreement
+
+    ids = np.arange(12)
+    exact_risk = np.linspace(0.70, 0.92, 12)
+    exact = pd.DataFrame(
+        {
+            "record_id": ids,
+            "risk_model_seeded": exact_risk,
+            "risk_model_seeded_low": exact_risk - 0.1,
+            "risk_model_seeded_high": exact_risk + 0.1,
+        }
+    )
+    screened = pd.DataFrame(
+        {
+            "record_id": ids,
+            "screen_risk": exact_risk[::-1],
+            "screen_low": exact_risk[::-1] - 0.2,
+            "screen_high": exact_risk[::-1] + 0.05,
+        }
+    )
+    check = agreement(screened, exact, 0.8, np.full(12, "undecided", dtype=object))
+    assert check["spearman"] == pytest.approx(-1.0)
+    # Spread 0.071, noise 0.1 / 1.96 = 0.051 a record: a reliability of about 0.5.
+    assert 0.6 < check["spearman_ceiling"] < 0.8
+    assert "own estimation noise alone would hold the rank correlation to about 0.7" in check["note"]
+    without = agreement(screened, exact[["record_id", "risk_model_seeded"]], 0.8, np.full(12, "undecided"))
+    assert without["spearman_ceiling"] is None and "noise" not in without["note"]

@@ -77,6 +77,8 @@ def _screen_lines(summary: dict[str, Any]) -> list[str]:
     check = screen.get("agreement")
     if check:
         rho = "n/a" if check["spearman"] is None else f"{check['spearman']:.2f}"
+        if check["spearman"] is not None and check.get("spearman_ceiling") is not None:
+            rho += f" (the exact risks' noise allows about {check['spearman_ceiling']:.2f})"
         table = "; ".join(
             f"exact {e}: " + ", ".join(f"{n} screened {s}" for s, n in row.items() if n)
             for e, row in check["confusion"].items()
