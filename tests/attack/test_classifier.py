@@ -126,3 +126,35 @@ def test_the_forest_measures_itself_out_of_bag() -> None:
     noise = np.random.default_rng(3).normal(size=(200, 5)).astype(np.float32)
     assert 0.3 < MetaClassifier().fit(noise, y, rng=stream(1, 0)).shadow_auc_ < 0.7
     assert np.isnan(MetaClassifier("logistic").fit(x, y, rng=stream(1, 0)).shadow_auc_)
+
+
+@pytest.mark.parametrize(("rows", "trees", "seed"), [(200, 100, 0), (57, 7, 1), (300, 30, 2)])
+def test_the_out_of_bag_predictions_are_scikit_learns_to_the_bit(
+    rows: int, trees: int, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import contextlib
+
+    from sklearn.ensemble import _forest
+
+    from privgame.attack.classifier import _Forest
+
+    rng = stream(seed, 0, 0, 9)
+    x = rng.normal(size=(rows, 40)).astype(np.float32)
+    y = (x[:, 0] + rng.normal(size=rows) > 0).astype(np.int64)
+    theirs = RandomForestClassifier(n_estimators=trees, max_depth=5, random_state=seed, oob_score=True)
+    few = pytest.warns(UserWarning, match="OOB") if trees < 10 else contextlib.nullcontext()
+    with few:  # with few trees some rows are in every bootstrap
+        theirs.fit(x, y)
+
+    def copies(*args: object) -> None:
+        raise AssertionError("scikit-learn's out-of-bag predictions (with their copies) were used")
+
+    # The forest's own path runs, not scikit-learn's.
+    monkeypatch.setattr(_forest.BaseForest, "_compute_oob_predictions", copies)
+    ours = _Forest(n_estimators=trees, max_depth=5, random_state=seed, oob_score=True)
+    few = pytest.warns(UserWarning, match="OOB") if trees < 10 else contextlib.nullcontext()
+    with few:
+        ours.fit(x, y)
+    assert ours.oob_decision_function_.tobytes() == theirs.oob_decision_function_.tobytes()
+    assert ours.oob_score_ == theirs.oob_score_
+    assert np.array_equal(ours.predict_proba(x), theirs.predict_proba(x))
