@@ -11,7 +11,9 @@ import json
 import math
 import os
 import secrets
+import signal
 import stat
+import threading
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -219,16 +221,49 @@ def interrupts_kept() -> Iterator[None]:
     ``np.savez`` interrupted while it closes its zip member raised "Can't close the ZIP file while
     there is an open writing handle on it", and the command ended with status 1 and a traceback
     instead of its resume command. The bytes are made in memory, so nothing is half written.
+
+    In the main thread, SIGINT and SIGTERM are also held back until the body ends (it only encodes
+    in memory, so briefly): an interrupt that lands inside ``zipfile`` left an abandoned archive
+    whose clean-up printed "Exception ignored ... Traceback" beside the resume command. Held back,
+    the interrupt arrives after the body, at a clean point.
     """
+    with _signals_held():
+        try:
+            yield
+        except Exception as error:
+            seen: BaseException | None = error
+            while seen is not None:
+                if isinstance(seen, KeyboardInterrupt):
+                    raise seen from None
+                seen = seen.__context__ or seen.__cause__
+            raise
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """In the main thread, note SIGINT and SIGTERM instead of acting on them until the body ends,
+    then hand each to the handler it would have reached (Python runs signal handlers in the main
+    thread only, so blocking the signal there would not hold one the kernel gives another thread)."""
+    kinds = (signal.SIGINT, signal.SIGTERM)
+    # A handler installed outside Python (None) could not be put back: leave the signals alone.
+    if threading.current_thread() is not threading.main_thread() or any(
+        signal.getsignal(kind) is None for kind in kinds
+    ):
+        yield
+        return
+    pending: list[int] = []
+    previous = {kind: signal.signal(kind, lambda number, _frame: pending.append(number)) for kind in kinds}
     try:
         yield
-    except Exception as error:
-        seen: BaseException | None = error
-        while seen is not None:
-            if isinstance(seen, KeyboardInterrupt):
-                raise seen from None
-            seen = seen.__context__ or seen.__cause__
-        raise
+    finally:
+        for kind, handler in previous.items():
+            signal.signal(kind, handler)
+        for number in pending:
+            handler = previous[signal.Signals(number)]
+            if callable(handler):
+                handler(number, None)
+            elif handler == signal.SIG_DFL:
+                os.kill(os.getpid(), number)
 
 
 def npz_bytes(arrays: Mapping[str, np.ndarray]) -> bytes:
