@@ -450,7 +450,7 @@ def agreement(
         else ""
     )
     ceiling = None
-    if {"risk_model_seeded_low", "risk_model_seeded_high"} <= set(exact.columns):
+    if set(_BOUNDS) <= set(exact.columns):
         share = metrics.reliability(
             *(pd.to_numeric(exact[c], errors="coerce") for c in ("risk_model_seeded", *_BOUNDS))
         )

@@ -458,7 +458,7 @@ def _memory_mapped(obj: Any, folder: Path, name: str) -> Any:
         path = folder / f"{name}.npy"
         np.save(path, obj, allow_pickle=False)
         return np.load(path, mmap_mode="r")
-    if isinstance(obj, tuple) and obj and all(isinstance(a, np.ndarray) for a in obj):
+    if isinstance(obj, tuple) and _holds_arrays(obj):
         return tuple(_memory_mapped(a, folder, f"{name}-{i}") for i, a in enumerate(obj))
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         changes = {

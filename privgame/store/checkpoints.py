@@ -55,10 +55,9 @@ def shared_arrays(datasets: np.ndarray) -> dict[str, np.ndarray]:
     audit; column by column, Adult's take 18% of that. :func:`datasets_from` restores
     the float64 array bit for bit.
     """
-    datasets = np.asarray(datasets, dtype=np.float64)
-    arrays = {"shape": np.array(datasets.shape, dtype=np.int64)}
-    for j in range(datasets.shape[2]):
-        arrays[f"column_{j}"] = _narrowest(np.ascontiguousarray(datasets[:, :, j]))
+    tables = SyntheticTables.of(datasets)
+    arrays = {"shape": np.array(tables.shape, dtype=np.int64)}
+    arrays.update({f"column_{j}": column for j, column in enumerate(tables.columns)})
     return arrays
 
 
@@ -66,11 +65,7 @@ def datasets_from(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
     """The float64 datasets of a shared checkpoint (column by column, or one array as of old)."""
     if "datasets" in arrays:
         return np.asarray(arrays["datasets"], dtype=np.float64)
-    m, n, d = (int(v) for v in arrays["shape"])
-    datasets = np.empty((m, n, d), dtype=np.float64)
-    for j in range(d):
-        datasets[:, :, j] = arrays[f"column_{j}"]
-    return datasets
+    return np.asarray(tables_from([arrays]))
 
 
 @dataclass(frozen=True, eq=False)
