@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from privgame.attack.base import register
-from privgame.attack.distance import ScaledDistanceAttack
+from privgame.attack.distance import Distances, ScaledDistanceAttack
 
 __all__ = ["ClosestRecordAttack"]
 
@@ -33,9 +33,8 @@ class ClosestRecordAttack(ScaledDistanceAttack):
     title = "closest record"
     description = "how close the synthetic rows nearest to the record come, and how many copy it"
 
-    def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
-        synthetic, target = self._check_table(synthetic, target)
-        distance = self.distances(synthetic, target)
+    def features_from(self, distances: Distances, target: np.ndarray) -> np.ndarray:
+        distance = distances.l1
         m = len(distance)
         out = np.zeros(1 + len(_RADII) + len(_NEAREST), dtype=np.float32)
         if m == 0:

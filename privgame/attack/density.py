@@ -17,7 +17,7 @@ from typing import Self
 import numpy as np
 
 from privgame.attack.base import AttackContext, register
-from privgame.attack.distance import ScaledDistanceAttack
+from privgame.attack.distance import Distances, ScaledDistanceAttack
 
 __all__ = ["DensityRatioAttack"]
 
@@ -57,10 +57,9 @@ class DensityRatioAttack(ScaledDistanceAttack):
 
     def _reference_density(self, target: np.ndarray) -> np.ndarray:
         return self._per_target(
-            target, lambda: log_densities(self.squared_distances(self._reference, target))
+            target, lambda: log_densities(self.distances(self._reference, target).squared)
         )
 
-    def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
-        synthetic, target = self._check_table(synthetic, target)
-        ratio = log_densities(self.squared_distances(synthetic, target)) - self._reference_density(target)
+    def features_from(self, distances: Distances, target: np.ndarray) -> np.ndarray:
+        ratio = log_densities(distances.squared) - self._reference_density(target)
         return np.maximum(ratio, -1e6).astype(np.float32)

