@@ -458,8 +458,8 @@ def agreement(
     note = ""
     if rho is not None and rho < POOR_SPEARMAN and valid.sum() >= MIN_RANKED:
         note = (
-            f"the screening and exact risks of the random sample rank alike only weakly (Spearman "
-            f"{rho:.2f}): the two attacks find different records"
+            "the screening and exact risks of the random sample rank alike only weakly: the two "
+            "attacks find different records"
         )
         if ceiling is not None and ceiling < 1.0:
             note += (

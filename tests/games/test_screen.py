@@ -247,3 +247,22 @@ def test_the_agreement_says_how_far_the_exact_risks_noise_allows_it() -> None:
     assert "own estimation noise alone would hold the rank correlation to about 0.7" in check["note"]
     without = agreement(screened, exact[["record_id", "risk_model_seeded"]], 0.8, np.full(12, "undecided"))
     assert without["spearman_ceiling"] is None and "noise" not in without["note"]
+
+
+def test_a_weak_agreement_names_its_spearman_once_in_the_sentence() -> None:
+    from privgame.games.screen import summarise_screen
+
+    ids = np.arange(12)
+    risk = np.linspace(0.70, 0.92, 12)
+    screened = pd.DataFrame(
+        {
+            "record_id": ids,
+            "screen_risk": risk[::-1],
+            "screen_low": risk[::-1] - 0.2,
+            "screen_high": risk[::-1],
+        }
+    )
+    sample = pd.DataFrame({"record_id": ids, "risk_model_seeded": risk})
+    text = summarise_screen(screened, sample, np.full(12, "undecided", dtype=object), 0.8)["text"]
+    assert "rank alike only weakly" in text
+    assert text.count("Spearman") == 1, text
