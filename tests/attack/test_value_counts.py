@@ -97,3 +97,17 @@ def test_bad_shapes_name_the_problem() -> None:
     counts = ExactValueCounts.of(np.zeros((4, 3)), np.array([True, True, True]))
     with pytest.raises(ParameterError, match=r"shape \(m, 3\)"):
         counts.statistics(np.zeros((5, 2)))
+
+
+@pytest.mark.parametrize("dense_keys", [0, 60, 1 << 23], ids=["all-sorted", "mixed", "all-dense"])
+def test_dense_and_sorted_counts_give_the_same_bytes(
+    dense_keys: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    records, synthetic, mask = _tables(11)
+    counts = ExactValueCounts.of(records, mask)
+    expected = reference_value_counts(records, synthetic, counts.pairs)
+    monkeypatch.setattr(values_module, "DENSE_KEYS", dense_keys)
+    got = counts.statistics(synthetic)[0]
+    np.testing.assert_allclose(got, expected, rtol=1e-5)
+    monkeypatch.setattr(values_module, "DENSE_KEYS", 1 << 23)
+    assert np.array_equal(got, counts.statistics(synthetic)[0])
