@@ -6,11 +6,11 @@ attacker's reference data; a categorical column's gap is 0 when the values are e
 they differ (the scale of a standardised continuous gap of one deviation). The closest-record and
 density attacks sum these gaps into a distance.
 
-:func:`distances` sums them column by column, without the (m, d) matrix of :func:`gaps`, and makes
+:func:`distances` sums them row by row, without the (m, d) matrix of :func:`gaps`, and makes
 both sums at once: a portfolio with both attacks computes them once per table
 (:meth:`ScaledDistanceAttack.features_from` takes them; see
 :meth:`privgame.attack.portfolio.Portfolio.features`). On Adult's 31,655 × 15 tables that is
-2.8 ms a table against 11.9 ms for two passes over :func:`gaps`.
+1.0 ms a table against 11.9 ms for two passes over :func:`gaps`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from abc import abstractmethod
 from typing import NamedTuple, Self
 
 import numpy as np
+from numba import njit
 
 from privgame.attack.base import Attack, AttackContext
 
@@ -69,8 +70,8 @@ class Distances(NamedTuple):
 def distances(
     synthetic: np.ndarray, target: np.ndarray, scales: np.ndarray, is_categorical: np.ndarray
 ) -> Distances:
-    """Both sums of :func:`gaps` over the columns, one column at a time (the same values as summing
-    the gap matrix, up to the order of the additions).
+    """Both sums of :func:`gaps` over the columns, in one pass over the rows (the same values as
+    summing the gap matrix, up to the order of the additions: here column by column, left to right).
 
     Parameters
     ----------
@@ -83,20 +84,28 @@ def distances(
     synthetic = np.asarray(synthetic, dtype=np.float64)
     target = np.asarray(target, dtype=np.float64)
     categorical = np.asarray(is_categorical, dtype=bool)
-    l1 = np.zeros(len(synthetic))
-    squared = np.zeros(len(synthetic))
-    gap = np.empty(len(synthetic))
-    for j in range(synthetic.shape[1]):
-        if categorical[j]:
-            np.not_equal(synthetic[:, j], target[j], out=gap)
-        else:
-            np.subtract(synthetic[:, j], target[j], out=gap)
-            np.abs(gap, out=gap)
-            gap /= scales[j]
-        l1 += gap
-        gap *= gap
-        squared += gap
+    l1, squared = _distance_sums(synthetic, target, np.asarray(scales, dtype=np.float64), categorical)
     return Distances(l1, squared)
+
+
+@njit(cache=True)
+def _distance_sums(synthetic, target, scales, categorical):
+    m, d = synthetic.shape
+    l1 = np.zeros(m)
+    squared = np.zeros(m)
+    for i in range(m):
+        a = 0.0
+        b = 0.0
+        for j in range(d):
+            if categorical[j]:
+                gap = 1.0 if synthetic[i, j] != target[j] else 0.0
+            else:
+                gap = abs(synthetic[i, j] - target[j]) / scales[j]
+            a += gap
+            b += gap * gap
+        l1[i] = a
+        squared[i] = b
+    return l1, squared
 
 
 class ScaledDistanceAttack(Attack):
