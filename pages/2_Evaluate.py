@@ -48,11 +48,13 @@ from privgame.core.errors import PrivgameError
 from privgame.service import (
     ATTACKERS,
     CLASSIFIER,
+    CONFIRM_TOP,
     DEFAULT_ATTACKER,
-    DEFAULT_INFERENCE_THRESHOLD,
     GENERATORS,
+    INFERENCE_THRESHOLD,
     N_EVAL,
     N_SHADOW,
+    SCREEN,
     SEED,
     THRESHOLD,
     AuditInputs,
@@ -618,23 +620,8 @@ def _screen(kind: str) -> dict[str, Any]:
     default = ScreenSettings.for_setup(kind)
     cols = st.columns([2, 1])
     keep("screen_all", default.on)
-    on = cols[0].checkbox(
-        "Screen every record of D",
-        key="screen_all",
-        help="A screening pass gives every record a risk, an interval and a verdict (labelled "
-        "'screened') from shadow fits all records share; the exact game confirms the records "
-        "below and the top-screened ones, and its random records check the screen.",
-    )
-    keep("confirm_top", default.confirm_top, low=0)
-    confirm = cols[1].number_input(
-        "Top-screened records to confirm",
-        min_value=0,
-        step=5,
-        key="confirm_top",
-        disabled=not on,
-        help="The records with the highest screening risk, not already chosen below, that the "
-        "exact game plays too.",
-    )
+    on = cols[0].checkbox(SCREEN.label, key="screen_all", help=SCREEN.help)
+    confirm = option_input(CONFIRM_TOP, "confirm_top", cols[1], default=default.confirm_top, disabled=not on)
     return {"screen": "all" if on else "none", "confirm_top": int(confirm)}
 
 
@@ -655,17 +642,7 @@ def _inference(dataset: Dataset) -> dict[str, Any]:
         "the release. A record's inference gain is how much more often it succeeds with the record "
         "in D than with it swapped out: the same 'in' and 'out' runs as the membership game.",
     )
-    keep("inference_threshold", DEFAULT_INFERENCE_THRESHOLD, low=0.0, high=0.95)
-    threshold = cols[1].number_input(
-        "Inference threshold",
-        min_value=0.0,
-        max_value=0.95,
-        step=0.05,
-        key="inference_threshold",
-        disabled=not secrets,
-        help="A record is at risk of inference when its gain's interval lies above this (0.1: the "
-        "release names its secret 10 points more often because the record was in D).",
-    )
+    threshold = option_input(INFERENCE_THRESHOLD, "inference_threshold", cols[1], disabled=not secrets)
     if proposed:
         st.caption(
             "Columns whose names look sensitive: " + ", ".join(plain(name) for name in proposed) + ". "

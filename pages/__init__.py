@@ -143,12 +143,14 @@ def option_input(
     default: Any = None,
     infinite_key: str | None = None,
     infinite_label: str = "ε = ∞ (no noise)",
+    disabled: bool = False,
 ) -> Any:
     """The widget of a declared option (:mod:`privgame.core.options`), with its label, help, range
     and default (``default`` replaces the declared one), kept across pages (:func:`keep`); its value.
 
     ``where`` is the container (a column; None: the page). An ``epsilon`` option adds a checkbox
-    for infinity (no noise) under ``infinite_key`` (default: ``key`` + ``"_inf"``).
+    for infinity (no noise) under ``infinite_key`` (default: ``key`` + ``"_inf"``). ``disabled``
+    greys a number's widget out.
     """
     where = st if where is None else where
     value = option.default if default is None else default
@@ -190,10 +192,11 @@ def option_input(
         option.label,
         min_value=None if low is None else cast(low),
         max_value=None if high is None else cast(high),
-        step=cast(option.page_step or 1) if whole else None,
+        step=cast(option.page_step) if option.page_step else 1 if whole else None,
         format=option.page_format,
         key=key,
         help=option.help,
+        disabled=disabled,
     )
     return cast(number)
 

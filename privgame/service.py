@@ -459,8 +459,13 @@ def _from_core_options() -> dict[str, Any]:
     from privgame.core.options import (
         ATTACKER,
         CLASSIFIER,
+        CONFIRM_TOP,
+        INFERENCE_THRESHOLD,
         N_EVAL,
         N_SHADOW,
+        SCREEN,
+        SCREEN_OPTIONS,
+        SCREEN_SHADOWS,
         SEED,
         THRESHOLD,
         Option,

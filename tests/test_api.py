@@ -167,3 +167,28 @@ def test_every_declared_generator_parameter_is_a_keyword_and_a_flag(adult_csv: P
                 code = stop.code
             assert code == 2, (name, option.flag)
     assert not any(tmp_path.iterdir())  # refused before anything was written
+
+
+def test_the_screen_settings_are_declared_keywords_flags_and_checks(adult_csv: Path, tmp_path: Path) -> None:
+    """The screen's settings are declared once (``SCREEN_OPTIONS``): each is a keyword of
+    ``privgame.audit`` and a flag of ``run``, and a count out of its range is refused by both with
+    the declaration's rule, before anything is written."""
+    import inspect
+
+    from privgame.core.options import SCREEN_OPTIONS
+
+    helped = subprocess.run(
+        [sys.executable, "-m", "privgame", "run", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    keywords = inspect.signature(privgame.audit).parameters
+    for option in SCREEN_OPTIONS:
+        assert option.flag in helped and option.name in keywords, option.name
+        if option.kind != "int":
+            continue
+        with pytest.raises(ParameterError) as caught:
+            privgame.audit(adult_csv, runs=tmp_path, progress=False, **{option.name: -1})
+        said = caught.value.problems
+        assert any(option.flag in p and option.rule in p for p in said), said
+        argv = ["run", "--data", str(adult_csv), "--generator", "synthpop", option.flag, "-1"]
+        assert main([*argv, "--out", str(tmp_path)]) == 2
+    assert not any(tmp_path.iterdir())

@@ -18,7 +18,12 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 from typing import Any, Literal
 
-from privgame.core.defaults import ATTACKERS
+from privgame.core.defaults import (
+    ATTACKERS,
+    DEFAULT_CONFIRM_TOP,
+    DEFAULT_INFERENCE_THRESHOLD,
+    DEFAULT_SCREEN_SHADOWS,
+)
 from privgame.core.errors import ParameterError
 from privgame.core.parameters import (
     MAX_N_EVAL,
@@ -34,13 +39,18 @@ __all__ = [
     "BINS",
     "CATEGORICAL_SPLITS",
     "CLASSIFIER",
+    "CONFIRM_TOP",
     "DEGREE",
     "DELTA",
     "EPSILON",
     "GENERATOR_OPTIONS",
+    "INFERENCE_THRESHOLD",
     "MIN_SAMPLES_LEAF",
     "N_EVAL",
     "N_SHADOW",
+    "SCREEN",
+    "SCREEN_OPTIONS",
+    "SCREEN_SHADOWS",
     "SEED",
     "TARGET_SELECTION",
     "THRESHOLD",
@@ -369,4 +379,55 @@ SEED = Option(
     label="Seed",
     help="The root of every random choice: the same seed gives the same results.",
     ruled_by=seed_problem,
+)
+
+
+# --- the screen of every record -----------------------------------------------------------------
+
+SCREEN = Option(
+    name="screen",
+    kind="choice",
+    default="all",
+    choices=("all", "none"),
+    label="Screen every record of D",
+    help="Screen every record of D (all) or none: a screening pass gives every record a risk, an "
+    "interval and a verdict, labelled 'screened', from shadow fits all records share.",
+)
+CONFIRM_TOP = Option(
+    name="confirm_top",
+    kind="int",
+    default=DEFAULT_CONFIRM_TOP,
+    low=0,
+    page_step=5,
+    label="Top-screened records to confirm",
+    help="The records with the highest screening risk, not already in the audit plan, that the exact "
+    "game plays too.",
+)
+SCREEN_SHADOWS = Option(
+    name="screen_shadows",
+    kind="int",
+    default=DEFAULT_SCREEN_SHADOWS,
+    low=20,
+    high=100_000,
+    label="Screening datasets",
+    help="Screening datasets, each D with a fifth of its records swapped for reference records.",
+)
+SCREEN_OPTIONS: tuple[Option, ...] = (SCREEN, CONFIRM_TOP, SCREEN_SHADOWS)
+"""The screen's settings, as the command line, the Evaluate page and the Python API offer them."""
+
+
+# --- attribute inference -------------------------------------------------------------------------
+
+INFERENCE_THRESHOLD = Option(
+    name="inference_threshold",
+    kind="float",
+    default=DEFAULT_INFERENCE_THRESHOLD,
+    low=0.0,
+    high=1.0,
+    open_high=True,
+    page_high=0.95,
+    page_step=0.05,
+    label="Inference threshold",
+    help="A record is at risk of inference when its gain's interval lies above this (0.1: the release "
+    "names its secret 10 points more often because the record was in D).",
 )

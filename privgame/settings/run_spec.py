@@ -22,7 +22,14 @@ from privgame.core.defaults import (
     DEFAULT_SCREEN_SHADOWS,
 )
 from privgame.core.errors import ParameterError
-from privgame.core.options import generator_options, option_problems
+from privgame.core.options import (
+    CONFIRM_TOP,
+    INFERENCE_THRESHOLD,
+    SCREEN,
+    SCREEN_SHADOWS,
+    generator_options,
+    option_problems,
+)
 from privgame.core.parameters import MAX_N_EVAL, MAX_N_SHADOW, count_problem, seed_problem, threshold_problem
 
 __all__ = [
@@ -286,7 +293,7 @@ class AttackSettings:
         return out
 
 
-SCREEN_MODES: tuple[str, ...] = ("all", "none")
+SCREEN_MODES: tuple[str, ...] = SCREEN.choices
 """``--screen``: screen every record of D (``all``) or none."""
 
 
@@ -333,27 +340,15 @@ class ScreenSettings:
         out: list[str] = []
         if self.mode not in SCREEN_MODES:
             out.append(f"--screen {self.mode!r} is unknown; use 'all' (screen every record) or 'none'.")
-        if (
-            isinstance(self.shadows, bool)
-            or not isinstance(self.shadows, int)
-            or not 20 <= self.shadows <= 100_000
-        ):
-            out.append(
-                f"--screen-shadows must be a whole number from 20 to 100,000; got {self.shadows!r} "
-                "(the default is 500)."
-            )
+        for option, value in ((SCREEN_SHADOWS, self.shadows), (CONFIRM_TOP, self.confirm_top)):
+            if option.problem(value) is not None:
+                out.append(
+                    f"{option.flag} must be {option.rule}; got {value!r} (the default is {option.default})."
+                )
         if not isinstance(self.swap, int | float) or not 0 < float(self.swap) <= 0.5:
             out.append(
                 f"the screen's swap (the share of D swapped out of each screening dataset) must be in "
                 f"(0, 0.5]; got {self.swap!r} (the default is 0.2)."
-            )
-        if (
-            isinstance(self.confirm_top, bool)
-            or not isinstance(self.confirm_top, int)
-            or self.confirm_top < 0
-        ):
-            out.append(
-                f"--confirm-top must be a whole number >= 0; got {self.confirm_top!r} (the default is 20)."
             )
         return out
 
@@ -382,14 +377,10 @@ class InferenceSettings:
     def problems(self, schema: Mapping[str, Any] | None = None) -> list[str]:
         """Every problem with these settings (and their columns, given the spec's schema)."""
         out: list[str] = []
-        if (
-            isinstance(self.threshold, bool)
-            or not isinstance(self.threshold, int | float)
-            or not (0 <= float(self.threshold) < 1)
-        ):
+        if INFERENCE_THRESHOLD.problem(self.threshold) is not None:
             out.append(
-                f"--inference-threshold must be a number in [0, 1); got {self.threshold!r} "
-                f"(the default is {DEFAULT_INFERENCE_THRESHOLD})."
+                f"{INFERENCE_THRESHOLD.flag} must be {INFERENCE_THRESHOLD.rule}; got {self.threshold!r} "
+                f"(the default is {INFERENCE_THRESHOLD.default})."
             )
         if not all(isinstance(s, str) and s for s in self.secrets):
             out.append(f"--secret takes column names; got {list(self.secrets)!r}.")

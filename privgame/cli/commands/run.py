@@ -20,14 +20,17 @@ from privgame.cli.commands._progress import ProgressBar
 from privgame.cli.terminal import terminal_safe
 from privgame.core.defaults import (
     ATTACK_NAMES,
-    DEFAULT_CONFIRM_TOP,
     DEFAULT_HOLDOUT,
-    DEFAULT_INFERENCE_THRESHOLD,
-    DEFAULT_SCREEN_SHADOWS,
     MISSING_POLICIES,
 )
 from privgame.core.errors import ParameterError
-from privgame.core.options import GENERATOR_OPTIONS, TARGET_SELECTION
+from privgame.core.options import (
+    GENERATOR_OPTIONS,
+    INFERENCE_THRESHOLD,
+    SCREEN,
+    SCREEN_OPTIONS,
+    TARGET_SELECTION,
+)
 from privgame.core.parameters import (
     MAX_N_SHADOW,
     count_problem,
@@ -219,27 +222,15 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         "'screened', from shadow fits shared by all records; the exact game then plays the audit "
         "plan and the top-screened records, and the random sample checks the screen.",
     )
-    screen.add_argument(
-        "--screen",
-        choices=("all", "none"),
-        default=None,
-        help="screen every record of D (all; the release set-up's default) or none (the paper "
-        "set-up's default)",
-    )
-    screen.add_argument(
-        "--confirm-top",
-        type=int,
-        metavar="N",
-        help=f"the N top-screened records not already in the plan that the exact game plays too "
-        f"(default {DEFAULT_CONFIRM_TOP})",
-    )
-    screen.add_argument(
-        "--screen-shadows",
-        type=int,
-        metavar="K",
-        help=f"screening datasets, each D with a fifth of its records swapped for reference records "
-        f"(default {DEFAULT_SCREEN_SHADOWS})",
-    )
+    for option in SCREEN_OPTIONS:
+        add_option(
+            screen,
+            option,
+            default=None,  # not given: the set-up's (--screen) or the declaration's
+            default_text="all in the release set-up, none in the paper's"
+            if option is SCREEN
+            else str(option.default),
+        )
     inference = parser.add_argument_group(
         "attribute inference (per record)",
         "Name a secret column to play the inference game on the model-seeded runs: the attacker "
@@ -254,14 +245,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, planning: bool = False) 
         metavar="COLUMN",
         help="a secret column (repeat the flag for several)",
     )
-    inference.add_argument(
-        "--inference-threshold",
-        type=float,
-        default=None,
-        metavar="G",
-        help=f"a record is at risk of inference when its gain's interval lies above G (default "
-        f"{DEFAULT_INFERENCE_THRESHOLD:g})",
-    )
+    add_option(inference, INFERENCE_THRESHOLD, default=None, default_text=f"{INFERENCE_THRESHOLD.default:g}")
     attack.add_argument(
         "--resolve-to",
         type=int,
