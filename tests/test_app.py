@@ -458,6 +458,11 @@ def test_evaluate_offers_every_declared_generator_parameter(runs_root: Path, dat
             kind = "selectbox" if option.kind == "choice" else "number_input"
             widget = getattr(at, kind)(key=f"{name}_{option.name}")
             assert (widget.label, widget.help, widget.value) == (option.label, option.help, option.default)
+    from privgame.core.options import CONFIRM_TOP, INFERENCE_THRESHOLD
+
+    for option in (CONFIRM_TOP, INFERENCE_THRESHOLD):  # the screen's and inference's declared settings
+        widget = at.number_input(key=option.name)
+        assert (widget.label, widget.help, widget.value) == (option.label, option.help, option.default)
     at.selectbox(key="generator").set_value("mst").run()
     assert "MST's differential-privacy guarantee holds only" in _texts(at.info)
     at.number_input(key="mst_delta").set_value(1e-6).run()
