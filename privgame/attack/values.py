@@ -138,8 +138,9 @@ class ExactValueCounts(RecordStatistics):
 DENSE_KEYS = 1 << 23
 """A column or pair with at most this many possible keys is counted in an array indexed by key
 (one pass over the table, one look-up per record); a larger one by sorting the table's keys and
-searching each record's. On Adult every column and pair is counted densely: 32 ms a table against
-190 ms when every one was sorted and merged."""
+searching each record's. On Adult every column and pair is counted densely (the largest key space,
+``fnlwgt`` x ``capital-gain``, is 2.5 million): the statistic takes 72 ms a table against 215 ms when
+every pair was sorted and merged (REPRODUCTION.md 10.8)."""
 
 
 def _key_sizes(pairs: np.ndarray, cards: np.ndarray) -> np.ndarray:
