@@ -5,7 +5,7 @@ row lies close to a real one. Here the same distances are an attack scored in th
 others: a generator that copies or nearly copies the target puts synthetic rows closer to it when
 it was trained on it, and the meta-classifier learns, on the shadow datasets, how much closer.
 
-Features of one synthetic table (distances are sums of :func:`~privgame.attack.distance.gaps`):
+Features of one synthetic table (distances are :func:`~privgame.attack.distance.distances`):
 
 * the number of exact copies of the target;
 * the number of rows within 0.25, 0.5 and 1 of it;

@@ -4,8 +4,8 @@ the target than the population is?
 A generator that overfits its training data puts more synthetic mass near its training records
 than the population has there. DOMIAS scores a record by the ratio of the synthetic data's density
 at it to the population's density at it. Here the densities are Gaussian kernel estimates on the
-scale of :func:`~privgame.attack.distance.gaps` (a categorical mismatch counts as one deviation), at
-three bandwidths, and the population's density is the attacker's reference data's. The features
+scale of :func:`~privgame.attack.distance.distances` (a categorical mismatch counts as one
+deviation), at three bandwidths, and the population's density is the attacker's reference data's. The features
 of one synthetic table are ``log p_synthetic(x) - log p_reference(x)`` at each bandwidth; the
 meta-classifier learns on the shadow datasets which of them moves with membership.
 """
