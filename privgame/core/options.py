@@ -154,6 +154,13 @@ class Option:
             return None
         return f"{self.name} must be {self.rule}; got {value!r}."
 
+    def flag_problem(self, value: Any) -> str | None:
+        """:meth:`problem` as the command line says it: the flag, the rule, the value and the
+        default (``"--confirm-top must be a whole number >= 0; got -1 (the default is 20)."``)."""
+        if self.problem(value) is None:
+            return None
+        return f"{self.flag} must be {self.rule}; got {value!r} (the default is {self.default})."
+
     def check(self, value: Any) -> Any:
         """``value`` as this option's type, once it passes.
 

@@ -341,10 +341,8 @@ class ScreenSettings:
         if self.mode not in SCREEN_MODES:
             out.append(f"--screen {self.mode!r} is unknown; use 'all' (screen every record) or 'none'.")
         for option, value in ((SCREEN_SHADOWS, self.shadows), (CONFIRM_TOP, self.confirm_top)):
-            if option.problem(value) is not None:
-                out.append(
-                    f"{option.flag} must be {option.rule}; got {value!r} (the default is {option.default})."
-                )
+            if (problem := option.flag_problem(value)) is not None:
+                out.append(problem)
         if not isinstance(self.swap, int | float) or not 0 < float(self.swap) <= 0.5:
             out.append(
                 f"the screen's swap (the share of D swapped out of each screening dataset) must be in "
@@ -377,11 +375,8 @@ class InferenceSettings:
     def problems(self, schema: Mapping[str, Any] | None = None) -> list[str]:
         """Every problem with these settings (and their columns, given the spec's schema)."""
         out: list[str] = []
-        if INFERENCE_THRESHOLD.problem(self.threshold) is not None:
-            out.append(
-                f"{INFERENCE_THRESHOLD.flag} must be {INFERENCE_THRESHOLD.rule}; got {self.threshold!r} "
-                f"(the default is {INFERENCE_THRESHOLD.default})."
-            )
+        if (problem := INFERENCE_THRESHOLD.flag_problem(self.threshold)) is not None:
+            out.append(problem)
         if not all(isinstance(s, str) and s for s in self.secrets):
             out.append(f"--secret takes column names; got {list(self.secrets)!r}.")
         elif schema is not None and self.secrets:

@@ -94,3 +94,11 @@ def test_every_problem_is_collected_and_values_without_an_option_are_left_alone(
     options = {o.name: o for o in GENERATOR_OPTIONS["mst"]}
     problems = option_problems(options, {"epsilon": 0, "delta": 2, "bins": 10, "other": "x"})
     assert problems == [EPSILON.problem(0), DELTA.problem(2)]
+
+
+def test_a_flag_s_problem_names_the_flag_the_rule_and_the_default() -> None:
+    from privgame.core.options import CONFIRM_TOP
+
+    assert CONFIRM_TOP.flag_problem(3) is None
+    said = CONFIRM_TOP.flag_problem(-1)
+    assert said == "--confirm-top must be a whole number >= 0; got -1 (the default is 20)."
